@@ -1,0 +1,296 @@
+/*
+ * softndk/softndk.h - what softndk adds around the NDKPI on Linux.
+ *
+ * NDKPI leaves adapter discovery and opening to NDIS, which Linux does not
+ * have. This header provides:
+ *   1. adapter discovery and open/close (one adapter per Linux network
+ *      interface that has an IP address, loopback included);
+ *   2. the asynchronous adapter-control interface, after the "IRP-based
+ *      verbs" design: every call takes a consumer-owned SOFTNDK_REQUEST
+ *      (the user-space form of an IRP) and either finishes inline or returns
+ *      STATUS_PENDING and completes later through the request's callback;
+ *   3. observability (counters, negotiated connection parameters, pcap
+ *      traces) and fault hooks for tests.
+ * All functions here follow the NDKPI rules of ndkpi.h: non-blocking and
+ * callable from any provider callback, except SoftNdkOpenAdapter and
+ * SoftNdkCloseAdapter, which may block (the NDIS open/close handlers run at
+ * PASSIVE_LEVEL too).
+ */
+#ifndef SOFTNDK_SOFTNDK_H_
+#define SOFTNDK_SOFTNDK_H_
+
+#include <netinet/in.h>
+
+#include "softndk/ndkpi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* 1. Discovery, open and close                                             */
+/* ------------------------------------------------------------------------ */
+
+#define SOFTNDK_MAX_ADAPTER_ADDRESSES 8
+#define SOFTNDK_IFNAME_SIZE 16
+
+typedef enum {
+  SoftNdkPortStateDown = 1,   /* interface down or no carrier */
+  SoftNdkPortStateActive = 4, /* interface up with carrier */
+} SOFTNDK_PORT_STATE;
+
+typedef struct _SOFTNDK_ADAPTER_DESC {
+  char IfName[SOFTNDK_IFNAME_SIZE]; /* Linux interface name, NUL-terminated */
+  ULONG IfIndex;
+  ULONG PortState; /* SOFTNDK_PORT_STATE */
+  ULONG Mtu;
+  ULONG AddressCount;
+  struct sockaddr_storage Addresses[SOFTNDK_MAX_ADAPTER_ADDRESSES];
+} SOFTNDK_ADAPTER_DESC;
+
+/* Lists the adapters (interfaces with at least one IPv4/IPv6 address).
+ * *pCount in: capacity of pDesc; out: number of adapters. STATUS_SUCCESS,
+ * or STATUS_BUFFER_TOO_SMALL with *pCount set to the number needed (pDesc
+ * may be NULL when *pCount is 0). May block briefly (netlink dump). */
+NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
+
+/* SOFTNDK_OPEN_PARAMETERS.Flags */
+#define SOFTNDK_OPEN_FLAG_ASYNC_CREATE 0x00000001u /* creates return STATUS_PENDING */
+#define SOFTNDK_OPEN_FLAG_ASYNC_CLOSE 0x00000002u  /* closes return STATUS_PENDING */
+
+/* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA. */
+#define SOFTNDK_MPA_CRC_REQUIRED 0x00000001u /* ask for CRC, refuse peers without */
+#define SOFTNDK_MPA_CRC_STRICT_OFF 0x00000002u /* refuse peers that ask for CRC */
+#define SOFTNDK_MPA_PEER_TO_PEER 0x00000004u /* offer RFC 6581 P2P as initiator */
+#define SOFTNDK_MPA_RTR_WRITE 0x00000010u    /* RTR types offered/accepted */
+#define SOFTNDK_MPA_RTR_READ 0x00000020u
+#define SOFTNDK_MPA_RTR_SEND 0x00000040u
+
+/* Open-time settings. Zero in any field means "the default" (in brackets).
+ * The defaults interoperate with Linux siw. Environment variables of the
+ * same name in upper case with the prefix SOFTNDK_ (e.g. SOFTNDK_MPA_REVISION)
+ * override the defaults but not values given here. */
+typedef struct _SOFTNDK_OPEN_PARAMETERS {
+  ULONG Size;             /* sizeof(SOFTNDK_OPEN_PARAMETERS) */
+  ULONG Flags;            /* SOFTNDK_OPEN_FLAG_* */
+  ULONG MaxQpCount;       /* resource caps [65536 each] */
+  ULONG MaxCqCount;
+  ULONG MaxPdCount;
+  ULONG MaxMrCount;
+  ULONG MaxMwCount;
+  ULONG MaxSrqCount;
+  ULONG MaxConnectorCount;
+  ULONG ConnectTimeoutMs; /* TCP connect + MPA exchange [10000] */
+  ULONG DisconnectTimeoutMs; /* graceful disconnect [5000] */
+  ULONG MpaRevision;      /* 1 or 2 [2] */
+  ULONG MpaFlags;         /* SOFTNDK_MPA_* [RTR_WRITE|RTR_READ] */
+  ULONG EngineThreads;    /* progress-engine threads [1] */
+} SOFTNDK_OPEN_PARAMETERS;
+
+/* Opens an adapter by interface name ("lo", "eth0") or by one of its IP
+ * addresses in text form ("127.0.0.1", "::1"). Version: the NDK version the
+ * consumer needs; the major must be 1 or 2 and the minor not above what
+ * softndk implements for that major, else NDIS_STATUS_BAD_VERSION. The
+ * adapter then runs at softndk's highest minor of that major. Params may be
+ * NULL. Errors: STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE (no such
+ * interface or address), NDIS_STATUS_BAD_VERSION, STATUS_INSUFFICIENT_RESOURCES.
+ * Several opens of one interface give independent adapter instances. */
+NTSTATUS SoftNdkOpenAdapter(const char* NameOrAddress, NDK_VERSION Version,
+                            const SOFTNDK_OPEN_PARAMETERS* Params, NDK_ADAPTER** ppNdkAdapter);
+
+/* The NDK's blocking adapter close ("NdkCloseAdapter"): closes whatever the
+ * consumer left open, waits until every callback on every descendant has
+ * returned, and frees the adapter. Never call it from a callback. */
+void SoftNdkCloseAdapter(NDK_ADAPTER* pNdkAdapter);
+
+/* ------------------------------------------------------------------------ */
+/* 2. Asynchronous adapter control (IRP-style)                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct _SOFTNDK_REQUEST SOFTNDK_REQUEST;
+
+/* Called once when a pended request finishes. Status and Information are
+ * also stored in the request. Runs on a provider thread; may call anything
+ * in softndk except the blocking adapter close. */
+typedef void (*SOFTNDK_FN_REQUEST_COMPLETION)(SOFTNDK_REQUEST* pRequest);
+
+/* The consumer owns the request's memory and must keep it valid until the
+ * request completes (inline, or through Completion). */
+struct _SOFTNDK_REQUEST {
+  SOFTNDK_FN_REQUEST_COMPLETION Completion; /* set by the consumer */
+  PVOID Context;                            /* consumer's, untouched */
+  NTSTATUS Status;                          /* out */
+  ULONG_PTR Information;                    /* out: bytes returned or event code */
+  PVOID ProviderReserved[4];                /* softndk's; do not touch while pending */
+};
+
+/* Port event codes, returned in SOFTNDK_REQUEST.Information. */
+#define SOFTNDK_PORT_EVENT_ACTIVE 1u  /* the bound interface came up */
+#define SOFTNDK_PORT_EVENT_DOWN 2u    /* the bound interface went down */
+#define SOFTNDK_PORT_EVENT_ADDRESS_CHANGE 3u /* an address was added or removed */
+
+/* softndk adapters have exactly one port, number 1. */
+#define SOFTNDK_PORT_NUMBER 1
+
+/* Queue a request for the adapter's next fatal error. Several may be queued;
+ * one fatal error completes all of them with STATUS_SUCCESS. Returns
+ * STATUS_PENDING, or STATUS_SUCCESS inline if the adapter has already failed.
+ * Cancellable. Completed with STATUS_CANCELLED when the adapter closes. */
+NTSTATUS SoftNdkGetFatalEvent(NDK_ADAPTER* pNdkAdapter, SOFTNDK_REQUEST* pRequest);
+
+/* Queue a request for the next event on a port. Each event completes exactly
+ * one queued request (the oldest) with STATUS_SUCCESS and the event code in
+ * Information. STATUS_PENDING; STATUS_INVALID_PARAMETER for a bad port;
+ * STATUS_FILE_FORCED_CLOSED after a fatal error. */
+NTSTATUS SoftNdkGetPortEvent(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber,
+                             SOFTNDK_REQUEST* pRequest);
+
+/* Cancel a queued request: it completes with STATUS_CANCELLED (through its
+ * callback, possibly before this returns). STATUS_SUCCESS if it was queued,
+ * STATUS_NOT_FOUND-like STATUS_INVALID_PARAMETER if not (already done). */
+NTSTATUS SoftNdkCancelRequest(NDK_ADAPTER* pNdkAdapter, SOFTNDK_REQUEST* pRequest);
+
+/* Attribute buffers start with the size needed for the full attributes. */
+typedef struct _SOFTNDK_PORT_ATTR {
+  ULONG Size;       /* bytes needed for the complete attributes */
+  UCHAR PortNumber;
+  UCHAR Reserved[3];
+  ULONG State;      /* SOFTNDK_PORT_STATE */
+  ULONG Mtu;
+  ULONG LinkSpeedMbps; /* 0 if unknown */
+  ULONG IfIndex;
+  char IfName[SOFTNDK_IFNAME_SIZE];
+  ULONG Capabilities; /* SOFTNDK_PORT_CAP_* held by any opener */
+  ULONG AddressCount;
+  struct sockaddr_storage Addresses[1]; /* AddressCount entries */
+} SOFTNDK_PORT_ATTR;
+
+typedef struct _SOFTNDK_ADAPTER_ATTR {
+  ULONG Size;     /* bytes needed for the complete attributes */
+  ULONG PortCount;
+  NDK_ADAPTER_INFO Info;
+  ULONG Flags;    /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
+  ULONG Reserved;
+  SOFTNDK_PORT_ATTR Ports[1]; /* PortCount entries, each variable-sized:
+                                 walk them with SOFTNDK_NEXT_PORT_ATTR */
+} SOFTNDK_ADAPTER_ATTR;
+#define SOFTNDK_NEXT_PORT_ATTR(p) \
+  ((SOFTNDK_PORT_ATTR*)((char*)(p) + ((SOFTNDK_PORT_ATTR*)(p))->Size))
+
+/* Query into a caller-sized buffer. AttrSize < 4: STATUS_BUFFER_TOO_SMALL.
+ * Smaller than the full attributes: STATUS_BUFFER_OVERFLOW, the buffer holds
+ * the leading bytes (Size tells the full size), Information = bytes written.
+ * Large enough: STATUS_SUCCESS, Information = bytes written.
+ * After a fatal error: STATUS_FILE_FORCED_CLOSED. Completes inline. */
+NTSTATUS SoftNdkQueryAdapter(NDK_ADAPTER* pNdkAdapter, SIZE_T AttrSize,
+                             SOFTNDK_ADAPTER_ATTR* pAttr, SOFTNDK_REQUEST* pRequest);
+NTSTATUS SoftNdkQueryPort(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, SIZE_T AttrSize,
+                          SOFTNDK_PORT_ATTR* pAttr, SOFTNDK_REQUEST* pRequest);
+
+/* Modify. Flags say which fields of the modify structure are valid. */
+#define SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET 0x00000001u /* zero the counters */
+#define SOFTNDK_MODIFY_ADAPTER_TRACE 0x00000002u /* TracePath: start/stop pcap */
+typedef struct _SOFTNDK_MODIFY_ADAPTER {
+  const char* TracePath; /* pcap file for all traffic of this instance; NULL stops */
+} SOFTNDK_MODIFY_ADAPTER;
+
+/* Port capabilities. The EXCLUSIVE ones can be held by one opener (adapter
+ * instance) of the interface at a time; a second opener that sets one gets
+ * STATUS_FILE_LOCK_CONFLICT. */
+#define SOFTNDK_PORT_CAP_TRACE_OWNER 0x00000001u    /* exclusive: controls port-wide capture */
+#define SOFTNDK_PORT_CAP_FAULT_INJECTOR 0x00000002u /* exclusive: may inject faults */
+#define SOFTNDK_PORT_CAP_EXCLUSIVE_MASK 0x00000003u
+#define SOFTNDK_MODIFY_PORT_SET_CAPS 0x00000001u
+#define SOFTNDK_MODIFY_PORT_CLEAR_CAPS 0x00000002u
+typedef struct _SOFTNDK_MODIFY_PORT {
+  ULONG SetCapabilities;
+  ULONG ClearCapabilities;
+} SOFTNDK_MODIFY_PORT;
+
+NTSTATUS SoftNdkModifyAdapter(NDK_ADAPTER* pNdkAdapter, ULONG Flags,
+                              const SOFTNDK_MODIFY_ADAPTER* pModify, SOFTNDK_REQUEST* pRequest);
+NTSTATUS SoftNdkModifyPort(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, ULONG Flags,
+                           const SOFTNDK_MODIFY_PORT* pModify, SOFTNDK_REQUEST* pRequest);
+
+/* Non-blocking close: STATUS_DEVICE_BUSY while the consumer still has
+ * objects open on the adapter (nothing changes then). Otherwise every queued
+ * event request completes with STATUS_CANCELLED before this returns, and the
+ * close finishes inline (STATUS_SUCCESS) or later (STATUS_PENDING, then the
+ * request's callback). The adapter pointer is invalid once it has finished. */
+NTSTATUS SoftNdkCloseAdapterAsync(NDK_ADAPTER* pNdkAdapter, SOFTNDK_REQUEST* pRequest);
+
+/* ------------------------------------------------------------------------ */
+/* 3. Observability and fault hooks                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Counters in the spirit of NDIS_NDK_PERFORMANCE_COUNTERS. */
+typedef struct _SOFTNDK_COUNTERS {
+  UINT64 Connect;          /* connections established as initiator */
+  UINT64 Accept;           /* connections established as responder */
+  UINT64 ConnectFailure;   /* connect attempts that failed */
+  UINT64 ConnectionError;  /* established connections that ended in error */
+  UINT64 ActiveConnection; /* established now */
+  UINT64 CQError;          /* error completions */
+  UINT64 RDMAInOctets;
+  UINT64 RDMAOutOctets;
+  UINT64 RDMAInFrames;     /* FPDUs */
+  UINT64 RDMAOutFrames;
+  UINT64 TerminatesSent;
+  UINT64 TerminatesReceived;
+} SOFTNDK_COUNTERS;
+
+NTSTATUS SoftNdkQueryAdapterCounters(NDK_ADAPTER* pNdkAdapter, SOFTNDK_COUNTERS* pCounters);
+NTSTATUS SoftNdkQueryQpCounters(NDK_QP* pNdkQp, SOFTNDK_COUNTERS* pCounters);
+
+/* The outcome of MPA negotiation and the last Terminate of a connection. */
+typedef struct _SOFTNDK_CONNECTION_INFO {
+  ULONG State;          /* internal state, for diagnostics */
+  ULONG MpaRevision;    /* 1 or 2; 0 before negotiation */
+  BOOLEAN Crc;          /* CRC32c in use */
+  BOOLEAN Markers;      /* always FALSE: softndk refuses markers */
+  BOOLEAN PeerToPeer;   /* RFC 6581 P2P negotiated */
+  UCHAR RtrType;        /* 0 none, else SOFTNDK_MPA_RTR_* >> 4 */
+  ULONG Ird;            /* negotiated inbound read limit */
+  ULONG Ord;            /* negotiated outbound read limit */
+  ULONG LastTerminateSent;     /* layer<<16 | etype<<8 | code, or 0xFFFFFFFF none */
+  ULONG LastTerminateReceived; /* same encoding */
+  struct sockaddr_storage Local;
+  struct sockaddr_storage Peer;
+} SOFTNDK_CONNECTION_INFO;
+
+NTSTATUS SoftNdkQueryConnectionInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_CONNECTION_INFO* pInfo);
+
+/* Write this QP's wire traffic to a pcap file (synthetic Ethernet/IP/TCP
+ * framing that Wireshark decodes as iWARP). Path NULL stops. */
+NTSTATUS SoftNdkTraceQp(NDK_QP* pNdkQp, const char* PcapPath);
+
+/* Fault hooks for tests. */
+typedef enum {
+  SoftNdkFaultNone = 0,
+  SoftNdkFaultFailNthRegistration = 1, /* Count: the Nth next RegisterMr fails */
+  SoftNdkFaultFatalAdapterError = 2,   /* inject a fatal adapter error now */
+  SoftNdkFaultDropTx = 3,      /* connection: drop the next Count outgoing FPDUs */
+  SoftNdkFaultDelayTx = 4,     /* connection: delay outgoing data by DelayMs */
+  SoftNdkFaultCorruptTx = 5,   /* connection: flip a bit in the next outgoing FPDU */
+  SoftNdkFaultResetConnection = 6, /* connection: abort with TCP RST now */
+} SOFTNDK_FAULT_TYPE;
+
+typedef struct _SOFTNDK_FAULT {
+  SOFTNDK_FAULT_TYPE Type;
+  ULONG Count;
+  ULONG DelayMs;
+} SOFTNDK_FAULT;
+
+/* Adapter-level faults (FailNthRegistration, FatalAdapterError). */
+NTSTATUS SoftNdkInjectAdapterFault(NDK_ADAPTER* pNdkAdapter, const SOFTNDK_FAULT* pFault);
+/* Connection-level faults, on a connected connector. */
+NTSTATUS SoftNdkInjectConnectionFault(NDK_CONNECTOR* pNdkConnector, const SOFTNDK_FAULT* pFault);
+
+/* A short name for an NTSTATUS ("STATUS_CANCELLED"), or NULL if unknown. */
+const char* SoftNdkStatusName(NTSTATUS Status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SOFTNDK_SOFTNDK_H_ */

@@ -1,0 +1,205 @@
+#include "tcp/reactor.h"
+
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace softndk::tcp {
+
+namespace {
+constexpr uint64_t kWakeToken = ~0ull;
+}
+
+Reactor::Reactor(std::string name) : name_(std::move(name)) {
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  wakefd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epfd_ < 0 || wakefd_ < 0) {
+    std::perror("softndk: reactor setup");
+    std::abort();  // cannot run the provider without its event loop
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kWakeToken;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev);
+  std::atomic<bool> started{false};
+  thread_ = std::thread([this, &started] {
+    thread_id_ = std::this_thread::get_id();
+    pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+    started.store(true, std::memory_order_release);
+    run();
+  });
+  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
+Reactor::~Reactor() {
+  stop_.store(true);
+  wake();
+  if (thread_.joinable()) thread_.join();
+  close(wakefd_);
+  close(epfd_);
+}
+
+void Reactor::wake() {
+  uint64_t one = 1;
+  ssize_t n = write(wakefd_, &one, sizeof one);
+  (void)n;  // EAGAIN means a wake is already pending: fine
+}
+
+void Reactor::post(Task task) {
+  bool was_empty;
+  {
+    std::lock_guard lk(mu_);
+    was_empty = tasks_.empty();
+    tasks_.push_back(std::move(task));
+  }
+  if (was_empty && !on_thread()) wake();
+}
+
+bool Reactor::watch(int fd, uint32_t events, IoHandler handler) {
+  auto w = std::make_shared<Watch>(Watch{fd, std::move(handler)});
+  {
+    std::lock_guard lk(mu_);
+    watches_[fd] = w;
+  }
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = static_cast<uint64_t>(fd);
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    std::lock_guard lk(mu_);
+    watches_.erase(fd);
+    return false;
+  }
+  return true;
+}
+
+bool Reactor::modify(int fd, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = static_cast<uint64_t>(fd);
+  return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
+void Reactor::unwatch(int fd) {
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  std::lock_guard lk(mu_);
+  watches_.erase(fd);
+}
+
+Reactor::TimerId Reactor::after(std::chrono::milliseconds delay, Task task) {
+  auto when = std::chrono::steady_clock::now() + delay;
+  TimerId id;
+  bool earliest;
+  {
+    std::lock_guard lk(mu_);
+    id = next_timer_++;
+    earliest = timer_order_.empty() || when < timer_order_.begin()->first;
+    timer_order_.emplace(when, id);
+    timers_.emplace(id, std::make_pair(when, std::move(task)));
+  }
+  if (earliest && !on_thread()) wake();
+  return id;
+}
+
+bool Reactor::cancel(TimerId id) {
+  std::lock_guard lk(mu_);
+  auto it = timers_.find(id);
+  if (it == timers_.end()) return false;
+  auto range = timer_order_.equal_range(it->second.first);
+  for (auto o = range.first; o != range.second; ++o) {
+    if (o->second == id) {
+      timer_order_.erase(o);
+      break;
+    }
+  }
+  timers_.erase(it);
+  return true;
+}
+
+int Reactor::next_timeout_ms() {
+  std::lock_guard lk(mu_);
+  if (!tasks_.empty()) return 0;
+  if (timer_order_.empty()) return -1;
+  auto now = std::chrono::steady_clock::now();
+  auto first = timer_order_.begin()->first;
+  if (first <= now) return 0;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(first - now).count() + 1;
+  return static_cast<int>(ms > 60000 ? 60000 : ms);
+}
+
+void Reactor::run_due_timers() {
+  auto now = std::chrono::steady_clock::now();
+  for (;;) {
+    Task t;
+    {
+      std::lock_guard lk(mu_);
+      if (timer_order_.empty() || timer_order_.begin()->first > now) return;
+      TimerId id = timer_order_.begin()->second;
+      timer_order_.erase(timer_order_.begin());
+      auto it = timers_.find(id);
+      t = std::move(it->second.second);
+      timers_.erase(it);
+    }
+    t();
+    tasks_run_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void Reactor::run() {
+  constexpr int kMaxEvents = 64;
+  epoll_event evs[kMaxEvents];
+  std::vector<Task> batch;
+  for (;;) {
+    int n = epoll_wait(epfd_, evs, kMaxEvents, next_timeout_ms());
+    if (n < 0 && errno != EINTR) {
+      std::perror("softndk: epoll_wait");
+      std::abort();
+    }
+    for (int i = 0; i < n; ++i) {
+      if (evs[i].data.u64 == kWakeToken) {
+        uint64_t v;
+        ssize_t r = read(wakefd_, &v, sizeof v);
+        (void)r;
+        continue;
+      }
+      int fd = static_cast<int>(evs[i].data.u64);
+      std::shared_ptr<Watch> w;
+      {
+        std::lock_guard lk(mu_);
+        auto it = watches_.find(fd);
+        if (it != watches_.end()) w = it->second;
+      }
+      if (w) w->handler(evs[i].events);
+    }
+    run_due_timers();
+    {
+      std::lock_guard lk(mu_);
+      batch.swap(tasks_);
+    }
+    for (auto& t : batch) {
+      t();
+      tasks_run_.fetch_add(1, std::memory_order_relaxed);
+    }
+    batch.clear();
+    if (stop_.load()) {
+      std::lock_guard lk(mu_);
+      if (tasks_.empty()) break;
+    }
+  }
+}
+
+Engine::Engine(unsigned threads) {
+  if (threads == 0) threads = 1;
+  for (unsigned i = 0; i < threads; ++i)
+    reactors_.push_back(std::make_unique<Reactor>("softndk-eng" + std::to_string(i)));
+}
+
+Reactor& Engine::pick() {
+  return *reactors_[next_.fetch_add(1, std::memory_order_relaxed) % reactors_.size()];
+}
+
+}  // namespace softndk::tcp

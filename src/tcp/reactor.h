@@ -1,0 +1,101 @@
+// reactor.h - the progress engine's event loop: one thread, one epoll set.
+//
+// A Reactor owns a thread that waits on epoll and runs three kinds of work,
+// always on that thread and never while holding a lock of its own:
+//   - posted tasks (post(): from any thread, FIFO),
+//   - readiness handlers of file descriptors (watch(): sockets),
+//   - timers (after()).
+// Provider callbacks into the consumer run from here, which is what lets
+// every NDK call made inside a callback go through without deadlock: the
+// reactor holds nothing while a task runs.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace softndk::tcp {
+
+class Reactor {
+ public:
+  using Task = std::function<void()>;
+  using IoHandler = std::function<void(uint32_t epoll_events)>;
+  using TimerId = uint64_t;
+
+  explicit Reactor(std::string name);
+  ~Reactor();  // stops the thread after running the tasks already posted
+  Reactor(const Reactor&) = delete;
+  Reactor& operator=(const Reactor&) = delete;
+
+  // Queue a task; thread-safe, never blocks on the reactor thread's work.
+  void post(Task task);
+
+  // True when called from this reactor's thread.
+  bool on_thread() const { return std::this_thread::get_id() == thread_id_; }
+
+  // Watch fd for epoll events (EPOLLIN/EPOLLOUT/...); the handler runs on the
+  // reactor thread. Thread-safe. A handler may unwatch its own fd; after
+  // unwatch() returns on the reactor thread the handler never runs again.
+  bool watch(int fd, uint32_t events, IoHandler handler);
+  bool modify(int fd, uint32_t events);
+  void unwatch(int fd);
+
+  // Run task after delay on the reactor thread; cancel() before it fires
+  // prevents it (returns false if it already ran or is running).
+  TimerId after(std::chrono::milliseconds delay, Task task);
+  bool cancel(TimerId id);
+
+  // Number of tasks run so far (diagnostics, tests).
+  uint64_t tasks_run() const { return tasks_run_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Watch {
+    int fd;
+    IoHandler handler;
+  };
+  void run();
+  void wake();
+  int next_timeout_ms();
+  void run_due_timers();
+
+  std::string name_;
+  int epfd_ = -1;
+  int wakefd_ = -1;
+  std::thread thread_;
+  std::thread::id thread_id_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> tasks_run_{0};
+
+  std::mutex mu_;  // guards everything below
+  std::vector<Task> tasks_;
+  std::unordered_map<int, std::shared_ptr<Watch>> watches_;
+  std::multimap<std::chrono::steady_clock::time_point, TimerId> timer_order_;
+  std::unordered_map<TimerId, std::pair<std::chrono::steady_clock::time_point, Task>> timers_;
+  TimerId next_timer_ = 1;
+};
+
+// A small pool of reactors. Objects are bound to one reactor for life
+// (connections pick one round-robin) so their state needs no locking
+// against itself.
+class Engine {
+ public:
+  explicit Engine(unsigned threads);
+  Reactor& pick();
+  Reactor& primary() { return *reactors_.front(); }
+  unsigned size() const { return static_cast<unsigned>(reactors_.size()); }
+  Reactor& at(unsigned i) { return *reactors_.at(i); }
+
+ private:
+  std::vector<std::unique_ptr<Reactor>> reactors_;
+  std::atomic<unsigned> next_{0};
+};
+
+}  // namespace softndk::tcp
