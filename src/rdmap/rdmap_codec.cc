@@ -1,0 +1,89 @@
+// rdmap/rdmap_codec.cc — opcode table and fixed RDMAP bodies.
+#include "rdmap/rdmap_codec.h"
+
+#include "rdmap/terminate.h"
+#include "util/bytes.h"
+
+namespace softndk::wire {
+
+namespace {
+// Terminate body: 4-byte control, optionally 2 + 18 (D) and 28 (R) bytes.
+constexpr uint8_t kTermMax = static_cast<uint8_t>(kTerminateMaxPayload);
+constexpr OpcodeInfo kOpcodes[12] = {
+    {"RDMA Write", true, kQnAny, false, false, false, 0, 0},
+    {"RDMA Read Request", false, kQnReadRequest, true, false, false, kReadRequestBodySize,
+     kReadRequestBodySize},
+    {"RDMA Read Response", true, kQnAny, false, false, false, 0, 0},
+    {"Send", false, kQnSend, false, false, false, 0, 0},
+    {"Send with Invalidate", false, kQnSend, false, false, true, 0, 0},
+    {"Send with Solicited Event", false, kQnSend, false, false, false, 0, 0},
+    {"Send with Solicited Event and Invalidate", false, kQnSend, false, false, true, 0, 0},
+    {"Terminate", false, kQnTerminate, true, false, false, kTerminateMinPayload, kTermMax},
+    {"Immediate Data", false, kQnAny, true, true, false, 0, 0},
+    {"Immediate Data with Solicited Event", false, kQnAny, true, true, false, 0, 0},
+    {"Atomic Request", false, kQnAtomic, true, true, false, kAtomicRequestBodySize,
+     kAtomicRequestBodySize},
+    {"Atomic Response", false, kQnAtomic, true, true, false, kAtomicResponseBodySize,
+     kAtomicResponseBodySize},
+};
+}  // namespace
+
+const OpcodeInfo* opcode_info(uint8_t opcode) {
+  return opcode < 12 ? &kOpcodes[opcode] : nullptr;
+}
+const char* opcode_name(uint8_t opcode) {
+  const OpcodeInfo* i = opcode_info(opcode);
+  return i ? i->name : "Reserved";
+}
+
+std::optional<ReadRequestBody> decode_read_request(std::span<const uint8_t> b) {
+  if (b.size() < kReadRequestBodySize) return std::nullopt;
+  ReadRequestBody r;
+  r.sink_stag = load_be32(&b[0]);
+  r.sink_to = load_be64(&b[4]);
+  r.size = load_be32(&b[12]);
+  r.source_stag = load_be32(&b[16]);
+  r.source_to = load_be64(&b[20]);
+  return r;
+}
+void encode_read_request(const ReadRequestBody& r, uint8_t out[kReadRequestBodySize]) {
+  store_be32(out + 0, r.sink_stag);
+  store_be64(out + 4, r.sink_to);
+  store_be32(out + 12, r.size);
+  store_be32(out + 16, r.source_stag);
+  store_be64(out + 20, r.source_to);
+}
+
+std::optional<AtomicRequestBody> decode_atomic_request(std::span<const uint8_t> b) {
+  if (b.size() < kAtomicRequestBodySize) return std::nullopt;
+  AtomicRequestBody r;
+  r.opcode_word = load_be32(&b[0]);
+  r.request_id = load_be32(&b[4]);
+  r.remote_stag = load_be32(&b[8]);
+  r.remote_to = load_be64(&b[12]);
+  r.add_or_swap = load_be64(&b[20]);
+  r.add_or_swap_mask = load_be64(&b[28]);
+  r.compare = load_be64(&b[36]);
+  r.compare_mask = load_be64(&b[44]);
+  return r;
+}
+void encode_atomic_request(const AtomicRequestBody& r, uint8_t out[kAtomicRequestBodySize]) {
+  store_be32(out + 0, r.opcode_word);
+  store_be32(out + 4, r.request_id);
+  store_be32(out + 8, r.remote_stag);
+  store_be64(out + 12, r.remote_to);
+  store_be64(out + 20, r.add_or_swap);
+  store_be64(out + 28, r.add_or_swap_mask);
+  store_be64(out + 36, r.compare);
+  store_be64(out + 44, r.compare_mask);
+}
+std::optional<AtomicResponseBody> decode_atomic_response(std::span<const uint8_t> b) {
+  if (b.size() < kAtomicResponseBodySize) return std::nullopt;
+  return AtomicResponseBody{load_be32(&b[0]), load_be64(&b[4])};
+}
+void encode_atomic_response(const AtomicResponseBody& r, uint8_t out[kAtomicResponseBodySize]) {
+  store_be32(out, r.request_id);
+  store_be64(out + 4, r.original_value);
+}
+
+}  // namespace softndk::wire

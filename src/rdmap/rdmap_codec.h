@@ -1,0 +1,100 @@
+// rdmap/rdmap_codec.h — RDMAP (RFC 5040) control byte, opcodes 0..7, the RFC
+// 7306 opcodes 8..11, and the fixed bodies: RDMA Read Request (28 bytes),
+// Atomic Request (52) and Atomic Response (12).
+// Owns: the per-opcode table (DDP model, queue number, single-segment rule)
+// that the stream parser and the FPDU builder both consult.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace softndk::wire {
+
+inline constexpr uint8_t kRdmapVersion = 1;
+inline constexpr uint8_t kRdmapVersionMask = 0xC0;
+inline constexpr uint8_t kRdmapOpcodeMask = 0x0F;
+
+enum class Opcode : uint8_t {
+  kWrite = 0x0,
+  kReadRequest = 0x1,
+  kReadResponse = 0x2,
+  kSend = 0x3,
+  kSendInvalidate = 0x4,
+  kSendSolicited = 0x5,
+  kSendSolicitedInvalidate = 0x6,
+  kTerminate = 0x7,
+  kImmediateData = 0x8,           // RFC 7306
+  kImmediateDataSolicited = 0x9,  // RFC 7306
+  kAtomicRequest = 0xA,           // RFC 7306
+  kAtomicResponse = 0xB,          // RFC 7306
+};
+
+// Queue numbers of the untagged model (RFC 5040 5.x; atomics per IWARP.md 5,
+// UNCONFIRMED there, matching Wireshark).
+inline constexpr uint32_t kQnSend = 0;
+inline constexpr uint32_t kQnReadRequest = 1;
+inline constexpr uint32_t kQnTerminate = 2;
+inline constexpr uint32_t kQnAtomic = 3;
+inline constexpr int kQnAny = -1;  // not checked (tagged, or RFC 7306 immediate data)
+
+struct OpcodeInfo {
+  const char* name;       // Wireshark-like display name ("Send", "Read Request", ...)
+  bool tagged;            // DDP model the opcode requires
+  int qn;                 // required QN for untagged opcodes, kQnAny if unchecked
+  bool single_segment;    // must be one segment with L=1 and MO=0
+  bool rfc7306;           // extension opcode softndk does not implement
+  bool has_invalidate;    // bytes 4-7 of the untagged header carry an STag
+  uint8_t min_body;       // control body bytes after the DDP header (buffered by
+  uint8_t max_body;       //   the parser instead of being placed); 0/0 = data
+};
+// nullptr for the reserved opcodes 0xC..0xF.
+const OpcodeInfo* opcode_info(uint8_t opcode);
+const char* opcode_name(uint8_t opcode);  // "Reserved" for 0xC..0xF
+
+constexpr uint8_t rdmap_ctrl(Opcode op) {
+  return static_cast<uint8_t>((kRdmapVersion << 6) | static_cast<uint8_t>(op));
+}
+
+// ---- RDMA Read Request body (RFC 5040 4.4) ----
+inline constexpr size_t kReadRequestBodySize = 28;
+struct ReadRequestBody {
+  uint32_t sink_stag = 0;
+  uint64_t sink_to = 0;
+  uint32_t size = 0;
+  uint32_t source_stag = 0;
+  uint64_t source_to = 0;
+  bool operator==(const ReadRequestBody&) const = default;
+};
+std::optional<ReadRequestBody> decode_read_request(std::span<const uint8_t> body);
+void encode_read_request(const ReadRequestBody& b, uint8_t out[kReadRequestBodySize]);
+
+// ---- RFC 7306 atomics (layout per IWARP.md 5.1/5.2) ----
+inline constexpr size_t kAtomicRequestBodySize = 52;
+inline constexpr size_t kAtomicResponseBodySize = 12;
+inline constexpr uint8_t kAtomicFetchAdd = 0x0;
+inline constexpr uint8_t kAtomicCompareSwap = 0x2;
+struct AtomicRequestBody {
+  uint32_t opcode_word = 0;  // low 4 bits = atomic operation code, rest reserved
+  uint32_t request_id = 0;
+  uint32_t remote_stag = 0;
+  uint64_t remote_to = 0;
+  uint64_t add_or_swap = 0;
+  uint64_t add_or_swap_mask = 0;
+  uint64_t compare = 0;
+  uint64_t compare_mask = 0;
+  uint8_t atomic_op() const { return opcode_word & 0x0F; }
+  bool operator==(const AtomicRequestBody&) const = default;
+};
+struct AtomicResponseBody {
+  uint32_t request_id = 0;
+  uint64_t original_value = 0;
+  bool operator==(const AtomicResponseBody&) const = default;
+};
+std::optional<AtomicRequestBody> decode_atomic_request(std::span<const uint8_t> body);
+void encode_atomic_request(const AtomicRequestBody& b, uint8_t out[kAtomicRequestBodySize]);
+std::optional<AtomicResponseBody> decode_atomic_response(std::span<const uint8_t> body);
+void encode_atomic_response(const AtomicResponseBody& b, uint8_t out[kAtomicResponseBodySize]);
+
+}  // namespace softndk::wire
