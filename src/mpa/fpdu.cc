@@ -6,8 +6,8 @@ namespace softndk::wire {
 uint32_t FpduSizing::fpdu_size() const {
   uint32_t s = mss;
   if (max_fpdu != 0 && max_fpdu < s) s = max_fpdu;
-  // Largest legal FPDU: ULPDU 65535 -> 2 + 65535 + 1 + 4 = 65542.
-  if (s > 65542) s = 65542;
+  // Largest legal FPDU: ULPDU 65535 -> 2 + 65535 + 3 + 4 = 65544.
+  if (s > 65544) s = 65544;
   const uint32_t align = mode == FpduSizingMode::kSiw ? 8 : 4;
   s &= ~(align - 1);
   // An untagged header plus a few payload bytes must fit; tiny MSS values

@@ -35,7 +35,7 @@ struct FpduSizing {
   uint32_t max_fpdu = 0;  // optional cap on the FPDU wire size (0 = none)
 
   // Wire size of a full (non-last) FPDU: a multiple of 4 (of 8 in siw mode),
-  // never above 2 + 65535 + 1 + 4 rounded down, never below 24.
+  // never above 2 + 65535 + 3 + 4, never below 24.
   uint32_t fpdu_size() const;
   // Max DDP payload per FPDU for a tagged (14-byte) or untagged (18-byte) header.
   uint32_t max_payload(bool tagged) const;
