@@ -100,6 +100,7 @@ std::optional<NetDevice> find_net_device(std::string_view name_or_address) {
 }
 
 std::optional<NetDevice> NetMonitor::query(uint32_t ifindex) {
+  if (ifindex == 0) return std::nullopt;  // snapshot(0) would mean "all"
   std::vector<NetDevice> one;
   if (!snapshot(ifindex, one) || one.empty()) return std::nullopt;
   return std::move(one.front());
