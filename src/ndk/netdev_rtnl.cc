@@ -147,8 +147,8 @@ std::optional<Addr> parse_addr(const nlmsghdr* nlh) {
     auto* sin6 = reinterpret_cast<sockaddr_in6*>(&out.addr);
     sin6->sin6_family = AF_INET6;
     std::memcpy(&sin6->sin6_addr, payload, len);
-    // Link-local and other non-global scopes need the interface to be usable.
-    if (ifa->ifa_scope != RT_SCOPE_UNIVERSE) sin6->sin6_scope_id = ifa->ifa_index;
+    // A link-local address is usable only together with its interface.
+    if (ifa->ifa_scope == RT_SCOPE_LINK) sin6->sin6_scope_id = ifa->ifa_index;
   }
   return out;
 }

@@ -1,0 +1,149 @@
+// report.cc - gathering one adapter's facts with the public C API.
+#include "report.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+namespace ndkinfo {
+namespace {
+
+// The queries complete inline today, but the API allows STATUS_PENDING; a
+// request with a waiter makes the tool correct either way.
+struct Waiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  static void on_complete(SOFTNDK_REQUEST* req) {
+    auto* w = static_cast<Waiter*>(req->Context);
+    std::lock_guard lk(w->mu);
+    w->done = true;
+    w->cv.notify_all();
+  }
+};
+
+NTSTATUS finish(NTSTATUS status, SOFTNDK_REQUEST& req, Waiter& w) {
+  if (status != STATUS_PENDING) return status;
+  std::unique_lock lk(w.mu);
+  w.cv.wait(lk, [&] { return w.done; });
+  return req.Status;
+}
+
+void fail(AdapterReport& r, const char* call, NTSTATUS status) {
+  if (r.failed_call.empty()) {
+    r.failed_call = call;
+    r.failed_status = status;
+  }
+}
+
+void query_port(NDK_ADAPTER* adapter, AdapterReport& r) {
+  // Start with room for the enumerated addresses; grow to the size the
+  // provider reports if it has more.
+  size_t size =
+      sizeof(SOFTNDK_PORT_ATTR) + SOFTNDK_MAX_ADAPTER_ADDRESSES * sizeof(sockaddr_storage);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::vector<unsigned char> buf(size);
+    auto* attr = reinterpret_cast<SOFTNDK_PORT_ATTR*>(buf.data());
+    Waiter w;
+    SOFTNDK_REQUEST req{};
+    req.Completion = Waiter::on_complete;
+    req.Context = &w;
+    const NTSTATUS st =
+        finish(SoftNdkQueryPort(adapter, SOFTNDK_PORT_NUMBER, size, attr, &req), req, w);
+    if (st == STATUS_BUFFER_OVERFLOW && attr->Size > size) {
+      size = attr->Size;
+      continue;
+    }
+    if (!NT_SUCCESS(st)) return fail(r, "SoftNdkQueryPort", st);
+    r.port = *attr;
+    const size_t fixed = offsetof(SOFTNDK_PORT_ATTR, Addresses);
+    const size_t room = (size - fixed) / sizeof(sockaddr_storage);
+    for (size_t i = 0; i < attr->AddressCount && i < room; ++i) {
+      r.port_addresses.push_back(address_text(attr->Addresses[i]));
+    }
+    return;
+  }
+  fail(r, "SoftNdkQueryPort", STATUS_BUFFER_OVERFLOW);
+}
+
+}  // namespace
+
+std::string address_text(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 2] = {};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof(buf));
+    return buf;
+  }
+  if (ss.ss_family == AF_INET6) {
+    const auto& sin6 = reinterpret_cast<const sockaddr_in6&>(ss);
+    inet_ntop(AF_INET6, &sin6.sin6_addr, buf, sizeof(buf));
+    std::string s = buf;
+    if (sin6.sin6_scope_id != 0) {
+      char name[IF_NAMESIZE] = {};
+      s += "%";
+      s += if_indextoname(sin6.sin6_scope_id, name) ? name : std::to_string(sin6.sin6_scope_id);
+    }
+    return s;
+  }
+  return "";
+}
+
+std::string status_text(NTSTATUS status) {
+  if (const char* name = SoftNdkStatusName(status)) return name;
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%08X", static_cast<unsigned>(status));
+  return buf;
+}
+
+bool enumerate(std::vector<SOFTNDK_ADAPTER_DESC>& out, NTSTATUS* status) {
+  // Interfaces may appear between the two calls; retry a few times.
+  ULONG count = 0;
+  NTSTATUS st = SoftNdkEnumerateAdapters(nullptr, &count);
+  for (int attempt = 0; attempt < 5 && st == STATUS_BUFFER_TOO_SMALL; ++attempt) {
+    out.assign(count, SOFTNDK_ADAPTER_DESC{});
+    st = SoftNdkEnumerateAdapters(out.data(), &count);
+  }
+  *status = st;
+  if (!NT_SUCCESS(st)) return false;
+  out.resize(count);
+  return true;
+}
+
+AdapterReport collect(const SOFTNDK_ADAPTER_DESC& desc) {
+  AdapterReport r;
+  r.desc = desc;
+  for (ULONG i = 0; i < desc.AddressCount && i < SOFTNDK_MAX_ADAPTER_ADDRESSES; ++i) {
+    r.addresses.push_back(address_text(desc.Addresses[i]));
+  }
+  NDK_ADAPTER* adapter = nullptr;
+  const NDK_VERSION version{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
+  NTSTATUS st = SoftNdkOpenAdapter(desc.IfName, version, nullptr, &adapter);
+  if (!NT_SUCCESS(st) || adapter == nullptr) {
+    fail(r, "SoftNdkOpenAdapter", st);
+    return r;
+  }
+  NDK_ADAPTER_INFO info{};
+  ULONG size = sizeof(info);
+  st = adapter->Dispatch->NdkQueryAdapterInfo(adapter, &info, &size);
+  if (NT_SUCCESS(st)) {
+    r.info = info;
+  } else {
+    fail(r, "NdkQueryAdapterInfo", st);
+  }
+  query_port(adapter, r);
+  SOFTNDK_COUNTERS counters{};
+  st = SoftNdkQueryAdapterCounters(adapter, &counters);
+  if (NT_SUCCESS(st)) {
+    r.counters = counters;
+  } else {
+    fail(r, "SoftNdkQueryAdapterCounters", st);
+  }
+  SoftNdkCloseAdapter(adapter);
+  return r;
+}
+
+}  // namespace ndkinfo
