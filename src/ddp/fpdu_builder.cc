@@ -37,10 +37,13 @@ void FpduWriter::add_payload(std::span<const uint8_t> piece) {
   if (crc_on_) crc_ = crc32c_update(crc_, piece);
 }
 
-std::span<const uint8_t> FpduWriter::finish() {
+std::span<const uint8_t> FpduWriter::finish(std::span<const uint8_t> pad_bytes) {
   const size_t pad = mpa_pad(ulpdu_);
   uint8_t* t = s_->trailer;
-  std::memset(t, 0, pad);
+  if (pad_bytes.size() == pad && pad > 0)
+    std::memcpy(t, pad_bytes.data(), pad);
+  else
+    std::memset(t, 0, pad);
   uint32_t v = 0;
   if (crc_on_) v = crc32c_final(crc32c_update(crc_, t, pad));
   store_le32(t + pad, v);
@@ -59,10 +62,16 @@ bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
 }
 
 size_t encode_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
-                   std::span<const uint8_t> payload, bool crc, std::span<uint8_t> out) {
+                   std::span<const uint8_t> payload, bool crc, std::span<uint8_t> out,
+                   std::span<const uint8_t> pad_bytes) {
   FpduScratch s;
   FpduPieces p;
-  if (!build_fpdu(h, body, payload, crc, s, p)) return 0;
+  FpduWriter w;
+  p.header = w.begin(h, body, payload.size(), crc, s);
+  if (p.header.empty()) return 0;
+  w.add_payload(payload);
+  p.payload = payload;
+  p.trailer = w.finish(pad_bytes);
   if (out.size() < p.size()) return 0;
   uint8_t* o = out.data();
   std::memcpy(o, p.header.data(), p.header.size());

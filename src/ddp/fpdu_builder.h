@@ -45,7 +45,10 @@ class FpduWriter {
   // CRCs the payload piece (when CRC is on); nothing is copied.
   void add_payload(std::span<const uint8_t> piece);
   // Writes pad + CRC (zero when CRC is off) and returns the trailer piece.
-  std::span<const uint8_t> finish();
+  // Pad bytes are zero (RFC 5044) unless `pad_bytes` (exactly the pad length)
+  // is given: only for reproducing captured traffic, where Linux siw leaves
+  // stale bytes in the pad.
+  std::span<const uint8_t> finish(std::span<const uint8_t> pad_bytes = {});
 
  private:
   FpduScratch* s_ = nullptr;
@@ -61,7 +64,8 @@ bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
 // Contiguous FPDU into `out` (copies payload; for small/control messages and
 // tests). Returns the wire size, 0 if `out` is too small or the ULPDU too long.
 size_t encode_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
-                   std::span<const uint8_t> payload, bool crc, std::span<uint8_t> out);
+                   std::span<const uint8_t> payload, bool crc, std::span<uint8_t> out,
+                   std::span<const uint8_t> pad_bytes = {});
 
 // Splits one RDMAP message into segments of at most `max_payload` bytes:
 // TO (tagged) or MO (untagged) advance, L is set on the last one. A zero-

@@ -216,6 +216,7 @@ FpduDecodeResult decode_fpdu(std::span<const uint8_t> in, FpduView& v, const Par
   const auto ulpdu_span = in.subspan(2, ulpdu);
   decode_ddp_header(ulpdu_span, v.hdr);
   v.ddp_header = ulpdu_span.first(hs);
+  v.pad_bytes = in.subspan(2 + ulpdu, v.pad);
   v.crc_field = load_le32(&in[total - 4]);
   v.crc_computed = crc32c(in.first(total - 4));
   WireError e = validate_ddp_header(v.hdr, ulpdu, cfg.accept_rfc7306);

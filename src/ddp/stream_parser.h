@@ -147,6 +147,7 @@ struct FpduView {
   std::span<const uint8_t> ddp_header;  // 14/18 bytes
   std::span<const uint8_t> body;        // control body (empty for data opcodes)
   std::span<const uint8_t> payload;     // placed payload (empty for control opcodes)
+  std::span<const uint8_t> pad_bytes;   // as received (siw leaves stale bytes there)
   uint32_t crc_field = 0;               // as received (little-endian decoded)
   uint32_t crc_computed = 0;            // CRC32c over length..pad (always computed)
   size_t wire_size() const { return bytes.size(); }
