@@ -61,17 +61,21 @@ void Reactor::post(Task task) {
 }
 
 bool Reactor::watch(int fd, uint32_t events, IoHandler handler) {
-  auto w = std::make_shared<Watch>(Watch{fd, std::move(handler)});
+  std::shared_ptr<Watch> w;
   {
     std::lock_guard lk(mu_);
+    w = std::make_shared<Watch>(Watch{fd, next_token_++, std::move(handler)});
+    if (auto old = watches_.find(fd); old != watches_.end()) by_token_.erase(old->second->token);
     watches_[fd] = w;
+    by_token_[w->token] = w;
   }
   epoll_event ev{};
   ev.events = events;
-  ev.data.u64 = static_cast<uint64_t>(fd);
+  ev.data.u64 = w->token;
   if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
     std::lock_guard lk(mu_);
     watches_.erase(fd);
+    by_token_.erase(w->token);
     return false;
   }
   return true;
@@ -80,14 +84,22 @@ bool Reactor::watch(int fd, uint32_t events, IoHandler handler) {
 bool Reactor::modify(int fd, uint32_t events) {
   epoll_event ev{};
   ev.events = events;
-  ev.data.u64 = static_cast<uint64_t>(fd);
+  {
+    std::lock_guard lk(mu_);
+    auto it = watches_.find(fd);
+    if (it == watches_.end()) return false;
+    ev.data.u64 = it->second->token;
+  }
   return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
 }
 
 void Reactor::unwatch(int fd) {
   epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
   std::lock_guard lk(mu_);
-  watches_.erase(fd);
+  auto it = watches_.find(fd);
+  if (it == watches_.end()) return;
+  by_token_.erase(it->second->token);
+  watches_.erase(it);
 }
 
 Reactor::TimerId Reactor::after(std::chrono::milliseconds delay, Task task) {
@@ -166,12 +178,11 @@ void Reactor::run() {
         (void)r;
         continue;
       }
-      int fd = static_cast<int>(evs[i].data.u64);
       std::shared_ptr<Watch> w;
       {
         std::lock_guard lk(mu_);
-        auto it = watches_.find(fd);
-        if (it != watches_.end()) w = it->second;
+        auto it = by_token_.find(evs[i].data.u64);
+        if (it != by_token_.end()) w = it->second;
       }
       if (w) w->handler(evs[i].events);
     }

@@ -57,8 +57,12 @@ class Reactor {
   uint64_t tasks_run() const { return tasks_run_.load(std::memory_order_relaxed); }
 
  private:
+  // epoll carries a per-watch token, not the fd: a handler that closes fd A
+  // and opens a new socket that reuses A's number must not receive A's
+  // stale events from the same epoll_wait batch.
   struct Watch {
     int fd;
+    uint64_t token;
     IoHandler handler;
   };
   void run();
@@ -76,7 +80,9 @@ class Reactor {
 
   std::mutex mu_;  // guards everything below
   std::vector<Task> tasks_;
-  std::unordered_map<int, std::shared_ptr<Watch>> watches_;
+  std::unordered_map<int, std::shared_ptr<Watch>> watches_;        // by fd
+  std::unordered_map<uint64_t, std::shared_ptr<Watch>> by_token_;  // by epoll token
+  uint64_t next_token_ = 1;
   std::multimap<std::chrono::steady_clock::time_point, TimerId> timer_order_;
   std::unordered_map<TimerId, std::pair<std::chrono::steady_clock::time_point, Task>> timers_;
   TimerId next_timer_ = 1;

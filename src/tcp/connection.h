@@ -1,0 +1,154 @@
+// tcp/connection.h - an established iWARP stream: a TCP socket whose MPA
+// exchange is done, bound to one reactor for life.
+//
+// Created by ActiveConnect (initiator) or PendingConnection::accept()
+// (responder) and handed to the upper layer in their completion callback.
+// Until the QP data path attach()es, the engine watches the socket itself:
+// it detects the peer's FIN/RST and keeps any bytes that arrive (siw may
+// send FPDUs right behind its Reply) in the leftover buffer for the data
+// path.
+//
+// Threading: every method may be called from any thread; work is posted to
+// the connection's reactor and every callback runs there, with no engine
+// lock held, never from inside the call that registered or triggered it.
+// Methods marked "reactor thread" must be called on reactor().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "mpa/mpa_negotiator.h"
+#include "softndk/ndkpi.h"
+#include "tcp/reactor.h"
+#include "tcp/socket.h"
+
+namespace softndk::tcp {
+
+// Timeouts and MPA policy of one adapter (SOFTNDK_OPEN_PARAMETERS).
+struct ConnSettings {
+  mpa::Settings mpa;
+  std::chrono::milliseconds connect_timeout{10000};    // TCP connect + MPA Reply (siw: 10 s)
+  std::chrono::milliseconds request_timeout{5000};     // responder waits for the Request (siw: 5 s)
+  std::chrono::milliseconds rtr_timeout{10000};        // P2P responder waits for the RTR
+  std::chrono::milliseconds disconnect_timeout{5000};  // graceful close waits for the peer's FIN
+  size_t max_pending_handshakes = 4096;                // per listener, before the ULP sees them
+};
+
+enum class Role : uint8_t { kInitiator, kResponder };
+
+// The QP data path, once attached, owns reading and writing FPDUs.
+class ConnectionHandler {
+ public:
+  virtual ~ConnectionHandler() = default;
+  // The socket is readable: read until EAGAIN. On EOF or a socket error
+  // call Connection::report_peer_closed().
+  virtual void on_readable() = 0;
+  virtual void on_writable() {}
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using DoneCallback = std::function<void(NTSTATUS)>;
+
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Immutable after creation, safe from any thread.
+  Reactor& reactor() const { return reactor_; }
+  int fd() const { return fd_; }
+  Role role() const { return role_; }
+  const mpa::NegotiatedParams& params() const { return params_; }
+  const SockAddr& local() const { return local_; }
+  const SockAddr& peer() const { return peer_; }
+
+  // The peer closed (FIN: STATUS_CONNECTION_DISCONNECTED) or reset
+  // (STATUS_CONNECTION_RESET) the connection, or the data path reported an
+  // error. Called exactly once, unless disconnect() or abort() came first.
+  // If the peer closed before the callback was set, it runs right after.
+  void on_peer_close(DoneCallback cb);
+
+  // Graceful disconnect (NDKPI.md 6.4): shutdown(SHUT_WR) - our FIN -, then
+  // wait for the peer's FIN, discarding anything it still sends. cb:
+  // STATUS_SUCCESS (peer's FIN seen, possibly before this call),
+  // STATUS_CONNECTION_ABORTED (reset), STATUS_IO_TIMEOUT (no FIN in
+  // disconnect_timeout: the socket is then reset), STATUS_CONNECTION_INVALID
+  // (already disconnecting or closed), STATUS_CANCELLED (abort() came
+  // first). The socket is closed when cb runs. The data path is detached.
+  void disconnect(DoneCallback cb);
+
+  // Abortive close: SO_LINGER 0 then close -> RST. No on_peer_close after
+  // this; a pending disconnect() completes with STATUS_CANCELLED.
+  void abort();
+
+  // True once the socket is closed (after disconnect completion or abort).
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+  // ---- data path hand-off (reactor thread) ----
+  // Bytes read past the MPA frame, or after it while nobody was attached.
+  std::vector<uint8_t> take_leftover();
+  // From now on `h` is told about readiness; the engine stops reading.
+  void attach(std::shared_ptr<ConnectionHandler> h);
+  void want_write(bool on);
+  // The data path saw EOF (err 0) or a socket error (errno).
+  void report_peer_closed(int err);
+
+  // Live Connection objects in this process (leak checks in tests).
+  static long live_count();
+
+  // ---- engine internal ----
+  struct Init {
+    Reactor* reactor = nullptr;
+    Fd fd;
+    Role role = Role::kInitiator;
+    mpa::NegotiatedParams params;
+    std::vector<uint8_t> leftover;
+    std::chrono::milliseconds disconnect_timeout{5000};
+    std::function<void()> on_release;  // runs once when the socket closes
+  };
+  static std::shared_ptr<Connection> create(Init init);
+
+ protected:
+  explicit Connection(Init& init);
+
+ private:
+  enum class State : uint8_t { kOpen, kPeerClosed, kDisconnecting, kClosed };
+  void start_watch();
+  void on_event(uint32_t ev);
+  void read_engine_mode();
+  void peer_closed(int err);
+  void drain_for_disconnect();
+  void finish_disconnect(NTSTATUS st);
+  void close_socket(bool rst);
+  void update_events();
+
+  Reactor& reactor_;
+  const int fd_;
+  const Role role_;
+  const mpa::NegotiatedParams params_;
+  const SockAddr local_;
+  const SockAddr peer_;
+  const std::chrono::milliseconds disconnect_timeout_;
+  std::atomic<bool> closed_{false};
+
+  // Reactor-thread state.
+  State state_ = State::kOpen;
+  bool watching_ = false;
+  bool want_write_ = false;
+  bool reading_ = true;  // engine mode: EPOLLIN on until the leftover cap
+  std::vector<uint8_t> leftover_;
+  std::shared_ptr<ConnectionHandler> handler_;
+  DoneCallback peer_close_cb_;
+  bool peer_close_pending_ = false;  // detected before a callback was set
+  bool peer_close_reported_ = false;
+  NTSTATUS peer_close_status_ = STATUS_SUCCESS;
+  DoneCallback disconnect_cb_;
+  Reactor::TimerId disconnect_timer_ = 0;
+  std::function<void()> on_release_;
+};
+
+}  // namespace softndk::tcp

@@ -1,0 +1,131 @@
+// tcp/socket.cc - socket helpers.
+#include "tcp/socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace softndk::tcp {
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+std::optional<SockAddr> SockAddr::from(const sockaddr* sa, socklen_t len) {
+  if (!sa) return std::nullopt;
+  SockAddr a;
+  if (sa->sa_family == AF_INET && len >= sizeof(sockaddr_in)) {
+    a.len = sizeof(sockaddr_in);
+  } else if (sa->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
+    a.len = sizeof(sockaddr_in6);
+  } else {
+    return std::nullopt;
+  }
+  std::memcpy(&a.ss, sa, a.len);
+  return a;
+}
+
+std::optional<SockAddr> SockAddr::parse(const std::string& ip, uint16_t port) {
+  SockAddr a;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&a.ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.ss);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    a.len = sizeof(sockaddr_in);
+    return a;
+  }
+  if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    a.len = sizeof(sockaddr_in6);
+    return a;
+  }
+  return std::nullopt;
+}
+
+uint16_t SockAddr::port() const {
+  if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&ss)->sin_port);
+  if (family() == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_port);
+  return 0;
+}
+
+void SockAddr::set_port(uint16_t port) {
+  if (family() == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(port);
+  if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(port);
+}
+
+bool SockAddr::is_any() const {
+  if (family() == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+  if (family() == AF_INET6)
+    return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr);
+  return true;
+}
+
+std::string SockAddr::str() const {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (family() == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+    return std::string(buf) + ":" + std::to_string(port());
+  }
+  if (family() == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, buf, sizeof buf);
+    return "[" + std::string(buf) + "]:" + std::to_string(port());
+  }
+  return "?";
+}
+
+bool SockAddr::operator==(const SockAddr& o) const {
+  if (family() != o.family() || port() != o.port()) return false;
+  if (family() == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&o.ss)->sin_addr.s_addr;
+  if (family() == AF_INET6)
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6*>(&o.ss)->sin6_addr, 16) == 0;
+  return len == o.len;
+}
+
+SockAddr local_address(int fd) {
+  SockAddr a;
+  a.len = sizeof a.ss;
+  if (getsockname(fd, a.sa(), &a.len) != 0) a.len = 0;
+  return a;
+}
+
+SockAddr peer_address(int fd) {
+  SockAddr a;
+  a.len = sizeof a.ss;
+  if (getpeername(fd, a.sa(), &a.len) != 0) a.len = 0;
+  return a;
+}
+
+int make_tcp_socket(int family) {
+  int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  return fd < 0 ? -errno : fd;
+}
+
+void set_nodelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+void set_linger_zero(int fd) {
+  linger l{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+int socket_error(int fd) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+  return err;
+}
+
+}  // namespace softndk::tcp

@@ -1,0 +1,71 @@
+// tcp/socket.h - small socket helpers for the connection engine: an owning
+// fd, an address value type, and the socket options siw uses (IWARP.md 9.7:
+// TCP_NODELAY on every connection, SO_REUSEADDR on listeners).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace softndk::tcp {
+
+// An owned file descriptor; closes on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) reset(o.release());
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// An IPv4 or IPv6 socket address.
+struct SockAddr {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+
+  static std::optional<SockAddr> from(const sockaddr* sa, socklen_t len);
+  // "127.0.0.1" / "::1" plus port; nullopt if not an IP literal.
+  static std::optional<SockAddr> parse(const std::string& ip, uint16_t port);
+  const sockaddr* sa() const { return reinterpret_cast<const sockaddr*>(&ss); }
+  sockaddr* sa() { return reinterpret_cast<sockaddr*>(&ss); }
+  int family() const { return ss.ss_family; }
+  bool empty() const { return len == 0; }
+  uint16_t port() const;
+  void set_port(uint16_t port);
+  bool is_any() const;                       // wildcard address
+  std::string str() const;                   // "1.2.3.4:5" / "[::1]:5"
+  bool operator==(const SockAddr& o) const;  // family, address and port
+};
+
+SockAddr local_address(int fd);
+SockAddr peer_address(int fd);
+
+// Non-blocking, close-on-exec TCP socket of the family; -errno on failure.
+int make_tcp_socket(int family);
+void set_nodelay(int fd);
+// SO_LINGER {1, 0}: close() then sends RST (abortive close, RFC 793 ABORT).
+void set_linger_zero(int fd);
+// Pending socket error (SO_ERROR), 0 if none.
+int socket_error(int fd);
+
+}  // namespace softndk::tcp
