@@ -3,6 +3,8 @@
 // to any of them from the same run.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -10,8 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <sys/resource.h>
 
 namespace softndk::baseline {
 
@@ -32,8 +32,8 @@ struct Limits {
 };
 
 struct BaselineResult {
-  std::string name;   // "tcp_stream", "fi_write_bw", "iperf3", ...
-  std::string mode;   // "busy" | "blocking"
+  std::string name;  // "tcp_stream", "fi_write_bw", "iperf3", ...
+  std::string mode;  // "busy" | "blocking"
   size_t msg_size = 0;
   double gbps = 0;      // 1e9 bits/s of payload
   double mbps = 0;      // 1e6 bytes/s (perftest's "MB/s")
@@ -41,13 +41,13 @@ struct BaselineResult {
   // Latency, one way (half a round trip, as perftest's *_lat report it), in
   // microseconds. Zero for bandwidth tests.
   double lat_min_us = 0, lat_p50_us = 0, lat_p99_us = 0, lat_p999_us = 0, lat_max_us = 0;
-  uint64_t bytes = 0;       // payload bytes the receiving side counted
-  uint64_t bytes_sent = 0;  // payload bytes the sending side handed over
-  uint64_t iters = 0;       // messages (or round trips) completed
-  double seconds = 0;       // timed wall clock
-  double cpu_user_s = 0, cpu_sys_s = 0;         // both ends together
-  double cpu_client_s = 0, cpu_server_s = 0;    // per end (user + sys)
-  std::string error;  // empty on success; a one-line cause otherwise
+  uint64_t bytes = 0;                         // payload bytes the receiving side counted
+  uint64_t bytes_sent = 0;                    // payload bytes the sending side handed over
+  uint64_t iters = 0;                         // messages (or round trips) completed
+  double seconds = 0;                         // timed wall clock
+  double cpu_user_s = 0, cpu_sys_s = 0;       // both ends together
+  double cpu_client_s = 0, cpu_server_s = 0;  // per end (user + sys)
+  std::string error;                          // empty on success; a one-line cause otherwise
   bool ok() const { return error.empty(); }
 };
 

@@ -79,8 +79,8 @@ pid_t spawn(const std::vector<std::string>& argv, int* out_fd) {
 // Waits for a child up to timeout_s, then kills it. Returns its wait status.
 int reap(pid_t pid, double timeout_s) {
   int st = 0;
-  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(timeout_s));
+  auto end = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   while (Clock::now() < end) {
     if (waitpid(pid, &st, WNOHANG) == pid) return st;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -96,8 +96,8 @@ std::string run_client(const std::vector<std::string>& argv, double timeout_s) {
   pid_t pid = spawn(argv, &fd);
   if (pid < 0) return {};
   std::string out;
-  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(timeout_s));
+  auto end = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   char buf[4096];
   for (;;) {
     int left = static_cast<int>(
@@ -137,8 +137,16 @@ BaselineResult run_iperf3(double seconds, size_t write_len) {
     return r;
   }
   int secs = std::max(1, static_cast<int>(seconds + 0.5));
-  std::vector<std::string> cli = {"iperf3", "-c",  "127.0.0.1", "-p", ps, "-l", std::to_string(write_len),
-                                  "-t",     std::to_string(secs), "-J"};
+  std::vector<std::string> cli = {"iperf3",
+                                  "-c",
+                                  "127.0.0.1",
+                                  "-p",
+                                  ps,
+                                  "-l",
+                                  std::to_string(write_len),
+                                  "-t",
+                                  std::to_string(secs),
+                                  "-J"};
   nlohmann::json j;
   // The server needs a moment to listen; retry while the client cannot connect.
   for (int attempt = 0; attempt < 20; ++attempt) {

@@ -35,9 +35,9 @@ inline BaselineResult median_of(std::vector<BaselineResult> runs) {
 }
 
 inline void print_header() {
-  std::printf("%-16s %-8s %9s %10s %8s %9s %10s %8s %8s %8s %8s %7s %7s\n", "test", "mode",
-              "bytes", "iters", "Gb/s", "MB/s", "msg/s", "lat_min", "lat_p50", "lat_p99",
-              "lat_max", "cpu_cl", "cpu_sv");
+  std::printf("%-16s %-8s %9s %10s %8s %9s %10s %8s %8s %8s %8s %7s %7s\n", "test", "mode", "bytes",
+              "iters", "Gb/s", "MB/s", "msg/s", "lat_min", "lat_p50", "lat_p99", "lat_max",
+              "cpu_cl", "cpu_sv");
 }
 
 inline void print_row(const BaselineResult& r, const char* tag = nullptr) {

@@ -170,8 +170,8 @@ struct Run {
     if (msg_size == 0) return "message size must be at least 1 byte";
     if (lim.iterations == 0 && lim.max_seconds <= 0) return "need an iteration count or a duration";
     double watchdog = (lim.max_seconds > 0 ? lim.max_seconds : 3600) + kWatchdogGraceS;
-    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(watchdog));
+    deadline = Clock::now() +
+               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(watchdog));
     return make_pair(mode, watchdog, pair);
   }
   void fail(const std::string& e) {
@@ -300,7 +300,8 @@ BaselineResult tcp_pingpong(size_t msg_size, const Limits& lim, Mode mode) {
     ThreadCpu c0 = ThreadCpu::now();
     go.arrive_and_wait();
     for (uint64_t i = 0; i < lim.warmup; ++i) {
-      if (end.send_all(out.data(), msg_size) != Io::Ok || end.recv_all(in.data(), msg_size) != Io::Ok) {
+      if (end.send_all(out.data(), msg_size) != Io::Ok ||
+          end.recv_all(in.data(), msg_size) != Io::Ok) {
         run.fail(end.err.empty() ? "warm-up: peer closed" : end.err);
         end.abort();
         return;
@@ -310,7 +311,8 @@ BaselineResult tcp_pingpong(size_t msg_size, const Limits& lim, Mode mode) {
     Clock::time_point cap = cap_from(t0, lim), t = t0;
     uint64_t n = 0;
     while ((lim.iterations == 0 || n < lim.iterations) && t < cap) {
-      if (end.send_all(out.data(), msg_size) != Io::Ok || end.recv_all(in.data(), msg_size) != Io::Ok) {
+      if (end.send_all(out.data(), msg_size) != Io::Ok ||
+          end.recv_all(in.data(), msg_size) != Io::Ok) {
         run.fail(end.err.empty() ? "peer closed" : end.err);
         end.abort();
         break;

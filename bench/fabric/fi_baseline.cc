@@ -8,6 +8,8 @@
 // atomic flag rather than a message, so it costs the timed phase nothing.
 #include "fabric/fi_baseline.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -15,9 +17,6 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <atomic>
 #include <cstring>
@@ -32,12 +31,18 @@ namespace softndk::baseline {
 
 const char* fi_test_name(FiTest t) {
   switch (t) {
-    case FiTest::WriteBw: return "fi_write_bw";
-    case FiTest::ReadBw: return "fi_read_bw";
-    case FiTest::SendBw: return "fi_send_bw";
-    case FiTest::WriteLat: return "fi_write_lat";
-    case FiTest::SendLat: return "fi_send_lat";
-    case FiTest::WriteRate: return "fi_write_rate";
+    case FiTest::WriteBw:
+      return "fi_write_bw";
+    case FiTest::ReadBw:
+      return "fi_read_bw";
+    case FiTest::SendBw:
+      return "fi_send_bw";
+    case FiTest::WriteLat:
+      return "fi_write_lat";
+    case FiTest::SendLat:
+      return "fi_send_lat";
+    case FiTest::WriteRate:
+      return "fi_write_rate";
   }
   return "?";
 }
@@ -56,10 +61,10 @@ bool fi_test_from_name(const std::string& s, FiTest& out) {
 namespace {
 
 constexpr int kCqSize = 1024;
-constexpr int kEqTimeoutMs = 5000;   // connection setup on loopback: generous
-constexpr int kSreadSliceMs = 50;    // blocking waits re-check stop/deadline
+constexpr int kEqTimeoutMs = 5000;  // connection setup on loopback: generous
+constexpr int kSreadSliceMs = 50;   // blocking waits re-check stop/deadline
 constexpr double kWatchdogGraceS = 5.0;
-constexpr int kLatRecvs = 4;         // receives kept posted in send ping-pong
+constexpr int kLatRecvs = 4;  // receives kept posted in send ping-pong
 
 std::string fi_err(const char* what, ssize_t rc) {
   return std::string(what) + ": " + fi_strerror(static_cast<int>(-rc));
@@ -213,8 +218,10 @@ std::string connect_pair(const FiOptions& o, Side& sv, Side& cl) {
     }
     k = eq_try(cl.eq, ev, entry, 1, err);
     if (k < 0) return "client: " + err;
-    if (k > 0 && ev == FI_CONNECTED) cl_up = true;
-    else if (k > 0) return "client: unexpected connection event " + std::to_string(ev);
+    if (k > 0 && ev == FI_CONNECTED)
+      cl_up = true;
+    else if (k > 0)
+      return "client: unexpected connection event " + std::to_string(ev);
   }
 
   sv.peer_addr = cl.my_addr();
@@ -319,18 +326,24 @@ void bw_client(const FiOptions& o, Side& s, Shared& sh, Clock::time_point deadli
       bool ok = false;
       switch (o.test) {
         case FiTest::ReadBw:
-          ok = d.post([&] { return fi_read(s.ep, buf, o.msg_size, s.desc(), 0, s.peer_addr,
-                                           s.peer_key, nullptr); },
-                      "fi_read");
+          ok = d.post(
+              [&] {
+                return fi_read(s.ep, buf, o.msg_size, s.desc(), 0, s.peer_addr, s.peer_key,
+                               nullptr);
+              },
+              "fi_read");
           break;
         case FiTest::SendBw:
           ok = d.post([&] { return fi_send(s.ep, buf, o.msg_size, s.desc(), 0, nullptr); },
                       "fi_send");
           break;
         default:
-          ok = d.post([&] { return fi_write(s.ep, buf, o.msg_size, s.desc(), 0, s.peer_addr,
-                                            s.peer_key, nullptr); },
-                      "fi_write");
+          ok = d.post(
+              [&] {
+                return fi_write(s.ep, buf, o.msg_size, s.desc(), 0, s.peer_addr, s.peer_key,
+                                nullptr);
+              },
+              "fi_write");
       }
       if (!ok) {
         sh.fail("client: " + d.err);
@@ -451,11 +464,15 @@ void lat_end(const FiOptions& o, Side& s, Shared& sh, Clock::time_point deadline
   auto send_one = [&](char marker) {
     memset(src, marker, n);
     if (write)
-      return inject ? d.post([&] { return fi_inject_write(s.ep, src, n, 0, s.peer_addr, s.peer_key); },
-                             "fi_inject_write")
-                    : d.post([&] { return fi_write(s.ep, src, n, s.desc(), 0, s.peer_addr,
-                                                   s.peer_key, nullptr); },
-                             "fi_write");
+      return inject
+                 ? d.post([&] { return fi_inject_write(s.ep, src, n, 0, s.peer_addr, s.peer_key); },
+                          "fi_inject_write")
+                 : d.post(
+                       [&] {
+                         return fi_write(s.ep, src, n, s.desc(), 0, s.peer_addr, s.peer_key,
+                                         nullptr);
+                       },
+                       "fi_write");
     return inject ? d.post([&] { return fi_inject(s.ep, src, n, 0); }, "fi_inject")
                   : d.post([&] { return fi_send(s.ep, src, n, s.desc(), 0, nullptr); }, "fi_send");
   };
@@ -537,9 +554,8 @@ BaselineResult fi_run(const FiOptions& o) {
     sh.r.error = "libfabric " + o.provider + " provider: " + e;
     return sh.r;
   }
-  Clock::time_point deadline =
-      after(Clock::now(), (o.limits.max_seconds > 0 ? o.limits.max_seconds : 3600) +
-                              kWatchdogGraceS);
+  Clock::time_point deadline = after(
+      Clock::now(), (o.limits.max_seconds > 0 ? o.limits.max_seconds : 3600) + kWatchdogGraceS);
   const bool lat = o.test == FiTest::WriteLat || o.test == FiTest::SendLat;
   std::vector<uint64_t> rtt;
   if (lat && o.limits.iterations) rtt.reserve(o.limits.iterations);

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   std::vector<FiTest> tests;
   FiTest one;
   if (test == "all") {
-    tests = {FiTest::WriteBw, FiTest::ReadBw,  FiTest::SendBw,
+    tests = {FiTest::WriteBw,  FiTest::ReadBw,  FiTest::SendBw,
              FiTest::WriteLat, FiTest::SendLat, FiTest::WriteRate};
   } else if (fi_test_from_name(test, one)) {
     tests = {one};
