@@ -4,102 +4,129 @@
 // member of a Handle<Ndk> that also carries a magic word and a pointer to
 // the C++ object behind it. Calls validate the handle before touching
 // anything (wrong kind, closed, garbage -> a clear NTSTATUS, never a crash
-// for handles softndk issued). Closed handles are quarantined rather than
-// freed at once, so a double close is detected instead of being a
-// use-after-free; the quarantine is bounded (kQuarantine entries) and
-// emptied when the adapter closes.
+// for handles softndk issued). Closed objects are quarantined by the adapter
+// rather than freed at once, so a double close is detected instead of being
+// a use-after-free; the quarantine is bounded and emptied when the adapter
+// closes.
 //
-// Lifetime rules (NDKPI "object lifetime requirements"):
-//  - an antecedent (parent, CQ of a QP, ...) counts its live successors;
-//  - closing an antecedent that still has successors returns STATUS_PENDING
-//    and completes when the last successor's close has completed AND its
+// Lifetime rules (NDKPI §10), implemented with one reference count:
+//  - the object starts with one "open" reference, dropped by close();
+//  - every live successor (child, QP on a CQ, ...) holds a reference on each
+//    of its antecedents until its own close has completed AND its
 //    close-completion callback has returned;
-//  - after the close completion (or a synchronous STATUS_SUCCESS close) no
-//    callback is ever made for the object.
+//  - every piece of provider work that may still call the consumer for this
+//    object (a posted create completion, a CQ notification, a pended request
+//    completion) holds a reference ("hold") while it is in flight;
+//  - close() drops the open reference: if it was the last one the close is
+//    synchronous (STATUS_SUCCESS); otherwise it returns STATUS_PENDING and
+//    whoever drops the last reference schedules the close completion on the
+//    adapter's engine. After the close completion no callback is made.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "softndk/ndkpi.h"
 
 namespace softndk::ndk {
 
 class Adapter;
+class Object;
 
 inline constexpr uint32_t kMagicLive = 0x4e444b4fu;    // "NDKO"
 inline constexpr uint32_t kMagicClosed = 0x44454144u;  // "DEAD"
 
-class Object;
-
 // The consumer-visible part. Ndk is NDK_QP, NDK_CQ, ...; it must stay the
 // first member so that the consumer's pointer converts back to the handle.
+// All NDK_* structs have the same layout (header + dispatch pointer), so the
+// magic sits at the same offset whatever kind the consumer claims.
 template <typename Ndk>
 struct Handle {
   Ndk ndk;
-  uint32_t magic;
+  std::atomic<uint32_t> magic;
   Object* self;
 };
 
+// Resource kinds with an open-time cap (SOFTNDK_OPEN_PARAMETERS).
+enum class Resource : uint8_t { kQp, kCq, kPd, kMr, kMw, kSrq, kConnector, kNone, kCount };
+
 class Object {
  public:
-  Object(Adapter* adapter, NDK_OBJECT_TYPE type) : adapter_(adapter), type_(type) {}
+  Object(Adapter* adapter, NDK_OBJECT_TYPE type, Resource res);
   virtual ~Object() = default;
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
 
   NDK_OBJECT_TYPE type() const { return type_; }
   Adapter* adapter() const { return adapter_; }
+  Resource resource() const { return res_; }
+  NDK_OBJECT_HEADER* header() { return header_; }
 
-  // Successor bookkeeping. add_successor() when a successor starts to depend
-  // on this object; successor_gone() once the successor's close (including
-  // its close-completion callback) is finished.
-  void add_successor() { successors_.fetch_add(1, std::memory_order_acq_rel); }
-  void successor_gone();
+  // Reference counting (see the banner). hold()/release() are cheap atomics
+  // and may be called from any thread; release() must not be called while
+  // holding a provider lock that close-side code also takes.
+  void hold() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+
+  // Makes `antecedent` an antecedent of this object for this object's whole
+  // life (CQ of a QP, PD of an MR, ...). Call before the object is published.
+  void depend_on(Object* antecedent);
 
   bool closing() const { return closing_.load(std::memory_order_acquire); }
 
-  // NDK close entry: marks the object closing, lets the subclass start its
-  // teardown (flush, stop listening), and completes now or later.
-  NTSTATUS close(NDK_FN_CLOSE_COMPLETION completion, void* context);
+  // NDK close entry. Never fails: STATUS_SUCCESS or STATUS_PENDING.
+  // `force_async` (SOFTNDK_OPEN_FLAG_ASYNC_CLOSE) makes it always pend.
+  NTSTATUS close(NDK_FN_CLOSE_COMPLETION completion, void* context, bool force_async);
+
+  // Called by the adapter when it frees a quarantined object or when it
+  // shuts down; marks the handle dead.
+  void mark_dead();
 
  protected:
-  // Subclass hook, called once when close starts. Return true if the object
-  // needs more time (it must then call teardown_done() later, from any
-  // thread, when nothing of it runs anymore).
-  virtual bool begin_teardown() { return false; }
-  void teardown_done();
-  // Antecedents this object depends on; released when its close finishes.
-  virtual void release_antecedents() {}
-  // Quarantines the handle; the subclass owns the handle memory.
-  virtual void retire_handle() = 0;
+  // Subclass hook, called once when close starts, before the open reference
+  // is dropped: stop producing callbacks, flush, unbind. Subclasses that
+  // start asynchronous teardown hold() a reference and release() it later.
+  virtual void begin_teardown() {}
+  // Subclass hook, called once when the close has fully completed (no
+  // successor, no callback in flight): release STags, ports, rings.
+  virtual void on_closed() {}
+  // Points header_ at the handle's header and stamps it (subclass ctor).
+  void bind_handle(NDK_OBJECT_HEADER* header, std::atomic<uint32_t>* magic);
 
  private:
-  void maybe_finish();
-  void finish();
+  void finish_sync();
+  void finish_async();
+  void retire();
 
   Adapter* adapter_;
   NDK_OBJECT_TYPE type_;
-  std::atomic<uint32_t> successors_{0};
+  Resource res_;
+  NDK_OBJECT_HEADER* header_ = nullptr;
+  std::atomic<uint32_t>* magic_ = nullptr;
+  std::vector<Object*> antecedents_;
+  std::atomic<uint32_t> refs_{1};
   std::atomic<bool> closing_{false};
-  std::atomic<bool> teardown_pending_{false};
-  std::atomic<bool> finished_{false};
-  std::mutex close_mu_;
+  // Written by close() before the open reference is dropped, read by the
+  // thread that drops the last one (ordered by the acq_rel decrement).
   NDK_FN_CLOSE_COMPLETION close_completion_ = nullptr;
   void* close_context_ = nullptr;
-  bool close_returned_ = false;  // close() has returned STATUS_PENDING
 };
 
-// Validates a consumer pointer as a live handle of kind `type`. Returns the
-// object or nullptr (caller answers STATUS_INVALID_HANDLE or
-// STATUS_OBJECT_TYPE_MISMATCH as the function's contract allows).
-template <typename T, typename Ndk>
-T* from_handle(Ndk* p, NDK_OBJECT_TYPE type) {
-  if (p == nullptr) return nullptr;
-  auto* h = reinterpret_cast<Handle<Ndk>*>(p);
-  if (h->magic != kMagicLive || h->ndk.Header.ObjectType != type) return nullptr;
-  return static_cast<T*>(h->self);
+// Handle validation. Returns STATUS_SUCCESS and the object, or the status the
+// ABI reports: NULL -> STATUS_INVALID_HANDLE, a closed (quarantined) or
+// closing handle -> STATUS_FILE_CLOSED, not a softndk handle ->
+// STATUS_INVALID_HANDLE, another kind -> STATUS_OBJECT_TYPE_MISMATCH.
+// `allow_closing` lets teardown-tolerant calls through.
+NTSTATUS check_handle(const void* p, NDK_OBJECT_TYPE type, Object** out, bool allow_closing);
+
+template <typename T>
+NTSTATUS resolve(const void* p, NDK_OBJECT_TYPE type, T** out, bool allow_closing = false) {
+  Object* o = nullptr;
+  NTSTATUS s = check_handle(p, type, &o, allow_closing);
+  *out = static_cast<T*>(o);
+  return s;
 }
 
 }  // namespace softndk::ndk

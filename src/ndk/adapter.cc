@@ -1,0 +1,322 @@
+// adapter.cc - open/close, limits, caps, object registry, fault hooks.
+#include "ndk/adapter.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "ndk/cq.h"
+#include "ndk/dispatch.h"
+#include "ndk/port_caps.h"
+#include "ndk/qp.h"
+#include "ndk/srq.h"
+
+namespace softndk::ndk {
+
+namespace {
+
+// Highest minor softndk implements per major (NDKPI 1.2 and 2.1).
+bool negotiate(NDK_VERSION want, NDK_VERSION* run) {
+  USHORT top;
+  if (want.Major == 1) {
+    top = 2;
+  } else if (want.Major == 2) {
+    top = NDK_VERSION_MINOR;
+  } else {
+    return false;
+  }
+  if (want.Minor > top) return false;
+  run->Major = want.Major;
+  run->Minor = top;
+  return true;
+}
+
+// Open parameter: explicit value, else SOFTNDK_<NAME> from the environment,
+// else the default.
+ULONG param(ULONG given, const char* env, ULONG dflt) {
+  if (given != 0) return given;
+  if (const char* v = std::getenv(env)) {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(v, &end, 10);
+    if (end != v && *end == '\0' && n != 0 && n <= 0xffffffffu) return static_cast<ULONG>(n);
+  }
+  return dflt;
+}
+
+// Closed adapter handles: kept (dead) for a while so that a double close is
+// reported instead of touching freed memory.
+struct HandleQuarantine {
+  std::mutex mu;
+  std::deque<std::unique_ptr<AdapterHandle>> q;
+};
+HandleQuarantine& handle_quarantine() {
+  static HandleQuarantine* h = new HandleQuarantine;  // never destroyed: used at exit
+  return *h;
+}
+
+}  // namespace
+
+NTSTATUS Adapter::from(const void* p, Adapter** out) {
+  *out = nullptr;
+  if (p == nullptr) return STATUS_INVALID_HANDLE;
+  auto* h = static_cast<const AdapterHandle*>(p);
+  uint32_t m = h->magic.load(std::memory_order_acquire);
+  if (m == kMagicClosed) return STATUS_FILE_CLOSED;
+  if (m != kMagicLive) return STATUS_INVALID_HANDLE;
+  if (h->ndk.Header.ObjectType != NdkObjectTypeAdapter) return STATUS_OBJECT_TYPE_MISMATCH;
+  *out = h->self;
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN_PARAMETERS* params,
+                       Adapter** out) {
+  if (name == nullptr || out == nullptr) return STATUS_INVALID_PARAMETER;
+  if (params != nullptr && params->Size < sizeof(SOFTNDK_OPEN_PARAMETERS))
+    return STATUS_INVALID_PARAMETER;
+  NDK_VERSION run{};
+  if (!negotiate(version, &run)) return NDIS_STATUS_BAD_VERSION;
+  std::optional<NetDevice> dev = find_net_device(name);
+  if (!dev) return STATUS_NO_SUCH_DEVICE;
+
+  std::unique_ptr<Adapter> a(new Adapter());
+  a->dev_ = *dev;
+  a->version_ = run;
+  SOFTNDK_OPEN_PARAMETERS p{};
+  if (params != nullptr) p = *params;
+  p.Size = sizeof p;
+  p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap);
+  p.MaxCqCount = param(p.MaxCqCount, "SOFTNDK_MAX_CQ_COUNT", Limits::kDefaultCap);
+  p.MaxPdCount = param(p.MaxPdCount, "SOFTNDK_MAX_PD_COUNT", Limits::kDefaultCap);
+  p.MaxMrCount = param(p.MaxMrCount, "SOFTNDK_MAX_MR_COUNT", Limits::kDefaultCap);
+  p.MaxMwCount = param(p.MaxMwCount, "SOFTNDK_MAX_MW_COUNT", Limits::kDefaultCap);
+  p.MaxSrqCount = param(p.MaxSrqCount, "SOFTNDK_MAX_SRQ_COUNT", Limits::kDefaultCap);
+  p.MaxConnectorCount =
+      param(p.MaxConnectorCount, "SOFTNDK_MAX_CONNECTOR_COUNT", Limits::kDefaultCap);
+  p.ConnectTimeoutMs = param(p.ConnectTimeoutMs, "SOFTNDK_CONNECT_TIMEOUT_MS", 10000);
+  p.DisconnectTimeoutMs = param(p.DisconnectTimeoutMs, "SOFTNDK_DISCONNECT_TIMEOUT_MS", 5000);
+  p.MpaRevision = param(p.MpaRevision, "SOFTNDK_MPA_REVISION", 2);
+  p.MpaFlags = param(p.MpaFlags, "SOFTNDK_MPA_FLAGS", SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ);
+  p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1);
+  if (p.EngineThreads > 64 || p.MpaRevision > 2) return STATUS_INVALID_PARAMETER;
+  a->params_ = p;
+  a->flags_ = p.Flags;
+  auto cap = [&](Resource r, ULONG v) { a->caps_[static_cast<int>(r)] = v; };
+  cap(Resource::kQp, p.MaxQpCount);
+  cap(Resource::kCq, p.MaxCqCount);
+  cap(Resource::kPd, p.MaxPdCount);
+  cap(Resource::kMr, p.MaxMrCount);
+  cap(Resource::kMw, p.MaxMwCount);
+  cap(Resource::kSrq, p.MaxSrqCount);
+  cap(Resource::kConnector, p.MaxConnectorCount);
+  cap(Resource::kNone, ~0u);
+
+  NDK_ADAPTER_INFO& i = a->info_;
+  i.Version = run;
+  i.VendorId = Limits::kVendorId;
+  i.DeviceId = Limits::kDeviceId;
+  i.MaxRegistrationSize = Limits::kMaxRegistrationSize;
+  i.MaxWindowSize = Limits::kMaxWindowSize;
+  i.FRMRPageCount = Limits::kFrmrPageCount;
+  i.MaxInitiatorRequestSge = Limits::kMaxInitiatorSge;
+  i.MaxReceiveRequestSge = Limits::kMaxReceiveSge;
+  i.MaxReadRequestSge = Limits::kMaxReadSge;
+  i.MaxTransferLength = Limits::kMaxTransferLength;
+  i.MaxInlineDataSize = Limits::kMaxInlineData;
+  i.MaxInboundReadLimit = Limits::kMaxIrd;
+  i.MaxOutboundReadLimit = Limits::kMaxOrd;
+  i.MaxReceiveQueueDepth = Limits::kMaxQueueDepth;
+  i.MaxInitiatorQueueDepth = Limits::kMaxQueueDepth;
+  i.MaxSrqDepth = Limits::kMaxSrqDepth;
+  i.MaxCqDepth = Limits::kMaxCqDepth;
+  i.LargeRequestThreshold = Limits::kLargeRequestThreshold;
+  i.MaxCallerData = Limits::kMaxPrivateData;
+  i.MaxCalleeData = Limits::kMaxPrivateData;
+  i.AdapterFlags =
+      NDK_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED | NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED |
+      NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED |
+      NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED | NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED |
+      NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+  if (p.EngineThreads > 1) i.AdapterFlags |= NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED;
+  i.RdmaTechnology = NdkiWarp;
+
+  a->engine_ = std::make_unique<tcp::Engine>(p.EngineThreads);
+  a->port_state_.store(dev->up ? SoftNdkPortStateActive : SoftNdkPortStateDown);
+
+  auto* h = new AdapterHandle{};
+  h->ndk.Header.Version = run;
+  h->ndk.Header.ObjectType = NdkObjectTypeAdapter;
+  h->ndk.Dispatch = &kAdapterDispatch;
+  h->self = a.get();
+  h->magic.store(kMagicLive, std::memory_order_release);
+  a->handle_ = h;
+
+  Adapter* raw = a.get();
+  a->monitor_id_ = NetMonitor::instance().subscribe(
+      dev->ifindex, [raw](const NetDevice&, NetEvent ev) { raw->on_net_event(ev); });
+  *out = a.release();
+  return STATUS_SUCCESS;
+}
+
+Adapter::~Adapter() = default;
+
+bool Adapter::reserve(Resource r) {
+  auto& used = used_[static_cast<int>(r)];
+  uint32_t cap = caps_[static_cast<int>(r)];
+  uint32_t v = used.load(std::memory_order_relaxed);
+  do {
+    if (v >= cap) return false;
+  } while (!used.compare_exchange_weak(v, v + 1, std::memory_order_relaxed));
+  return true;
+}
+
+void Adapter::unreserve(Resource r) { used_[static_cast<int>(r)].fetch_sub(1); }
+
+void Adapter::publish(Object* o) {
+  std::lock_guard lk(objects_mu_);
+  live_.insert(o);
+}
+
+void Adapter::retire(Object* o) {
+  std::unique_ptr<Object> evicted;
+  {
+    std::lock_guard lk(objects_mu_);
+    live_.erase(o);
+    unreserve(o->resource());
+    o->mark_dead();
+    quarantine_.emplace_back(o);
+    if (!shutting_down_ && quarantine_.size() > Limits::kQuarantine) {
+      evicted = std::move(quarantine_.front());
+      quarantine_.pop_front();
+    }
+    if (live_.empty()) objects_cv_.notify_all();
+  }
+}
+
+size_t Adapter::live_objects() {
+  std::lock_guard lk(objects_mu_);
+  return live_.size();
+}
+
+std::vector<Object*> Adapter::snapshot_live() {
+  std::lock_guard lk(objects_mu_);
+  std::vector<Object*> v(live_.begin(), live_.end());
+  for (Object* o : v) o->hold();  // keeps each one from finishing meanwhile
+  return v;
+}
+
+NTSTATUS Adapter::deliver_created(Object* o, NDK_FN_CREATE_COMPLETION cb, void* ctx, void** out) {
+  publish(o);
+  if (async_create()) {
+    o->hold();
+    post([o, cb, ctx] {
+      cb(ctx, STATUS_SUCCESS, o->header());
+      o->release();
+    });
+    return STATUS_PENDING;
+  }
+  *out = o->header();
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Adapter::finish_request(Object* o, NDK_FN_REQUEST_COMPLETION cb, void* ctx,
+                                 NTSTATUS status) {
+  if (status != STATUS_SUCCESS || !async_create() || cb == nullptr) return status;
+  if (o != nullptr) o->hold();
+  post([o, cb, ctx] {
+    cb(ctx, STATUS_SUCCESS);
+    if (o != nullptr) o->release();
+  });
+  return STATUS_PENDING;
+}
+
+void Adapter::read_counters(SOFTNDK_COUNTERS* out) const {
+  const Counters& c = counters_;
+  out->Connect = c.connect.load();
+  out->Accept = c.accept.load();
+  out->ConnectFailure = c.connect_failure.load();
+  out->ConnectionError = c.connection_error.load();
+  out->ActiveConnection = c.active_connection.load();
+  out->CQError = c.cq_error.load();
+  out->RDMAInOctets = c.rdma_in_octets.load();
+  out->RDMAOutOctets = c.rdma_out_octets.load();
+  out->RDMAInFrames = c.rdma_in_frames.load();
+  out->RDMAOutFrames = c.rdma_out_frames.load();
+  out->TerminatesSent = c.terminates_sent.load();
+  out->TerminatesReceived = c.terminates_received.load();
+}
+
+bool Adapter::registration_fault() {
+  uint32_t v = fail_registration_in_.load();
+  while (v != 0) {
+    if (fail_registration_in_.compare_exchange_weak(v, v - 1)) return v == 1;
+  }
+  return false;
+}
+
+NTSTATUS Adapter::query_info(NDK_ADAPTER_INFO* info, ULONG* size) {
+  if (size == nullptr) return STATUS_INVALID_PARAMETER;
+  if (info == nullptr || *size < sizeof(NDK_ADAPTER_INFO)) {
+    *size = sizeof(NDK_ADAPTER_INFO);
+    return STATUS_BUFFER_TOO_SMALL;
+  }
+  *info = info_;
+  *size = sizeof(NDK_ADAPTER_INFO);
+  return STATUS_SUCCESS;
+}
+
+void Adapter::raise_fatal() {
+  std::deque<SOFTNDK_REQUEST*> fatal, port;
+  {
+    std::lock_guard lk(ctl_mu_);
+    if (fatal_.exchange(true)) return;
+    fatal.swap(fatal_reqs_);
+    port.swap(port_reqs_);
+  }
+  std::vector<Object*> objs = snapshot_live();
+  for (Object* o : objs)
+    if (o->type() == NdkObjectTypeQp && !o->closing()) static_cast<Qp*>(o)->to_error();
+  for (Object* o : objs) {
+    if (o->type() == NdkObjectTypeCq) static_cast<Cq*>(o)->fail(STATUS_INTERNAL_ERROR);
+    if (o->type() == NdkObjectTypeSrq) static_cast<Srq*>(o)->fail();
+  }
+  for (Object* o : objs) o->release();
+  for (SOFTNDK_REQUEST* r : fatal) complete_request_async(r, STATUS_SUCCESS, 0);
+  for (SOFTNDK_REQUEST* r : port) complete_request_async(r, STATUS_FILE_FORCED_CLOSED, 0);
+}
+
+void Adapter::close_blocking() {
+  cancel_all_requests();
+  std::vector<Object*> objs;
+  {
+    std::lock_guard lk(objects_mu_);
+    shutting_down_ = true;
+  }
+  objs = snapshot_live();
+  for (Object* o : objs)
+    if (!o->closing()) o->close(nullptr, nullptr, false);
+  for (Object* o : objs) o->release();
+  {
+    std::unique_lock lk(objects_mu_);
+    objects_cv_.wait(lk, [this] { return live_.empty(); });
+  }
+  NetMonitor::instance().unsubscribe(monitor_id_);
+  PortCaps::release_all(this);
+  engine_.reset();  // runs what is still posted (last close completions), joins
+  handle_->magic.store(kMagicClosed, std::memory_order_release);
+  handle_->self = nullptr;
+  {
+    HandleQuarantine& hq = handle_quarantine();
+    std::lock_guard lk(hq.mu);
+    hq.q.emplace_back(handle_);
+    if (hq.q.size() > 64) hq.q.pop_front();
+  }
+  {
+    std::lock_guard lk(objects_mu_);
+    for (auto& o : quarantine_) o->mark_dead();
+    quarantine_.clear();
+  }
+  delete this;
+}
+
+}  // namespace softndk::ndk

@@ -1,0 +1,175 @@
+// adapter.h - one open NDK adapter instance bound to one Linux interface.
+//
+// The adapter is the root of the object tree. It owns:
+//   - the progress engine (tcp::Engine, EngineThreads reactors) on which
+//     every asynchronous completion and event callback runs;
+//   - the negotiated NDK version and the NDK_ADAPTER_INFO limits;
+//   - the STag table (every MR/MW/privileged token of this instance);
+//   - resource caps, counters, fault hooks and the fatal-error state;
+//   - the registry of live objects and the quarantine of closed ones;
+//   - the IRP-style control queues (fatal-event and port-event requests).
+// Several opens of one interface give independent instances; only the
+// exclusive port capabilities (port_caps.h) are shared between them.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "ndk/netdev.h"
+#include "ndk/object.h"
+#include "ndk/stag_table.h"
+#include "softndk/softndk.h"
+#include "tcp/reactor.h"
+
+namespace softndk::ndk {
+
+// Limits softndk reports in NDK_ADAPTER_INFO (docs/ndk-objects.md explains
+// each choice).
+struct Limits {
+  static constexpr uint32_t kVendorId = 0x534e44;  // "SND": softndk's own id
+  static constexpr uint32_t kDeviceId = 1;
+  static constexpr uint64_t kMaxRegistrationSize = 1ull << 40;  // 1 TiB
+  static constexpr uint64_t kMaxWindowSize = 1ull << 40;
+  static constexpr uint32_t kFrmrPageCount = 256;  // FR MRs of 1 MiB are cheapest
+  static constexpr uint32_t kMaxFrPages = 65536;   // 256 MiB per fast-register MR
+  static constexpr uint32_t kMaxInitiatorSge = 16;
+  static constexpr uint32_t kMaxReceiveSge = 16;
+  static constexpr uint32_t kMaxReadSge = 1;                // iWARP: one sink STag per Read Request
+  static constexpr uint32_t kMaxTransferLength = 1u << 30;  // 1 GiB
+  static constexpr uint32_t kMaxInlineData = 256;
+  static constexpr uint32_t kMaxIrd = 128;  // siw's maximum
+  static constexpr uint32_t kMaxOrd = 128;
+  static constexpr uint32_t kMaxQueueDepth = 16384;
+  static constexpr uint32_t kMaxSrqDepth = 16384;
+  static constexpr uint32_t kMaxCqDepth = 65536;
+  static constexpr uint32_t kLargeRequestThreshold = 16384;
+  static constexpr uint32_t kMaxPrivateData = 252;  // 256 (siw) - 4 (MPA v2 IRD/ORD)
+  static constexpr uint32_t kDefaultCap = 65536;
+  static constexpr size_t kQuarantine = 1024;
+};
+
+// The adapter's consumer-visible handle; same layout as Handle<Ndk> so that
+// kind checks work across all handles. Allocated apart from the adapter so
+// that it can outlive it in a small process-wide quarantine (double close).
+struct AdapterHandle {
+  NDK_ADAPTER ndk;
+  std::atomic<uint32_t> magic;
+  Adapter* self;
+};
+
+class Adapter {
+ public:
+  // SoftNdkOpenAdapter.
+  static NTSTATUS open(const char* name_or_address, NDK_VERSION version,
+                       const SOFTNDK_OPEN_PARAMETERS* params, Adapter** out);
+  ~Adapter();
+
+  NDK_ADAPTER* ndk() { return &handle_->ndk; }
+  // Handle validation with the statuses of check_handle() (object.h).
+  static NTSTATUS from(const void* p, Adapter** out);
+
+  // --- For every object and for the connection/data-path layers -----------
+  NDK_VERSION version() const { return version_; }
+  const NDK_ADAPTER_INFO& info() const { return info_; }
+  const NetDevice& device() const { return dev_; }
+  tcp::Engine& engine() { return *engine_; }
+  void post(tcp::Reactor::Task task) { engine_->primary().post(std::move(task)); }
+  StagTable& stags() { return stags_; }
+  bool dead() const { return fatal_.load(std::memory_order_acquire); }
+  bool async_create() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CREATE; }
+  bool async_close() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CLOSE; }
+  const SOFTNDK_OPEN_PARAMETERS& params() const { return params_; }
+
+  // Resource caps: reserve before creating, unreserve on failure (retire()
+  // unreserves for published objects).
+  bool reserve(Resource r);
+  void unreserve(Resource r);
+
+  // Object registry. publish() after construction; retire() is called by
+  // Object once its close has fully completed.
+  void publish(Object* o);
+  void retire(Object* o);
+  // Delivers a freshly created object: STATUS_SUCCESS with *out, or (async
+  // create) STATUS_PENDING and NdkCreateCompletion on the engine.
+  NTSTATUS deliver_created(Object* o, NDK_FN_CREATE_COMPLETION cb, void* ctx, void** out);
+  // Ends an asynchronous request (RegisterMr, ResizeCq, ...) that finished
+  // inline with `status`: returned as is, or, with ASYNC_CREATE and success,
+  // STATUS_PENDING and the completion on the engine (holding `o`).
+  NTSTATUS finish_request(Object* o, NDK_FN_REQUEST_COMPLETION cb, void* ctx, NTSTATUS status);
+
+  // Counters (SOFTNDK_COUNTERS). The data path and the connection layer bump
+  // these directly.
+  struct Counters {
+    std::atomic<uint64_t> connect{0}, accept{0}, connect_failure{0}, connection_error{0},
+        active_connection{0}, cq_error{0}, rdma_in_octets{0}, rdma_out_octets{0}, rdma_in_frames{0},
+        rdma_out_frames{0}, terminates_sent{0}, terminates_received{0};
+  };
+  Counters& counters() { return counters_; }
+  void read_counters(SOFTNDK_COUNTERS* out) const;
+
+  // Fault hook: true when this registration must fail (FailNthRegistration).
+  bool registration_fault();
+
+  // --- Blocking close (SoftNdkCloseAdapter) and the control API -----------
+  void close_blocking();
+  NTSTATUS close_async(SOFTNDK_REQUEST* req);
+  NTSTATUS get_fatal_event(SOFTNDK_REQUEST* req);
+  NTSTATUS get_port_event(UCHAR port, SOFTNDK_REQUEST* req);
+  NTSTATUS cancel_request(SOFTNDK_REQUEST* req);
+  NTSTATUS query_adapter(SIZE_T size, SOFTNDK_ADAPTER_ATTR* attr, SOFTNDK_REQUEST* req);
+  NTSTATUS query_port(UCHAR port, SIZE_T size, SOFTNDK_PORT_ATTR* attr, SOFTNDK_REQUEST* req);
+  NTSTATUS modify_adapter(ULONG flags, const SOFTNDK_MODIFY_ADAPTER* m, SOFTNDK_REQUEST* req);
+  NTSTATUS modify_port(UCHAR port, ULONG flags, const SOFTNDK_MODIFY_PORT* m, SOFTNDK_REQUEST* req);
+  NTSTATUS inject_fault(const SOFTNDK_FAULT* fault);
+  NTSTATUS query_info(NDK_ADAPTER_INFO* info, ULONG* size);
+
+  // Port state changes (NetMonitor thread; tests call it directly).
+  void on_net_event(NetEvent ev);
+  // Fatal error: QPs to error and flushed, CQs failed, fatal requests done.
+  void raise_fatal();
+
+  size_t live_objects();
+
+ private:
+  Adapter() = default;
+  void fill_port_attr(std::vector<unsigned char>* buf);
+  void cancel_all_requests();
+  void complete_request_async(SOFTNDK_REQUEST* req, NTSTATUS status, ULONG_PTR info);
+  std::vector<Object*> snapshot_live();
+
+  AdapterHandle* handle_ = nullptr;
+  NetDevice dev_;
+  NDK_VERSION version_{};
+  SOFTNDK_OPEN_PARAMETERS params_{};
+  uint32_t flags_ = 0;
+  NDK_ADAPTER_INFO info_{};
+  std::unique_ptr<tcp::Engine> engine_;
+  StagTable stags_;
+  std::atomic<uint32_t> used_[static_cast<int>(Resource::kCount)]{};
+  uint32_t caps_[static_cast<int>(Resource::kCount)]{};
+  std::atomic<bool> fatal_{false};
+  std::atomic<uint32_t> fail_registration_in_{0};  // 0: no fault armed
+  Counters counters_;
+  uint64_t monitor_id_ = 0;
+  std::atomic<uint32_t> port_state_{SoftNdkPortStateDown};
+
+  std::mutex objects_mu_;  // guards the three below
+  std::unordered_set<Object*> live_;
+  std::deque<std::unique_ptr<Object>> quarantine_;
+  bool shutting_down_ = false;  // no quarantine eviction during close
+  std::condition_variable objects_cv_;
+
+  std::mutex ctl_mu_;  // guards the control queues
+  std::deque<SOFTNDK_REQUEST*> fatal_reqs_;
+  std::deque<SOFTNDK_REQUEST*> port_reqs_;
+  bool closed_ = false;                    // close_async succeeded: no new requests
+  std::atomic<uint32_t> ctl_inflight_{0};  // posted request completions
+};
+
+}  // namespace softndk::ndk

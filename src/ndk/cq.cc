@@ -1,0 +1,225 @@
+// cq.cc - completion ring, arming, serialized notifications, moderation.
+#include "ndk/cq.h"
+
+#include <chrono>
+#include <new>
+
+#include "ndk/adapter.h"
+#include "ndk/dispatch.h"
+
+namespace softndk::ndk {
+
+Cq::Cq(Adapter* a, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx)
+    : Object(a, NdkObjectTypeCq, Resource::kCq),
+      cb_(cb),
+      cb_ctx_(ctx),
+      reactor_(&a->engine().pick()) {
+  handle_.self = this;
+  handle_.ndk.Dispatch = &kCqDispatch;
+  bind_handle(&handle_.ndk.Header, &handle_.magic);
+}
+
+NTSTATUS Cq::create(Adapter* a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx,
+                    Cq** out) {
+  if (depth == 0 || depth > a->info().MaxCqDepth) return STATUS_INVALID_PARAMETER;
+  auto cq = std::unique_ptr<Cq>(new Cq(a, cb, ctx));
+  cq->ring_.resize(depth);
+  *out = cq.release();
+  return STATUS_SUCCESS;
+}
+
+ULONG Cq::depth() {
+  std::lock_guard lk(mu_);
+  return static_cast<ULONG>(ring_.size());
+}
+
+ULONG Cq::size() {
+  std::lock_guard lk(mu_);
+  return static_cast<ULONG>(count_);
+}
+
+bool Cq::push(const NDK_RESULT_EX& r, bool solicited) {
+  bool error = r.Status != STATUS_SUCCESS;
+  if (error) adapter()->counters().cq_error.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lk(mu_);
+  if (dead_.load(std::memory_order_relaxed)) return false;
+  if (count_ == ring_.size()) {
+    // Overrun: the CQ and its QPs are dead from now on (NDKPI §8).
+    dead_.store(true, std::memory_order_release);
+    error_ = STATUS_BUFFER_OVERFLOW;
+    if (armed_ != kUnarmed) fire_locked(error_);
+    return false;
+  }
+  ring_[(head_ + count_) % ring_.size()] = r;
+  ++count_;
+  ++since_arm_;
+  new_since_notify_ = true;
+  if (solicited || error) special_since_notify_ = true;
+  if (mod_waiting_) {
+    if (mod_count_ > 1 && mod_count_ != MAXULONG && since_arm_ >= mod_count_) {
+      fire_locked(STATUS_SUCCESS);
+    }
+    return true;
+  }
+  maybe_fire_locked(solicited || error);
+  return true;
+}
+
+void Cq::fail(NTSTATUS status) {
+  std::lock_guard lk(mu_);
+  if (dead_.load(std::memory_order_relaxed)) return;
+  dead_.store(true, std::memory_order_release);
+  error_ = status;
+  if (armed_ != kUnarmed) fire_locked(error_);
+}
+
+void Cq::maybe_fire_locked(bool special) {
+  if (armed_ == kUnarmed || armed_ == NDK_CQ_NOTIFY_ERRORS) return;
+  if (armed_ == NDK_CQ_NOTIFY_SOLICITED && !special) return;
+  // The arm is met; moderation may hold the notification back.
+  bool use_interval = mod_interval_us_ != 0 && mod_interval_us_ != MAXULONG;
+  bool use_count = mod_interval_us_ != 0 && mod_count_ > 1 && mod_count_ != MAXULONG &&
+                   mod_count_ <= ring_.size();
+  if (use_count && since_arm_ >= mod_count_) use_count = false;
+  if (!use_interval && !use_count) {
+    fire_locked(STATUS_SUCCESS);
+    return;
+  }
+  mod_waiting_ = true;
+  if (use_interval) {
+    auto ms = std::chrono::milliseconds((mod_interval_us_ + 999) / 1000);
+    hold();
+    mod_timer_ = reactor_->after(ms, [this] {
+      {
+        std::lock_guard lk(mu_);
+        mod_timer_ = 0;
+        if (mod_waiting_) fire_locked(STATUS_SUCCESS);
+      }
+      release();
+    });
+  }
+}
+
+void Cq::fire_locked(NTSTATUS status) {
+  if (status != STATUS_SUCCESS) error_reported_ = true;
+  armed_ = kUnarmed;
+  mod_waiting_ = false;
+  new_since_notify_ = false;
+  special_since_notify_ = false;
+  if (mod_timer_ != 0 && reactor_->cancel(mod_timer_)) {
+    // The timer's hold is ours to drop; deferred so that no release() runs
+    // under mu_.
+    reactor_->post([this] { release(); });
+  }
+  mod_timer_ = 0;
+  if (stopped_ || cb_ == nullptr) return;
+  due_.push_back(status);
+  schedule_locked();
+}
+
+void Cq::schedule_locked() {
+  if (running_) return;  // the running loop picks it up: never concurrent
+  running_ = true;
+  hold();
+  reactor_->post([this] { run_notifications(); });
+}
+
+void Cq::run_notifications() {
+  for (;;) {
+    NTSTATUS s;
+    {
+      std::lock_guard lk(mu_);
+      if (due_.empty() || stopped_) {
+        due_.clear();
+        running_ = false;
+        break;
+      }
+      s = due_.front();
+      due_.erase(due_.begin());
+    }
+    cb_(cb_ctx_, s);  // no provider lock held
+  }
+  release();
+}
+
+void Cq::arm(ULONG type) {
+  if (type > NDK_CQ_NOTIFY_SOLICITED) return;
+  std::lock_guard lk(mu_);
+  if (stopped_) return;
+  if (armed_ == kUnarmed) {
+    armed_ = static_cast<int>(type);
+    since_arm_ = 0;
+  } else if (armed_ == NDK_CQ_NOTIFY_ANY || type == NDK_CQ_NOTIFY_ANY) {
+    armed_ = NDK_CQ_NOTIFY_ANY;
+  } else if (armed_ == NDK_CQ_NOTIFY_SOLICITED || type == NDK_CQ_NOTIFY_SOLICITED) {
+    armed_ = NDK_CQ_NOTIFY_SOLICITED;
+  }  // else ERRORS + ERRORS stays ERRORS
+  if (dead_.load(std::memory_order_relaxed)) {
+    if (!error_reported_) fire_locked(error_);
+    return;
+  }
+  if (mod_waiting_ || count_ == 0 || !new_since_notify_) return;
+  maybe_fire_locked(special_since_notify_);
+}
+
+ULONG Cq::get_results(NDK_RESULT* out, ULONG n) {
+  std::lock_guard lk(mu_);
+  ULONG k = 0;
+  for (; k < n && count_ > 0; ++k) {
+    const NDK_RESULT_EX& r = ring_[head_];
+    out[k].Status = r.Status;
+    out[k].BytesTransferred = r.BytesTransferred;
+    out[k].QPContext = r.QPContext;
+    out[k].RequestContext = r.RequestContext;
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+  return k;
+}
+
+ULONG Cq::get_results_ex(NDK_RESULT_EX* out, ULONG n) {
+  std::lock_guard lk(mu_);
+  ULONG k = 0;
+  for (; k < n && count_ > 0; ++k) {
+    out[k] = ring_[head_];
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+  return k;
+}
+
+NTSTATUS Cq::resize(ULONG depth) {
+  if (depth == 0 || depth > adapter()->info().MaxCqDepth) return STATUS_INVALID_PARAMETER;
+  std::vector<NDK_RESULT_EX> ring;
+  try {
+    ring.resize(depth);
+  } catch (const std::bad_alloc&) {
+    return STATUS_INSUFFICIENT_RESOURCES;
+  }
+  std::lock_guard lk(mu_);
+  if (depth < count_) return STATUS_INVALID_PARAMETER;
+  for (size_t i = 0; i < count_; ++i) ring[i] = ring_[(head_ + i) % ring_.size()];
+  ring_.swap(ring);
+  head_ = 0;
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Cq::moderate(ULONG interval_us, ULONG count) {
+  if (interval_us == MAXULONG && count == MAXULONG) return STATUS_INVALID_PARAMETER_MIX;
+  std::lock_guard lk(mu_);
+  mod_interval_us_ = interval_us;
+  mod_count_ = count;
+  return STATUS_SUCCESS;
+}
+
+void Cq::begin_teardown() {
+  std::lock_guard lk(mu_);
+  stopped_ = true;
+  mod_waiting_ = false;
+  if (mod_timer_ != 0 && reactor_->cancel(mod_timer_)) {
+    reactor_->post([this] { release(); });
+  }
+  mod_timer_ = 0;
+}
+
+}  // namespace softndk::ndk

@@ -1,0 +1,90 @@
+// cq.h - completion queue: a ring of NDK_RESULT_EX plus the arm/notify logic.
+//
+// Producers (the data path on engine threads, NdkFlush on consumer threads,
+// fatal errors) call push(); the consumer drains with NdkGetCqResults[Ex]
+// and arms with NdkArmCq (NDKPI §8: those three are serialized by the
+// consumer). Notifications:
+//   - fire once per arm, only after an arm, on the CQ's reactor, never two at
+//     a time (a notification due while the callback runs is deferred);
+//   - arms combine by the NDKPI table (ANY wins, SOLICITED beats ERRORS);
+//   - SOLICITED is met by a solicited receive or any error completion;
+//   - arming while completions that arrived after the last notification are
+//     in the ring fires at once;
+//   - overrun -> STATUS_BUFFER_OVERFLOW, fatal -> STATUS_INTERNAL_ERROR; the
+//     CQ is then dead: no more completions are queued (those already in the
+//     ring can still be drained).
+// Interrupt moderation delays a due notification by up to the interval or
+// until `count` completions accumulated since the arm.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "ndk/object.h"
+#include "tcp/reactor.h"
+
+namespace softndk::ndk {
+
+class Cq final : public Object {
+ public:
+  static NTSTATUS create(Adapter* a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx,
+                         Cq** out);
+  NDK_CQ* ndk() { return &handle_.ndk; }
+
+  // --- Producer side (data path, flush) ------------------------------------
+  // Queues one completion; thread-safe, never calls the consumer inline.
+  // `solicited` marks a receive of a solicited Send. Returns false if the CQ
+  // is dead (the completion is dropped) or just overran.
+  bool push(const NDK_RESULT_EX& r, bool solicited = false);
+  // Fails the CQ (STATUS_INTERNAL_ERROR on fatal errors): notifies an armed
+  // consumer now, an unarmed one at its next arm; no more completions.
+  void fail(NTSTATUS status);
+  bool dead() const { return dead_.load(std::memory_order_acquire); }
+
+  // --- Consumer side -------------------------------------------------------
+  ULONG get_results(NDK_RESULT* out, ULONG n);
+  ULONG get_results_ex(NDK_RESULT_EX* out, ULONG n);
+  void arm(ULONG type);
+  NTSTATUS resize(ULONG depth);
+  NTSTATUS moderate(ULONG interval_us, ULONG count);
+
+  ULONG depth();
+  ULONG size();  // completions queued now
+
+ private:
+  Cq(Adapter* a, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx);
+  void begin_teardown() override;
+  // Under mu_: decides whether the arm is met now and schedules.
+  void maybe_fire_locked(bool solicited_or_error);
+  void fire_locked(NTSTATUS status);
+  void schedule_locked();
+  void run_notifications();
+
+  Handle<NDK_CQ> handle_{};
+  NDK_FN_CQ_NOTIFICATION_CALLBACK cb_;
+  void* cb_ctx_;
+  tcp::Reactor* reactor_;
+  std::atomic<bool> dead_{false};
+
+  std::mutex mu_;  // guards everything below
+  std::vector<NDK_RESULT_EX> ring_;
+  size_t head_ = 0, count_ = 0;
+  enum : int { kUnarmed = -1 };
+  int armed_ = kUnarmed;               // NDK_CQ_NOTIFY_* or kUnarmed
+  bool new_since_notify_ = false;      // a completion arrived since the last callback
+  bool special_since_notify_ = false;  // ... and it was solicited or an error
+  NTSTATUS error_ = STATUS_SUCCESS;    // overrun/fatal status once dead
+  bool error_reported_ = false;
+  bool stopped_ = false;  // closing: no more notifications
+  // Serialized delivery.
+  std::vector<NTSTATUS> due_;  // statuses waiting for delivery
+  bool running_ = false;
+  // Moderation.
+  ULONG mod_interval_us_ = 0, mod_count_ = 0;
+  bool mod_waiting_ = false;  // a satisfied arm waits for count/interval
+  uint32_t since_arm_ = 0;
+  tcp::Reactor::TimerId mod_timer_ = 0;
+};
+
+}  // namespace softndk::ndk

@@ -1,0 +1,114 @@
+// mr.cc - registration, deregistration and fast-register initialisation.
+#include "ndk/mr.h"
+
+#include <memory>
+#include <new>
+
+#include "ndk/adapter.h"
+#include "ndk/dispatch.h"
+#include "ndk/pd.h"
+
+namespace softndk::ndk {
+
+namespace {
+constexpr ULONG kMrFlagsKnown = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                                NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
+}
+
+Mr::Mr(Pd* pd, bool fast)
+    : Object(pd->adapter(), NdkObjectTypeMr, Resource::kMr), pd_(pd), fast_(fast) {
+  handle_.self = this;
+  handle_.ndk.Dispatch = &kMrDispatch;
+  bind_handle(&handle_.ndk.Header, &handle_.magic);
+}
+
+NTSTATUS Mr::create(Pd* pd, bool fast_register, Mr** out) {
+  auto mr = std::unique_ptr<Mr>(new Mr(pd, fast_register));
+  uint32_t stag = pd->adapter()->stags().allocate(fast_register ? StagKind::kFastMr : StagKind::kMr,
+                                                  pd, mr.get());
+  if (stag == 0) return STATUS_INSUFFICIENT_RESOURCES;
+  mr->stag_.store(stag, std::memory_order_release);
+  mr->depend_on(pd);
+  *out = mr.release();
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Mr::walk_mdl(const MDL* mdl, SIZE_T length, uint64_t* base) {
+  if (mdl == nullptr || length == 0) return STATUS_INVALID_PARAMETER;
+  if (mdl->VirtualAddress == nullptr) return STATUS_INVALID_PARAMETER;  // no zero-based VAs
+  uint64_t start = reinterpret_cast<uintptr_t>(mdl->VirtualAddress);
+  uint64_t end = start;
+  size_t entries = 0;
+  for (const MDL* m = mdl; m != nullptr; m = m->Next) {
+    if (++entries > (1u << 20)) return STATUS_INVALID_PARAMETER;  // a cycle or absurd chain
+    if (reinterpret_cast<uintptr_t>(m->VirtualAddress) != end) return STATUS_INVALID_PARAMETER;
+    if (m->ByteCount > ~0ull - end) return STATUS_INVALID_PARAMETER;
+    end += m->ByteCount;
+  }
+  if (length > end - start) return STATUS_INVALID_PARAMETER;
+  *base = start;
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Mr::register_mdl(const MDL* mdl, SIZE_T length, ULONG flags) {
+  if (fast_) return STATUS_INVALID_DEVICE_REQUEST;
+  if (flags & ~kMrFlagsKnown) return STATUS_INVALID_PARAMETER;
+  if (length > adapter()->info().MaxRegistrationSize) return STATUS_INVALID_PARAMETER;
+  uint64_t base = 0;
+  NTSTATUS s = walk_mdl(mdl, length, &base);
+  if (s != STATUS_SUCCESS) return s;
+  if (registered_.load(std::memory_order_acquire) || busy_.exchange(true))
+    return STATUS_INVALID_DEVICE_REQUEST;
+  if (adapter()->registration_fault()) {
+    busy_.store(false);
+    return STATUS_INSUFFICIENT_RESOURCES;
+  }
+  StagTable& t = adapter()->stags();
+  uint32_t stag = t.rekey(stag_.load());
+  t.validate(stag, base, length, access_from_mr_flags(flags));
+  stag_.store(stag, std::memory_order_release);
+  registered_.store(true, std::memory_order_release);
+  busy_.store(false);
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Mr::deregister() {
+  if (fast_ || !registered_.load(std::memory_order_acquire)) return STATUS_INVALID_DEVICE_REQUEST;
+  adapter()->stags().invalidate(stag_.load());
+  registered_.store(false, std::memory_order_release);
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Mr::initialize_fast_register(ULONG pages, bool remote) {
+  if (!fast_) return STATUS_INVALID_DEVICE_REQUEST;
+  if (pages == 0) return STATUS_INVALID_PARAMETER;
+  if (pages > Limits::kMaxFrPages) return STATUS_IMPLEMENTATION_LIMIT;
+  fr_pages_ = pages;
+  fr_remote_ = remote;
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Mr::stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n) {
+  std::lock_guard lk(fr_mu_);
+  try {
+    fr_buf_.assign(pages, pages + n);
+  } catch (const std::bad_alloc&) {
+    return STATUS_INSUFFICIENT_RESOURCES;
+  }
+  return STATUS_SUCCESS;
+}
+
+std::vector<NDK_LOGICAL_ADDRESS> Mr::fr_pages() {
+  std::lock_guard lk(fr_mu_);
+  return fr_buf_;
+}
+
+uint32_t Mr::next_token() {
+  uint32_t stag = adapter()->stags().rekey(stag_.load());
+  stag_.store(stag, std::memory_order_release);
+  return stag;
+}
+
+void Mr::on_closed() { adapter()->stags().free(stag_.load()); }
+
+}  // namespace softndk::ndk

@@ -1,0 +1,65 @@
+// mr.h - memory region: one STag over a virtually contiguous buffer.
+//
+// A normal MR is registered with NdkRegisterMr (an MDL chain) and gets a new
+// STag key on every registration. A fast-register MR is initialised with a
+// page budget (NdkInitializeFastRegisterMr) and made valid by the
+// NdkFastRegister work request, which the data path executes in SQ order
+// using fr_pages()/stags(). Local and remote tokens are the same STag; the
+// STag table entry carries the rights (remote access only if granted).
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "ndk/object.h"
+
+namespace softndk::ndk {
+
+class Pd;
+
+class Mr final : public Object {
+ public:
+  static NTSTATUS create(Pd* pd, bool fast_register, Mr** out);
+  NDK_MR* ndk() { return &handle_.ndk; }
+  Pd* pd() const { return pd_; }
+  bool fast_register() const { return fast_; }
+
+  NTSTATUS register_mdl(const MDL* mdl, SIZE_T length, ULONG flags);
+  NTSTATUS deregister();
+  NTSTATUS initialize_fast_register(ULONG pages, bool remote);
+
+  // The current STag (both tokens).
+  uint32_t token() const { return stag_.load(std::memory_order_acquire); }
+  // Data path (NdkFastRegister execution): takes a new key for the next
+  // registration and returns it; the WR then validate()s the table entry.
+  uint32_t next_token();
+  ULONG fr_page_budget() const { return fr_pages_.load(); }
+  bool fr_remote_allowed() const { return fr_remote_.load(); }
+  // NdkFastRegister post time: copies the page array (the consumer's may go
+  // away when the call returns); the data path reads it with fr_pages().
+  NTSTATUS stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n);
+  std::vector<NDK_LOGICAL_ADDRESS> fr_pages();
+  bool registered() const { return registered_.load(std::memory_order_acquire); }
+
+  // Checks that the MDL chain is virtually contiguous and long enough;
+  // returns its base VA and total size. Shared with NdkBuildLAM.
+  static NTSTATUS walk_mdl(const MDL* mdl, SIZE_T length, uint64_t* base);
+
+ private:
+  Mr(Pd* pd, bool fast);
+  void on_closed() override;
+
+  Handle<NDK_MR> handle_{};
+  Pd* pd_;
+  bool fast_;
+  std::atomic<uint32_t> stag_{0};
+  std::atomic<bool> registered_{false};
+  std::atomic<bool> busy_{false};  // a register/deregister is running
+  std::atomic<ULONG> fr_pages_{0};
+  std::atomic<bool> fr_remote_{false};
+  std::mutex fr_mu_;
+  std::vector<NDK_LOGICAL_ADDRESS> fr_buf_;
+};
+
+}  // namespace softndk::ndk

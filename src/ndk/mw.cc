@@ -1,0 +1,74 @@
+// mw.cc - memory windows and their STag operations.
+#include "ndk/mw.h"
+
+#include <memory>
+
+#include "ndk/adapter.h"
+#include "ndk/dispatch.h"
+#include "ndk/mr.h"
+#include "ndk/pd.h"
+
+namespace softndk::ndk {
+
+Mw::Mw(Pd* pd) : Object(pd->adapter(), NdkObjectTypeMw, Resource::kMw), pd_(pd) {
+  handle_.self = this;
+  handle_.ndk.Dispatch = &kMwDispatch;
+  bind_handle(&handle_.ndk.Header, &handle_.magic);
+}
+
+NTSTATUS Mw::create(Pd* pd, Mw** out) {
+  auto mw = std::unique_ptr<Mw>(new Mw(pd));
+  uint32_t stag = pd->adapter()->stags().allocate(StagKind::kMw, pd, mw.get());
+  if (stag == 0) return STATUS_INSUFFICIENT_RESOURCES;
+  mw->stag_.store(stag);
+  mw->depend_on(pd);
+  *out = mw.release();
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Mw::prepare_bind(Mr* mr, uint64_t va, uint64_t length, uint32_t access, uint32_t* stag) {
+  if (mr->pd() != pd_ || mr->fast_register() || !mr->registered()) return STATUS_INVALID_PARAMETER;
+  if (va == 0 || length == 0) return STATUS_INVALID_PARAMETER;
+  StagInfo mi;
+  if (!adapter()->stags().lookup(mr->token(), &mi) || !mi.valid) return STATUS_INVALID_PARAMETER;
+  if (va < mi.base || length > mi.length || va - mi.base > mi.length - length)
+    return STATUS_INVALID_PARAMETER;
+  if ((access & kAccessRemoteWrite) && !(mi.access & kAccessLocalWrite))
+    return STATUS_ACCESS_VIOLATION;
+  uint32_t n = adapter()->stags().rekey(stag_.load());
+  if (n == 0) return STATUS_INVALID_PARAMETER;
+  stag_.store(n, std::memory_order_release);
+  *stag = n;
+  return STATUS_SUCCESS;
+}
+
+void Mw::set_bound_mr(Mr* mr) {
+  Mr* old;
+  {
+    std::lock_guard lk(mu_);
+    old = bound_;
+    bound_ = mr;
+    if (mr != nullptr) mr->hold();
+  }
+  if (old != nullptr) old->release();
+}
+
+bool Mw::execute_bind(Mr* mr, uint32_t stag, uint64_t va, uint64_t length, uint32_t access,
+                      const void* qp) {
+  if (!adapter()->stags().validate(stag, va, length, access, qp)) return false;
+  set_bound_mr(mr);
+  return true;
+}
+
+bool Mw::invalidate(uint32_t stag) {
+  if (!adapter()->stags().invalidate(stag)) return false;
+  set_bound_mr(nullptr);
+  return true;
+}
+
+void Mw::on_closed() {
+  adapter()->stags().free(stag_.load());
+  set_bound_mr(nullptr);
+}
+
+}  // namespace softndk::ndk

@@ -1,0 +1,423 @@
+// qp.cc - QP creation, posting into the rings, flush, data-path hand-off.
+#include "ndk/qp.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "ndk/adapter.h"
+#include "ndk/cq.h"
+#include "ndk/dispatch.h"
+#include "ndk/mr.h"
+#include "ndk/mw.h"
+#include "ndk/pd.h"
+#include "ndk/srq.h"
+
+namespace softndk::ndk {
+
+namespace {
+constexpr ULONG kSendFlags = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                             NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE |
+                             NDK_OP_FLAG_DEFER;
+constexpr ULONG kWriteFlags =
+    NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER;
+constexpr ULONG kReadFlags = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                             NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE | NDK_OP_FLAG_DEFER;
+constexpr ULONG kBindFlags = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                             NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
+                             NDK_OP_FLAG_DEFER;
+constexpr ULONG kFrFlags = kBindFlags | NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_RDMA_READ_SINK;
+constexpr ULONG kInvalidateFlags =
+    NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
+
+NDK_RESULT_EX make_result(NTSTATUS status, ULONG bytes, void* qp_ctx, void* req_ctx,
+                          NDK_OPERATION_TYPE type, ULONG_PTR type_specific = 0) {
+  NDK_RESULT_EX r{};
+  r.Status = status;
+  r.BytesTransferred = bytes;
+  r.QPContext = qp_ctx;
+  r.RequestContext = req_ctx;
+  r.Type = type;
+  r.ProviderErrorCode = 0;
+  r.TypeSpecificCompletionOutput = type_specific;
+  return r;
+}
+}  // namespace
+
+Qp::Qp(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg)
+    : Object(pd->adapter(), NdkObjectTypeQp, Resource::kQp),
+      pd_(pd),
+      rcq_(rcq),
+      icq_(icq),
+      srq_(srq),
+      cfg_(cfg) {
+  handle_.self = this;
+  handle_.ndk.Dispatch = &kQpDispatch;
+  bind_handle(&handle_.ndk.Header, &handle_.magic);
+}
+
+NTSTATUS Qp::create(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg, Qp** out) {
+  Adapter* a = pd->adapter();
+  const NDK_ADAPTER_INFO& info = a->info();
+  if (rcq->adapter() != a || icq->adapter() != a) return STATUS_INVALID_PARAMETER;
+  if (srq != nullptr && srq->pd() != pd) return STATUS_INVALID_PARAMETER;
+  if (cfg.sq_depth > info.MaxInitiatorQueueDepth) return STATUS_INVALID_PARAMETER;
+  if (cfg.sq_sge > info.MaxInitiatorRequestSge) return STATUS_INVALID_PARAMETER;
+  if (cfg.inline_size > info.MaxInlineDataSize) return STATUS_INVALID_PARAMETER;
+  if (srq == nullptr) {
+    if (cfg.rq_depth > info.MaxReceiveQueueDepth) return STATUS_INVALID_PARAMETER;
+    if (cfg.rq_sge > info.MaxReceiveRequestSge) return STATUS_INVALID_PARAMETER;
+  }
+  auto qp = std::unique_ptr<Qp>(new Qp(pd, rcq, icq, srq, cfg));
+  qp->sq_.resize(cfg.sq_depth);
+  qp->inline_.resize(static_cast<size_t>(cfg.sq_depth) * cfg.inline_size);
+  if (srq == nullptr) qp->rq_.resize(cfg.rq_depth);
+  qp->depend_on(pd);
+  qp->depend_on(rcq);
+  qp->depend_on(icq);
+  if (srq != nullptr) qp->depend_on(srq);
+  *out = qp.release();
+  return STATUS_SUCCESS;
+}
+
+ULONG Qp::sq_pending() {
+  std::lock_guard lk(sq_mu_);
+  return static_cast<ULONG>(sq_tail_ - sq_head_);
+}
+
+ULONG Qp::rq_pending() {
+  std::lock_guard lk(rq_mu_);
+  return static_cast<ULONG>(rq_count_);
+}
+
+void Qp::attach(QpTransport* t) {
+  {
+    std::lock_guard lk(transport_mu_);
+    transport_ = t;
+  }
+  set_state(QpState::kConnected);
+}
+
+void Qp::detach() {
+  std::lock_guard lk(transport_mu_);
+  transport_ = nullptr;
+}
+
+void Qp::kick(bool deferred) {
+  QpTransport* t;
+  {
+    std::lock_guard lk(transport_mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->sq_posted(deferred);
+}
+
+void Qp::kick_on_failure() {
+  bool pending;
+  {
+    std::lock_guard lk(sq_mu_);
+    pending = deferred_pending_;
+    deferred_pending_ = false;
+  }
+  if (pending) kick(false);
+}
+
+NTSTATUS Qp::check_initiator(ULONG flags, ULONG allowed) {
+  QpState s = state();
+  if (s != QpState::kConnected) return STATUS_CONNECTION_INVALID;
+  if (icq_->dead()) return STATUS_CONNECTION_INVALID;
+  if (flags & ~allowed) return STATUS_INVALID_PARAMETER;
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Qp::enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge) {
+  bool is_inline = (wr.flags & NDK_OP_FLAG_INLINE) != 0;
+  if (nsge > 0 && sgl == nullptr) return STATUS_INVALID_PARAMETER;
+  if (!is_inline && nsge > max_sge) return STATUS_INVALID_PARAMETER;
+  uint64_t total = 0;
+  for (ULONG i = 0; i < nsge; ++i) total += sgl[i].Length;
+  if (total > adapter()->info().MaxTransferLength) return STATUS_INVALID_PARAMETER;
+  if (is_inline && total > cfg_.inline_size) return STATUS_INVALID_PARAMETER;
+  if (nsge > 0) wr.length = total;  // Bind/FR carry their region length
+  bool deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
+  {
+    std::lock_guard lk(sq_mu_);
+    if (sq_tail_ - sq_head_ >= sq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+    size_t slot = sq_tail_ % sq_.size();
+    SqSlot& s = sq_[slot];
+    s = SqSlot{};
+    s.wr = wr;
+    if (is_inline) {
+      uint8_t* dst = inline_.data() + slot * cfg_.inline_size;
+      size_t off = 0;
+      for (ULONG i = 0; i < nsge; ++i) {
+        if (sgl[i].Length == 0) continue;
+        std::memcpy(dst + off, sgl[i].VirtualAddress, sgl[i].Length);
+        off += sgl[i].Length;
+      }
+      s.wr.inline_data = dst;
+      s.wr.nsge = 0;
+    } else {
+      s.wr.nsge = nsge;
+      for (ULONG i = 0; i < nsge; ++i) s.wr.sge[i] = sgl[i];
+    }
+    ++sq_tail_;
+    deferred_pending_ = deferred;
+  }
+  kick(deferred);
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Qp::send(void* ctx, const NDK_SGE* sgl, ULONG nsge, ULONG flags, bool invalidate,
+                  uint32_t remote_token) {
+  NTSTATUS s = check_initiator(flags, kSendFlags);
+  if (s == STATUS_SUCCESS) {
+    WorkRequest wr;
+    wr.context = ctx;
+    wr.type = NdkOperationTypeSend;
+    wr.flags = flags;
+    wr.remote_token = invalidate ? remote_token : 0;
+    wr.stag = invalidate ? remote_token : 0;
+    s = enqueue(std::move(wr), sgl, nsge, cfg_.sq_sge);
+  }
+  if (s != STATUS_SUCCESS) kick_on_failure();
+  return s;
+}
+
+NTSTATUS Qp::write(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint32_t token,
+                   ULONG flags) {
+  NTSTATUS s = check_initiator(flags, kWriteFlags);
+  if (s == STATUS_SUCCESS) {
+    WorkRequest wr;
+    wr.context = ctx;
+    wr.type = NdkOperationTypeWrite;
+    wr.flags = flags;
+    wr.remote_addr = addr;
+    wr.remote_token = token;
+    s = enqueue(std::move(wr), sgl, nsge, cfg_.sq_sge);
+  }
+  if (s != STATUS_SUCCESS) kick_on_failure();
+  return s;
+}
+
+NTSTATUS Qp::read(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint32_t token,
+                  ULONG flags) {
+  NTSTATUS s = check_initiator(flags, kReadFlags);
+  if (s == STATUS_SUCCESS) {
+    WorkRequest wr;
+    wr.context = ctx;
+    wr.type = NdkOperationTypeRead;
+    wr.flags = flags;
+    wr.remote_addr = addr;
+    wr.remote_token = token;
+    ULONG max = cfg_.sq_sge < adapter()->info().MaxReadRequestSge
+                    ? cfg_.sq_sge
+                    : adapter()->info().MaxReadRequestSge;
+    s = enqueue(std::move(wr), sgl, nsge, max);
+  }
+  if (s != STATUS_SUCCESS) kick_on_failure();
+  return s;
+}
+
+NTSTATUS Qp::bind(void* ctx, Mr* mr, Mw* mw, uint64_t va, uint64_t length, ULONG flags) {
+  NTSTATUS s = check_initiator(flags, kBindFlags);
+  uint32_t stag = 0;
+  uint32_t access = access_from_op_flags(flags);
+  if (s == STATUS_SUCCESS && mw->pd() != pd_) s = STATUS_INVALID_PARAMETER;
+  if (s == STATUS_SUCCESS) s = mw->prepare_bind(mr, va, length, access, &stag);
+  if (s == STATUS_SUCCESS) {
+    WorkRequest wr;
+    wr.context = ctx;
+    wr.type = NdkOperationTypeBind;
+    wr.flags = flags;
+    wr.mr = mr;
+    wr.mw = mw;
+    wr.stag = stag;
+    wr.va = va;
+    wr.access = access;
+    wr.length = length;
+    s = enqueue(std::move(wr), nullptr, 0, 0);
+  }
+  if (s != STATUS_SUCCESS) kick_on_failure();
+  return s;
+}
+
+NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADDRESS* page_array,
+                           ULONG fbo, uint64_t length, uint64_t va, ULONG flags) {
+  NTSTATUS s = check_initiator(flags, kFrFlags);
+  uint32_t access = access_from_op_flags(flags);
+  if (s == STATUS_SUCCESS) {
+    if (!mr->fast_register() || mr->pd() != pd_ || mr->fr_page_budget() == 0 || pages == 0 ||
+        pages > mr->fr_page_budget() || page_array == nullptr || fbo >= NDK_PAGE_SIZE ||
+        length == 0 || length > static_cast<uint64_t>(pages) * NDK_PAGE_SIZE - fbo ||
+        va % NDK_PAGE_SIZE != fbo) {
+      s = STATUS_INVALID_PARAMETER;
+    } else if ((access & (kAccessRemoteRead | kAccessRemoteWrite)) && !mr->fr_remote_allowed()) {
+      s = STATUS_ACCESS_VIOLATION;
+    }
+  }
+  if (s == STATUS_SUCCESS) s = mr->stage_fr_pages(page_array, pages);
+  if (s == STATUS_SUCCESS) {
+    WorkRequest wr;
+    wr.context = ctx;
+    wr.type = NdkOperationTypeFastRegister;
+    wr.flags = flags;
+    wr.mr = mr;
+    wr.stag = mr->next_token();
+    wr.va = va;
+    wr.fbo = fbo;
+    wr.pages = pages;
+    wr.access = access;
+    wr.length = length;
+    s = enqueue(std::move(wr), nullptr, 0, 0);
+  }
+  if (s != STATUS_SUCCESS) kick_on_failure();
+  return s;
+}
+
+NTSTATUS Qp::invalidate(void* ctx, Object* target, ULONG flags) {
+  NTSTATUS s = check_initiator(flags, kInvalidateFlags);
+  WorkRequest wr;
+  if (s == STATUS_SUCCESS) {
+    if (target->type() == NdkObjectTypeMw) {
+      auto* mw = static_cast<Mw*>(target);
+      if (mw->pd() != pd_) s = STATUS_INVALID_PARAMETER;
+      wr.mw = mw;
+      wr.stag = mw->token();
+    } else {
+      auto* mr = static_cast<Mr*>(target);
+      if (!mr->fast_register() || mr->pd() != pd_) s = STATUS_INVALID_PARAMETER;
+      wr.mr = mr;
+      wr.stag = mr->token();
+    }
+  }
+  if (s == STATUS_SUCCESS) {
+    wr.context = ctx;
+    wr.type = NdkOperationTypeInvalidate;
+    wr.flags = flags;
+    s = enqueue(std::move(wr), nullptr, 0, 0);
+  }
+  if (s != STATUS_SUCCESS) kick_on_failure();
+  return s;
+}
+
+NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
+  if (srq_ != nullptr) return STATUS_INVALID_DEVICE_REQUEST;
+  QpState st = state();
+  if (st == QpState::kError || st == QpState::kClosing || rcq_->dead())
+    return STATUS_CONNECTION_INVALID;
+  if (nsge > cfg_.rq_sge || (nsge > 0 && sgl == nullptr)) return STATUS_INVALID_PARAMETER;
+  uint64_t total = 0;
+  for (ULONG i = 0; i < nsge; ++i) total += sgl[i].Length;
+  if (total > adapter()->info().MaxTransferLength) return STATUS_INVALID_PARAMETER;
+  {
+    std::lock_guard lk(rq_mu_);
+    if (rq_count_ >= rq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+    ReceiveRequest& r = rq_[(rq_head_ + rq_count_) % rq_.size()];
+    r.context = ctx;
+    r.nsge = nsge;
+    r.length = total;
+    for (ULONG i = 0; i < nsge; ++i) r.sge[i] = sgl[i];
+    ++rq_count_;
+  }
+  QpTransport* t;
+  {
+    std::lock_guard lk(transport_mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->rq_posted();
+  return STATUS_SUCCESS;
+}
+
+void Qp::flush() {
+  {
+    // CQEs are pushed under the queue lock so they keep posting order
+    // against concurrent data-path completions (lock order: QP -> CQ).
+    std::lock_guard lk(sq_mu_);
+    for (uint64_t seq = sq_head_; seq < sq_tail_; ++seq) {
+      const WorkRequest& wr = sq_[seq % sq_.size()].wr;
+      icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
+    }
+    sq_head_ = sq_next_ = sq_tail_;
+    deferred_pending_ = false;
+  }
+  {
+    std::lock_guard lk(rq_mu_);
+    for (size_t i = 0; i < rq_count_; ++i) {
+      const ReceiveRequest& r = rq_[(rq_head_ + i) % rq_.size()];
+      rcq_->push(
+          make_result(STATUS_CANCELLED, 0, cfg_.context, r.context, NdkOperationTypeReceive));
+    }
+    rq_head_ = 0;
+    rq_count_ = 0;
+  }
+  QpTransport* t;
+  {
+    std::lock_guard lk(transport_mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->flushed();
+}
+
+void Qp::to_error() {
+  QpState s = state();
+  if (s != QpState::kClosing) set_state(QpState::kError);
+  flush();
+}
+
+void Qp::begin_teardown() {
+  set_state(QpState::kClosing);
+  flush();
+}
+
+bool Qp::sq_start(WorkRequest* out, uint64_t* seq) {
+  std::lock_guard lk(sq_mu_);
+  if (sq_next_ >= sq_tail_) return false;
+  SqSlot& s = sq_[sq_next_ % sq_.size()];
+  s.started = true;
+  *out = s.wr;
+  *seq = sq_next_++;
+  return true;
+}
+
+bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific) {
+  std::lock_guard lk(sq_mu_);
+  if (seq < sq_head_ || seq >= sq_next_) return false;  // flushed meanwhile
+  SqSlot& s = sq_[seq % sq_.size()];
+  s.done = true;
+  s.status = status;
+  s.bytes = bytes;
+  s.type_specific = type_specific;
+  while (sq_head_ < sq_next_ && sq_[sq_head_ % sq_.size()].done) {
+    SqSlot& h = sq_[sq_head_ % sq_.size()];
+    bool silent = (h.wr.flags & NDK_OP_FLAG_SILENT_SUCCESS) && h.status == STATUS_SUCCESS;
+    if (!silent) {
+      if (!icq_->push(make_result(h.status, h.bytes, cfg_.context, h.wr.context, h.wr.type,
+                                  h.type_specific)))
+        set_state(QpState::kError);
+    }
+    ++sq_head_;
+  }
+  return true;
+}
+
+bool Qp::rq_take(ReceiveRequest* out) {
+  if (srq_ != nullptr) return srq_->take(out);
+  std::lock_guard lk(rq_mu_);
+  if (rq_count_ == 0) return false;
+  *out = rq_[rq_head_];
+  rq_head_ = (rq_head_ + 1) % rq_.size();
+  --rq_count_;
+  return true;
+}
+
+void Qp::complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
+                          uint32_t invalidated_stag) {
+  NDK_OPERATION_TYPE type =
+      invalidated_stag != 0 ? NdkOperationTypeReceiveAndInvalidate : NdkOperationTypeReceive;
+  if (!rcq_->push(make_result(status, bytes, cfg_.context, r.context, type, invalidated_stag),
+                  solicited))
+    set_state(QpState::kError);
+}
+
+}  // namespace softndk::ndk

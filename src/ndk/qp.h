@@ -1,0 +1,142 @@
+// qp.h - queue pair: an initiator queue (SQ) and a receive queue (RQ or SRQ).
+//
+// Posting calls validate against the QP's creation limits, copy the request
+// into a preallocated ring slot and poke the attached transport. Requests
+// stay in the SQ ring until the data path completes them, so NdkFlush can
+// cancel everything still pending, in posting order.
+//
+// States: Idle (created; receives may be posted), Connected (a transport is
+// attached; initiator requests accepted), Error (fatal error, CQ overrun or
+// connection loss; posts fail), Closing. The connection layer attaches a
+// QpTransport when the connection is established and detaches it on
+// teardown.
+//
+// Data-path API (engine threads):
+//   sq_start(&wr, &seq)       next not-yet-started initiator request (copy)
+//   sq_complete(seq, st, n)   that request is done: CQEs go out in posting
+//                             order, silent successes produce none
+//   rq_take(&rr)              next receive (from the RQ or the SRQ)
+//   complete_receive(...)     receive CQE on the receive CQ
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "ndk/object.h"
+#include "ndk/work_request.h"
+
+namespace softndk::ndk {
+
+class Pd;
+class Cq;
+class Srq;
+class Mr;
+class Mw;
+
+enum class QpState : uint8_t { kIdle, kConnected, kError, kClosing };
+
+// Implemented by the connection/data-path layer.
+class QpTransport {
+ public:
+  virtual ~QpTransport() = default;
+  // New initiator work; `deferred` when NDK_OP_FLAG_DEFER asked to wait for
+  // the next non-deferred post (NDKPI §7).
+  virtual void sq_posted(bool deferred) = 0;
+  virtual void rq_posted() = 0;
+  // NdkFlush/QP close/fatal error: queued requests are being cancelled.
+  virtual void flushed() = 0;
+};
+
+struct QpConfig {
+  void* context = nullptr;
+  ULONG rq_depth = 0, sq_depth = 0, rq_sge = 0, sq_sge = 0, inline_size = 0;
+};
+
+class Qp final : public Object {
+ public:
+  static NTSTATUS create(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg, Qp** out);
+  NDK_QP* ndk() { return &handle_.ndk; }
+
+  // --- Posting (the ABI) ----------------------------------------------------
+  NTSTATUS send(void* ctx, const NDK_SGE* sgl, ULONG nsge, ULONG flags, bool invalidate,
+                uint32_t remote_token);
+  NTSTATUS write(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint32_t token,
+                 ULONG flags);
+  NTSTATUS read(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint32_t token,
+                ULONG flags);
+  NTSTATUS bind(void* ctx, Mr* mr, Mw* mw, uint64_t va, uint64_t length, ULONG flags);
+  NTSTATUS fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADDRESS* page_array,
+                         ULONG fbo, uint64_t length, uint64_t va, ULONG flags);
+  NTSTATUS invalidate(void* ctx, Object* mr_or_mw, ULONG flags);
+  NTSTATUS receive(void* ctx, const NDK_SGE* sgl, ULONG nsge);
+  void flush();
+
+  // --- Connection layer -----------------------------------------------------
+  QpState state() const { return state_.load(std::memory_order_acquire); }
+  void set_state(QpState s) { state_.store(s, std::memory_order_release); }
+  void attach(QpTransport* t);
+  void detach();
+  // Fatal error / CQ death: to Error and flush.
+  void to_error();
+
+  // --- Data path -------------------------------------------------------------
+  bool sq_start(WorkRequest* out, uint64_t* seq);
+  // Returns false if the request was flushed meanwhile (no CQE then).
+  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0);
+  bool rq_take(ReceiveRequest* out);
+  void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
+                        uint32_t invalidated_stag = 0);
+
+  Pd* pd() const { return pd_; }
+  Cq* receive_cq() const { return rcq_; }
+  Cq* initiator_cq() const { return icq_; }
+  Srq* srq() const { return srq_; }
+  void* context() const { return cfg_.context; }
+  const QpConfig& config() const { return cfg_; }
+  ULONG sq_pending();
+  ULONG rq_pending();
+
+ private:
+  Qp(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg);
+  void begin_teardown() override;
+  // Shared front half of initiator posts: QP state and flag checks.
+  NTSTATUS check_initiator(ULONG flags, ULONG allowed_flags);
+  // Back half: SGL/inline checks, copy into the next SQ slot, kick.
+  NTSTATUS enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge);
+  void kick(bool deferred);
+  void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
+
+  struct SqSlot {
+    WorkRequest wr;
+    bool started = false;
+    bool done = false;
+    NTSTATUS status = STATUS_SUCCESS;
+    ULONG bytes = 0;
+    ULONG_PTR type_specific = 0;
+  };
+
+  Handle<NDK_QP> handle_{};
+  Pd* pd_;
+  Cq* rcq_;
+  Cq* icq_;
+  Srq* srq_;
+  QpConfig cfg_;
+  std::atomic<QpState> state_{QpState::kIdle};
+
+  std::mutex sq_mu_;  // guards the SQ ring and its sequence numbers
+  std::vector<SqSlot> sq_;
+  std::vector<uint8_t> inline_;  // sq_depth * inline_size bytes
+  uint64_t sq_head_ = 0, sq_next_ = 0, sq_tail_ = 0;
+  bool deferred_pending_ = false;
+
+  std::mutex rq_mu_;  // guards the RQ ring
+  std::vector<ReceiveRequest> rq_;
+  size_t rq_head_ = 0, rq_count_ = 0;
+
+  std::mutex transport_mu_;
+  QpTransport* transport_ = nullptr;
+};
+
+}  // namespace softndk::ndk

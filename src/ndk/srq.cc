@@ -1,0 +1,144 @@
+// srq.cc - shared receive queue ring, threshold arming and notifications.
+#include "ndk/srq.h"
+
+#include <memory>
+#include <new>
+
+#include "ndk/adapter.h"
+#include "ndk/dispatch.h"
+#include "ndk/pd.h"
+
+namespace softndk::ndk {
+
+Srq::Srq(Pd* pd, ULONG max_sge, NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx)
+    : Object(pd->adapter(), NdkObjectTypeSrq, Resource::kSrq),
+      pd_(pd),
+      max_sge_(max_sge),
+      cb_(cb),
+      cb_ctx_(ctx),
+      reactor_(&pd->adapter()->engine().pick()) {
+  handle_.self = this;
+  handle_.ndk.Dispatch = &kSrqDispatch;
+  bind_handle(&handle_.ndk.Header, &handle_.magic);
+}
+
+NTSTATUS Srq::create(Pd* pd, ULONG depth, ULONG max_sge, ULONG threshold,
+                     NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx, Srq** out) {
+  const NDK_ADAPTER_INFO& info = pd->adapter()->info();
+  if (depth == 0 || depth > info.MaxSrqDepth) return STATUS_INVALID_PARAMETER;
+  if (max_sge == 0 || max_sge > info.MaxReceiveRequestSge) return STATUS_INVALID_PARAMETER;
+  if (threshold > depth) return STATUS_INVALID_PARAMETER;
+  auto srq = std::unique_ptr<Srq>(new Srq(pd, max_sge, cb, ctx));
+  srq->ring_.resize(depth);
+  srq->threshold_ = threshold;
+  srq->armed_ = threshold > 0;
+  srq->depend_on(pd);
+  *out = srq.release();
+  return STATUS_SUCCESS;
+}
+
+ULONG Srq::depth() {
+  std::lock_guard lk(mu_);
+  return static_cast<ULONG>(ring_.size());
+}
+
+ULONG Srq::queued() {
+  std::lock_guard lk(mu_);
+  return static_cast<ULONG>(count_);
+}
+
+NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
+  if (depth > adapter()->info().MaxSrqDepth) return STATUS_INVALID_PARAMETER;
+  std::vector<ReceiveRequest> ring;
+  if (depth != 0) {
+    try {
+      ring.resize(depth);
+    } catch (const std::bad_alloc&) {
+      return STATUS_INSUFFICIENT_RESOURCES;
+    }
+  }
+  std::lock_guard lk(mu_);
+  ULONG new_depth = depth != 0 ? depth : static_cast<ULONG>(ring_.size());
+  if (new_depth < count_) return STATUS_INVALID_PARAMETER;
+  if (threshold > new_depth) return STATUS_INVALID_PARAMETER;
+  if (depth != 0) {
+    for (size_t i = 0; i < count_; ++i) ring[i] = ring_[(head_ + i) % ring_.size()];
+    ring_.swap(ring);
+    head_ = 0;
+  }
+  if (threshold > 0) {
+    threshold_ = threshold;
+    armed_ = true;
+    if (count_ < threshold_) notify_locked(STATUS_SUCCESS);
+  }
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Srq::post(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
+  if (nsge > max_sge_ || (nsge > 0 && sgl == nullptr)) return STATUS_INVALID_PARAMETER;
+  uint64_t total = 0;
+  for (ULONG i = 0; i < nsge; ++i) total += sgl[i].Length;
+  if (total > adapter()->info().MaxTransferLength) return STATUS_INVALID_PARAMETER;
+  std::lock_guard lk(mu_);
+  if (failed_) return STATUS_INTERNAL_ERROR;
+  if (count_ == ring_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+  ReceiveRequest& r = ring_[(head_ + count_) % ring_.size()];
+  r.context = ctx;
+  r.nsge = nsge;
+  r.length = total;
+  for (ULONG i = 0; i < nsge; ++i) r.sge[i] = sgl[i];
+  ++count_;
+  return STATUS_SUCCESS;
+}
+
+bool Srq::take(ReceiveRequest* out) {
+  std::lock_guard lk(mu_);
+  if (count_ == 0 || failed_) return false;
+  *out = ring_[head_];
+  head_ = (head_ + 1) % ring_.size();
+  --count_;
+  if (armed_ && count_ < threshold_) notify_locked(STATUS_SUCCESS);
+  return true;
+}
+
+void Srq::fail() {
+  std::lock_guard lk(mu_);
+  if (failed_) return;
+  failed_ = true;
+  notify_locked(STATUS_INTERNAL_ERROR);
+}
+
+void Srq::notify_locked(NTSTATUS status) {
+  armed_ = false;  // disarmed until the next NdkModifySrq with a threshold
+  if (cb_ == nullptr || stopped_) return;
+  due_.push_back(status);
+  if (running_) return;
+  running_ = true;
+  hold();
+  reactor_->post([this] { run_notifications(); });
+}
+
+void Srq::run_notifications() {
+  for (;;) {
+    NTSTATUS s;
+    {
+      std::lock_guard lk(mu_);
+      if (due_.empty() || stopped_) {
+        due_.clear();
+        running_ = false;
+        break;
+      }
+      s = due_.front();
+      due_.erase(due_.begin());
+    }
+    cb_(cb_ctx_, s);
+  }
+  release();
+}
+
+void Srq::begin_teardown() {
+  std::lock_guard lk(mu_);
+  stopped_ = true;
+}
+
+}  // namespace softndk::ndk

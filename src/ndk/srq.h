@@ -1,0 +1,64 @@
+// srq.h - shared receive queue: a ring of receives any attached QP consumes.
+//
+// NdkSrqReceive queues; the data path takes the oldest with take() and
+// completes it on the consuming QP's receive CQ. When a take() leaves fewer
+// queued receives than the armed NotifyThreshold the SRQ disarms and calls
+// the notification on the engine (serialized, never concurrent with itself).
+// NdkModifySrq with a threshold > 0 re-arms (and fires at once if already
+// below); 0 keeps the current threshold and arm state.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "ndk/object.h"
+#include "ndk/work_request.h"
+#include "tcp/reactor.h"
+
+namespace softndk::ndk {
+
+class Pd;
+
+class Srq final : public Object {
+ public:
+  static NTSTATUS create(Pd* pd, ULONG depth, ULONG max_sge, ULONG threshold,
+                         NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx, Srq** out);
+  NDK_SRQ* ndk() { return &handle_.ndk; }
+  Pd* pd() const { return pd_; }
+
+  NTSTATUS modify(ULONG depth, ULONG threshold);
+  NTSTATUS post(void* ctx, const NDK_SGE* sgl, ULONG nsge);
+  // Data path: the oldest queued receive, false if none.
+  bool take(ReceiveRequest* out);
+  // Fatal errors: STATUS_INTERNAL_ERROR to the notification, no more takes.
+  void fail();
+
+  ULONG depth();
+  ULONG queued();
+  ULONG max_sge() const { return max_sge_; }
+
+ private:
+  Srq(Pd* pd, ULONG max_sge, NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx);
+  void begin_teardown() override;
+  void notify_locked(NTSTATUS status);
+  void run_notifications();
+
+  Handle<NDK_SRQ> handle_{};
+  Pd* pd_;
+  ULONG max_sge_;
+  NDK_FN_SRQ_NOTIFICATION_CALLBACK cb_;
+  void* cb_ctx_;
+  tcp::Reactor* reactor_;
+
+  std::mutex mu_;  // guards everything below
+  std::vector<ReceiveRequest> ring_;
+  size_t head_ = 0, count_ = 0;
+  ULONG threshold_ = 0;
+  bool armed_ = false;
+  bool failed_ = false;
+  bool stopped_ = false;
+  std::vector<NTSTATUS> due_;
+  bool running_ = false;
+};
+
+}  // namespace softndk::ndk

@@ -1,0 +1,49 @@
+// work_request.h - the queued form of NDK work requests (QP SQ/RQ, SRQ).
+//
+// Posting calls copy everything they need into preallocated ring slots so
+// the consumer's SGL and inline buffers may be reused as soon as the call
+// returns. The data path reads these copies.
+#pragma once
+
+#include <cstdint>
+
+#include "softndk/ndkpi.h"
+
+namespace softndk::ndk {
+
+class Mr;
+class Mw;
+
+inline constexpr uint32_t kMaxSge = 16;  // NDK_ADAPTER_INFO Max*RequestSge
+
+// One initiator-queue request (Send, SendAndInvalidate, Write, Read, Bind,
+// FastRegister, Invalidate).
+struct WorkRequest {
+  void* context = nullptr;
+  NDK_OPERATION_TYPE type = NdkOperationTypeSend;
+  ULONG flags = 0;      // NDK_OP_FLAG_*
+  ULONG nsge = 0;       // entries in sge[] (0 for inline requests)
+  uint64_t length = 0;  // total bytes of the request's data
+  NDK_SGE sge[kMaxSge] = {};
+  const uint8_t* inline_data = nullptr;  // INLINE: `length` bytes owned by the QP slot
+  uint64_t remote_addr = 0;              // Read/Write: tagged offset
+  uint32_t remote_token = 0;  // Read/Write: remote STag; SendAndInvalidate: STag to invalidate
+  // Bind / FastRegister / Invalidate.
+  Mr* mr = nullptr;
+  Mw* mw = nullptr;
+  uint32_t stag = 0;    // Bind/FR: the new STag (key chosen at post time); Invalidate: target
+  uint32_t access = 0;  // Access bits (stag_table.h)
+  uint64_t va = 0;      // Bind/FR: first byte's VA
+  ULONG fbo = 0;        // FR: first-byte offset in page 0
+  ULONG pages = 0;      // FR: pages copied into the MR's page buffer
+};
+
+// One receive (QP RQ or SRQ).
+struct ReceiveRequest {
+  void* context = nullptr;
+  ULONG nsge = 0;
+  uint64_t length = 0;  // total capacity
+  NDK_SGE sge[kMaxSge] = {};
+};
+
+}  // namespace softndk::ndk
