@@ -107,14 +107,19 @@ NTSTATUS Listener::pause(bool paused) {
     paused_.store(true);
     reactor_.unwatch(fd_.get());
     // SHUT_RD on a listening socket stops listening (Linux tcp_disconnect):
-    // new SYNs are answered with RST, as if nobody listened.
+    // new SYNs are answered with RST, as if nobody listened. A port chosen
+    // by the kernel (bind to port 0) is released by that, so bind it again
+    // explicitly right away; an explicit port stays bound (EINVAL here).
     ::shutdown(fd_.get(), SHUT_RD);
+    ::bind(fd_.get(), local_.sa(), local_.len);
     return STATUS_SUCCESS;
   }
-  // A port-0 bind is released by the shutdown; take the same port again.
-  if (local_address(fd_.get()).port() == 0 && ::bind(fd_.get(), local_.sa(), local_.len) != 0)
-    return status_from_errno(errno, SockOp::kBind);
   if (::listen(fd_.get(), backlog_) != 0) return status_from_errno(errno, SockOp::kListen);
+  if (local_address(fd_.get()).port() != local_.port()) {
+    // Someone took the port while we were paused.
+    ::shutdown(fd_.get(), SHUT_RD);
+    return STATUS_SHARING_VIOLATION;
+  }
   std::weak_ptr<Listener> weak = weak_from_this();
   reactor_.watch(fd_.get(), EPOLLIN, [weak](uint32_t) {
     if (auto s = weak.lock()) s->on_accept_ready();
