@@ -163,6 +163,14 @@ void Cq::arm(ULONG type) {
 }
 
 ULONG Cq::get_results(NDK_RESULT* out, ULONG n) {
+  if (has_progress_.load(std::memory_order_relaxed) && n > 0) {
+    bool empty;
+    {
+      std::lock_guard lk(mu_);
+      empty = count_ == 0;
+    }
+    if (empty) run_progress();
+  }
   std::lock_guard lk(mu_);
   ULONG k = 0;
   for (; k < n && count_ > 0; ++k) {
@@ -178,6 +186,14 @@ ULONG Cq::get_results(NDK_RESULT* out, ULONG n) {
 }
 
 ULONG Cq::get_results_ex(NDK_RESULT_EX* out, ULONG n) {
+  if (has_progress_.load(std::memory_order_relaxed) && n > 0) {
+    bool empty;
+    {
+      std::lock_guard lk(mu_);
+      empty = count_ == 0;
+    }
+    if (empty) run_progress();
+  }
   std::lock_guard lk(mu_);
   ULONG k = 0;
   for (; k < n && count_ > 0; ++k) {
@@ -186,6 +202,49 @@ ULONG Cq::get_results_ex(NDK_RESULT_EX* out, ULONG n) {
     --count_;
   }
   return k;
+}
+
+void Cq::add_progress(std::shared_ptr<ProgressSource> s) {
+  std::lock_guard lk(progress_mu_);
+  progress_.push_back(std::move(s));
+  has_progress_.store(true, std::memory_order_relaxed);
+}
+
+void Cq::remove_progress(const ProgressSource* s) {
+  std::shared_ptr<ProgressSource> gone;  // released outside the lock
+  std::lock_guard lk(progress_mu_);
+  for (auto& p : progress_) {
+    if (p.get() == s) {
+      gone = std::move(p);
+      p = std::move(progress_.back());
+      progress_.pop_back();
+      break;
+    }
+  }
+  has_progress_.store(!progress_.empty(), std::memory_order_relaxed);
+}
+
+void Cq::run_progress() {
+  // Copies a bounded batch of references so that no lock is held while a
+  // source runs (it pushes completions and may remove itself).
+  constexpr size_t kBatch = 16;
+  std::shared_ptr<ProgressSource> batch[kBatch];
+  size_t total;
+  size_t start = 0;
+  do {
+    size_t k = 0;
+    {
+      std::lock_guard lk(progress_mu_);
+      total = progress_.size();
+      for (size_t i = start; i < total && k < kBatch; ++i) batch[k++] = progress_[i];
+    }
+    for (size_t i = 0; i < k; ++i) {
+      batch[i]->progress();
+      batch[i].reset();
+    }
+    start += k;
+    if (k == 0) break;
+  } while (start < total);
 }
 
 NTSTATUS Cq::resize(ULONG depth) {

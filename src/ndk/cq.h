@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -25,6 +26,15 @@
 #include "tcp/reactor.h"
 
 namespace softndk::ndk {
+
+// Something that can make receive progress when a consumer polls an empty
+// CQ (the QP data path's streams, docs/datapath.md "Receive from the polling
+// thread"). progress() must not block and is called with no CQ lock held.
+class ProgressSource {
+ public:
+  virtual ~ProgressSource() = default;
+  virtual void progress() = 0;
+};
 
 class Cq final : public Object {
  public:
@@ -52,6 +62,12 @@ class Cq final : public Object {
   ULONG depth();
   ULONG size();  // completions queued now
 
+  // --- Polling-driven progress ----------------------------------------------
+  // get_results[_ex] on an empty ring runs every source once, then looks
+  // again. The CQ keeps a reference until remove_progress().
+  void add_progress(std::shared_ptr<ProgressSource> s);
+  void remove_progress(const ProgressSource* s);
+
  private:
   Cq(Adapter* a, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx);
   void begin_teardown() override;
@@ -60,6 +76,7 @@ class Cq final : public Object {
   void fire_locked(NTSTATUS status);
   void schedule_locked();
   void run_notifications();
+  void run_progress();
 
   Handle<NDK_CQ> handle_{};
   NDK_FN_CQ_NOTIFICATION_CALLBACK cb_;
@@ -85,6 +102,10 @@ class Cq final : public Object {
   bool mod_waiting_ = false;  // a satisfied arm waits for count/interval
   uint32_t since_arm_ = 0;
   tcp::Reactor::TimerId mod_timer_ = 0;
+  // Progress sources (own lock: sources push completions, which takes mu_).
+  std::mutex progress_mu_;
+  std::vector<std::shared_ptr<ProgressSource>> progress_;
+  std::atomic<bool> has_progress_{false};
 };
 
 }  // namespace softndk::ndk

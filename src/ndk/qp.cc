@@ -90,21 +90,22 @@ ULONG Qp::rq_pending() {
   return static_cast<ULONG>(rq_count_);
 }
 
-void Qp::attach(QpTransport* t) {
+void Qp::attach(std::shared_ptr<QpTransport> t) {
   {
     std::lock_guard lk(transport_mu_);
-    transport_ = t;
+    transport_ = std::move(t);
   }
   set_state(QpState::kConnected);
 }
 
 void Qp::detach() {
+  std::shared_ptr<QpTransport> t;  // released outside the lock
   std::lock_guard lk(transport_mu_);
-  transport_ = nullptr;
+  t.swap(transport_);
 }
 
 void Qp::kick(bool deferred) {
-  QpTransport* t;
+  std::shared_ptr<QpTransport> t;
   {
     std::lock_guard lk(transport_mu_);
     t = transport_;
@@ -320,7 +321,7 @@ NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
     for (ULONG i = 0; i < nsge; ++i) r.sge[i] = sgl[i];
     ++rq_count_;
   }
-  QpTransport* t;
+  std::shared_ptr<QpTransport> t;
   {
     std::lock_guard lk(transport_mu_);
     t = transport_;
@@ -351,7 +352,7 @@ void Qp::flush() {
     rq_head_ = 0;
     rq_count_ = 0;
   }
-  QpTransport* t;
+  std::shared_ptr<QpTransport> t;
   {
     std::lock_guard lk(transport_mu_);
     t = transport_;

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -76,7 +77,9 @@ class Qp final : public Object {
   // --- Connection layer -----------------------------------------------------
   QpState state() const { return state_.load(std::memory_order_acquire); }
   void set_state(QpState s) { state_.store(s, std::memory_order_release); }
-  void attach(QpTransport* t);
+  // Shared ownership: a post that picked the transport may still be calling
+  // it while the data path detaches.
+  void attach(std::shared_ptr<QpTransport> t);
   void detach();
   // Fatal error / CQ death: to Error and flush.
   void to_error();
@@ -136,7 +139,7 @@ class Qp final : public Object {
   size_t rq_head_ = 0, rq_count_ = 0;
 
   std::mutex transport_mu_;
-  QpTransport* transport_ = nullptr;
+  std::shared_ptr<QpTransport> transport_;
 };
 
 }  // namespace softndk::ndk
