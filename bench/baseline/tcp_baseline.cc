@@ -21,8 +21,9 @@
 namespace softndk::baseline {
 namespace {
 
-// Grace beyond the run's own cap before a stuck peer counts as a failure.
-constexpr double kWatchdogGraceS = 5.0;
+// Watchdog: a run may take 2x its cap (warm-up is not capped, and a starved
+// machine stretches it) plus this grace before a stuck peer is a failure.
+constexpr double kWatchdogGraceS = 30.0;
 // The stream reader's buffer: as large as the reference write, so a 1 MiB
 // write can be drained by one recv when the kernel has it all.
 constexpr size_t kStreamReadBuf = 1 << 20;
@@ -169,7 +170,7 @@ struct Run {
     r.msg_size = msg_size;
     if (msg_size == 0) return "message size must be at least 1 byte";
     if (lim.iterations == 0 && lim.max_seconds <= 0) return "need an iteration count or a duration";
-    double watchdog = (lim.max_seconds > 0 ? lim.max_seconds : 3600) + kWatchdogGraceS;
+    double watchdog = 2 * (lim.max_seconds > 0 ? lim.max_seconds : 3600) + kWatchdogGraceS;
     deadline = Clock::now() +
                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(watchdog));
     return make_pair(mode, watchdog, pair);
