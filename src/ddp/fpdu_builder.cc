@@ -50,8 +50,8 @@ std::span<const uint8_t> FpduWriter::finish(std::span<const uint8_t> pad_bytes) 
   return {t, pad + 4};
 }
 
-bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
-                std::span<const uint8_t> payload, bool crc, FpduScratch& s, FpduPieces& out) {
+bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body, std::span<const uint8_t> payload,
+                bool crc, FpduScratch& s, FpduPieces& out) {
   FpduWriter w;
   out.header = w.begin(h, body, payload.size(), crc, s);
   if (out.header.empty()) return false;

@@ -58,8 +58,8 @@ class FpduWriter {
 };
 
 // One FPDU with a contiguous payload. Returns false if too large.
-bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
-                std::span<const uint8_t> payload, bool crc, FpduScratch& s, FpduPieces& out);
+bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body, std::span<const uint8_t> payload,
+                bool crc, FpduScratch& s, FpduPieces& out);
 
 // Contiguous FPDU into `out` (copies payload; for small/control messages and
 // tests). Returns the wire size, 0 if `out` is too small or the ULPDU too long.

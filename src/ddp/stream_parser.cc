@@ -25,10 +25,14 @@ void StreamParser::reset() {
 
 size_t StreamParser::bytes_wanted() const {
   switch (state_) {
-    case State::kHeader: return static_cast<size_t>(need_ - have_);
-    case State::kPayload: return pay_rem_;
-    case State::kTrailer: return static_cast<size_t>(tr_need_ - tr_have_);
-    case State::kError: return 0;
+    case State::kHeader:
+      return static_cast<size_t>(need_ - have_);
+    case State::kPayload:
+      return pay_rem_;
+    case State::kTrailer:
+      return static_cast<size_t>(tr_need_ - tr_have_);
+    case State::kError:
+      return 0;
   }
   return 0;
 }

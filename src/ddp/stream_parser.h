@@ -43,7 +43,7 @@
 namespace softndk::wire {
 
 struct ParserConfig {
-  bool crc = false;             // MPA CRC negotiated: verify it (otherwise the field is ignored, as siw does)
+  bool crc = false;  // MPA CRC negotiated: verify it (otherwise the field is ignored, as siw does)
   bool accept_rfc7306 = false;  // deliver opcodes 0x8..0xB instead of kUnsupportedOpcode
   uint32_t max_ulpdu = 0xFFFF;  // larger ULPDU_Length -> kUlpduTooLong
 };
@@ -54,7 +54,8 @@ struct SegmentInfo {
   DdpHeader hdr;
   uint16_t ulpdu_len = 0;
   uint8_t pad = 0;
-  uint32_t payload_len = 0;  // bytes to place; 0 for control messages (Read Request, Terminate, atomics)
+  uint32_t payload_len =
+      0;  // bytes to place; 0 for control messages (Read Request, Terminate, atomics)
   std::span<const uint8_t> header_bytes;  // the raw 14/18-byte DDP header (for Terminate's copy)
   std::span<const uint8_t> body;          // control body (Read Request 28 B, Terminate, atomics)
   ReadRequestBody read;                   // decoded when hdr.opcode() == kReadRequest
@@ -68,9 +69,9 @@ struct SegmentInfo {
 };
 
 enum class EventKind : uint8_t {
-  kNeedMore,     // input exhausted; feed more bytes
-  kPlacement,    // header decoded and valid; payload not yet consumed
-  kPayload,      // `data` = next payload chunk (buffer mode), at `offset` within the segment payload
+  kNeedMore,   // input exhausted; feed more bytes
+  kPlacement,  // header decoded and valid; payload not yet consumed
+  kPayload,    // `data` = next payload chunk (buffer mode), at `offset` within the segment payload
   kSegmentDone,  // pad + CRC consumed and (if negotiated) verified
   kError,        // violation; sticky. `error`/`terminate`; `segment` set if the header was decoded
 };
@@ -122,11 +123,11 @@ class StreamParser {
 
   ParserConfig cfg_;
   State state_ = State::kHeader;
-  uint8_t stage_ = 0;     // 0: length + control bytes, 1: DDP header, 2: control body
-  uint8_t have_ = 0;      // bytes in hbuf_
-  uint8_t need_ = 4;      // bytes hbuf_ must hold for the current stage
-  uint8_t tr_have_ = 0;   // trailer bytes received
-  uint8_t tr_need_ = 0;   // pad + 4
+  uint8_t stage_ = 0;    // 0: length + control bytes, 1: DDP header, 2: control body
+  uint8_t have_ = 0;     // bytes in hbuf_
+  uint8_t need_ = 4;     // bytes hbuf_ must hold for the current stage
+  uint8_t tr_have_ = 0;  // trailer bytes received
+  uint8_t tr_need_ = 0;  // pad + 4
   uint32_t pay_rem_ = 0;
   uint32_t pay_off_ = 0;
   uint32_t crc_ = 0;

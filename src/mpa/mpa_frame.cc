@@ -14,14 +14,22 @@ const uint8_t kMpaKeyReply[kMpaKeySize] = {'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R
 
 const char* to_string(MpaError e) {
   switch (e) {
-    case MpaError::kOk: return "ok";
-    case MpaError::kNeedMore: return "need more bytes";
-    case MpaError::kBadKey: return "bad MPA key";
-    case MpaError::kBadRevision: return "unsupported MPA revision";
-    case MpaError::kPrivateDataTooLong: return "private data too long";
-    case MpaError::kBufferTooSmall: return "output buffer too small";
-    case MpaError::kEnhancedBlockMissing: return "enhanced IRD/ORD block missing";
-    case MpaError::kBadArgument: return "bad argument";
+    case MpaError::kOk:
+      return "ok";
+    case MpaError::kNeedMore:
+      return "need more bytes";
+    case MpaError::kBadKey:
+      return "bad MPA key";
+    case MpaError::kBadRevision:
+      return "unsupported MPA revision";
+    case MpaError::kPrivateDataTooLong:
+      return "private data too long";
+    case MpaError::kBufferTooSmall:
+      return "output buffer too small";
+    case MpaError::kEnhancedBlockMissing:
+      return "enhanced IRD/ORD block missing";
+    case MpaError::kBadArgument:
+      return "bad argument";
   }
   return "?";
 }

@@ -22,10 +22,10 @@ inline constexpr size_t kMpaMaxPrivateDataSiw = 256;
 inline constexpr size_t kMpaMaxFrameSize = kMpaHeaderSize + kMpaMaxPrivateDataRfc;
 
 // Flags byte (offset 16).
-inline constexpr uint8_t kMpaFlagMarkers = 0x80;   // M
-inline constexpr uint8_t kMpaFlagCrc = 0x40;       // C
-inline constexpr uint8_t kMpaFlagReject = 0x20;    // R
-inline constexpr uint8_t kMpaFlagEnhanced = 0x10;  // RFC 6581 enhanced establishment
+inline constexpr uint8_t kMpaFlagMarkers = 0x80;       // M
+inline constexpr uint8_t kMpaFlagCrc = 0x40;           // C
+inline constexpr uint8_t kMpaFlagReject = 0x20;        // R
+inline constexpr uint8_t kMpaFlagEnhanced = 0x10;      // RFC 6581 enhanced establishment
 inline constexpr uint8_t kMpaFlagReservedMask = 0x0F;  // 0x08 = siw "GSO_EXP"
 
 inline constexpr uint8_t kMpaRev0 = 0;  // pre-IETF; siw still accepts it
@@ -39,13 +39,13 @@ extern const uint8_t kMpaKeyReply[kMpaKeySize];    // "MPA ID Rep Frame"
 
 enum class MpaError : uint8_t {
   kOk,
-  kNeedMore,            // fewer bytes than the frame needs; `needed` says how many
-  kBadKey,              // neither Req nor Rep key (or not the expected one)
-  kBadRevision,         // rev > 2
-  kPrivateDataTooLong,  // decode: PD_Length > caller max (default 512); encode: > caller limit
-  kBufferTooSmall,      // encode output buffer too small
+  kNeedMore,              // fewer bytes than the frame needs; `needed` says how many
+  kBadKey,                // neither Req nor Rep key (or not the expected one)
+  kBadRevision,           // rev > 2
+  kPrivateDataTooLong,    // decode: PD_Length > caller max (default 512); encode: > caller limit
+  kBufferTooSmall,        // encode output buffer too small
   kEnhancedBlockMissing,  // enhanced block requested/expected but PD shorter than 4
-  kBadArgument,         // e.g. IRD/ORD value > 0x3FFF
+  kBadArgument,           // e.g. IRD/ORD value > 0x3FFF
 };
 const char* to_string(MpaError e);
 
@@ -130,7 +130,7 @@ struct MpaFrameSpec {
   MpaFrameType type = MpaFrameType::kRequest;
   uint8_t flags = 0;
   uint8_t rev = kMpaRev2;
-  std::optional<IrdOrdBlock> ird_ord;           // RFC 6581 block (rev 2)
+  std::optional<IrdOrdBlock> ird_ord;               // RFC 6581 block (rev 2)
   std::optional<LegacyIrdOrdBlock> legacy_ird_ord;  // [MS-SMBD] block (rev 1)
   std::span<const uint8_t> ulp_private_data;
 };

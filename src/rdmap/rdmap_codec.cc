@@ -28,9 +28,7 @@ constexpr OpcodeInfo kOpcodes[12] = {
 };
 }  // namespace
 
-const OpcodeInfo* opcode_info(uint8_t opcode) {
-  return opcode < 12 ? &kOpcodes[opcode] : nullptr;
-}
+const OpcodeInfo* opcode_info(uint8_t opcode) { return opcode < 12 ? &kOpcodes[opcode] : nullptr; }
 const char* opcode_name(uint8_t opcode) {
   const OpcodeInfo* i = opcode_info(opcode);
   return i ? i->name : "Reserved";

@@ -40,14 +40,14 @@ inline constexpr uint32_t kQnAtomic = 3;
 inline constexpr int kQnAny = -1;  // not checked (tagged, or RFC 7306 immediate data)
 
 struct OpcodeInfo {
-  const char* name;       // Wireshark-like display name ("Send", "Read Request", ...)
-  bool tagged;            // DDP model the opcode requires
-  int qn;                 // required QN for untagged opcodes, kQnAny if unchecked
-  bool single_segment;    // must be one segment with L=1 and MO=0
-  bool rfc7306;           // extension opcode softndk does not implement
-  bool has_invalidate;    // bytes 4-7 of the untagged header carry an STag
-  uint8_t min_body;       // control body bytes after the DDP header (buffered by
-  uint8_t max_body;       //   the parser instead of being placed); 0/0 = data
+  const char* name;     // Wireshark-like display name ("Send", "Read Request", ...)
+  bool tagged;          // DDP model the opcode requires
+  int qn;               // required QN for untagged opcodes, kQnAny if unchecked
+  bool single_segment;  // must be one segment with L=1 and MO=0
+  bool rfc7306;         // extension opcode softndk does not implement
+  bool has_invalidate;  // bytes 4-7 of the untagged header carry an STag
+  uint8_t min_body;     // control body bytes after the DDP header (buffered by
+  uint8_t max_body;     //   the parser instead of being placed); 0/0 = data
 };
 // nullptr for the reserved opcodes 0xC..0xF.
 const OpcodeInfo* opcode_info(uint8_t opcode);

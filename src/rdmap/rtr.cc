@@ -20,8 +20,8 @@ size_t encode_rtr_read(std::span<uint8_t> out, uint32_t msn, bool crc) {
 
 size_t encode_zero_read_response(std::span<uint8_t> out, uint32_t sink_stag, uint64_t sink_to,
                                  bool crc) {
-  return encode_fpdu(DdpHeader::tagged_hdr(Opcode::kReadResponse, true, sink_stag, sink_to), {},
-                     {}, crc, out);
+  return encode_fpdu(DdpHeader::tagged_hdr(Opcode::kReadResponse, true, sink_stag, sink_to), {}, {},
+                     crc, out);
 }
 
 }  // namespace softndk::wire

@@ -33,11 +33,16 @@ const char* terminate_code_name(const TerminateCode& c) {
   const uint8_t k = c.code;
   switch (c.layer) {
     case TermLayer::kRdmap: {
-      static const char* const n[] = {"invalid STag", "base or bounds violation",
-                                      "access rights violation", "STag not associated with stream",
-                                      "TO wrap", "invalid RDMAP version", "unexpected opcode",
+      static const char* const n[] = {"invalid STag",
+                                      "base or bounds violation",
+                                      "access rights violation",
+                                      "STag not associated with stream",
+                                      "TO wrap",
+                                      "invalid RDMAP version",
+                                      "unexpected opcode",
                                       "catastrophic error, localized to stream",
-                                      "catastrophic error, global", "STag cannot be invalidated"};
+                                      "catastrophic error, global",
+                                      "STag cannot be invalidated"};
       if (c.etype == kRdmapLocalCatastrophic && k == 0) return "local catastrophic error";
       return k <= 9 ? n[k] : "unspecified error";
     }
@@ -46,9 +51,13 @@ const char* terminate_code_name(const TerminateCode& c) {
       static const char* const t[] = {"invalid STag", "base or bounds violation",
                                       "STag not associated with stream", "TO wrap",
                                       "invalid DDP version"};
-      static const char* const u[] = {"", "invalid QN", "invalid MSN - no buffer available",
-                                      "invalid MSN - MSN range", "invalid MO",
-                                      "DDP message too long", "invalid DDP version"};
+      static const char* const u[] = {"",
+                                      "invalid QN",
+                                      "invalid MSN - no buffer available",
+                                      "invalid MSN - MSN range",
+                                      "invalid MO",
+                                      "DDP message too long",
+                                      "invalid DDP version"};
       return c.etype == kDdpTagged ? t[k] : u[k];
     }
     case TermLayer::kLlp: {
@@ -76,8 +85,8 @@ constexpr uint8_t kAll = kTermAttachDdp | kTermAttachRdma;
 // THE table. Rationale for the choices the RFCs leave open is in docs/wire.md.
 constexpr ViolationInfo kTable[] = {
     {WireError::kNone, R(kRdmapRemoteOperation, kRdmapUnspecified), kTermAttachNone, "none"},
-    {WireError::kUlpduTooShort, R(kRdmapRemoteOperation, kRdmapCatastrophicStream),
-     kTermAttachNone, "ULPDU too short for its DDP header"},
+    {WireError::kUlpduTooShort, R(kRdmapRemoteOperation, kRdmapCatastrophicStream), kTermAttachNone,
+     "ULPDU too short for its DDP header"},
     {WireError::kUlpduTooLong, R(kRdmapRemoteOperation, kRdmapCatastrophicStream), kDdpHdr,
      "ULPDU longer than allowed"},
     {WireError::kDdpVersionTagged, D(kDdpTagged, kDdpTagInvalidVersion), kDdpHdr,
@@ -104,16 +113,14 @@ constexpr ViolationInfo kTable[] = {
     {WireError::kControlMoNonZero, D(kDdpUntagged, kDdpUntagInvalidMo), kDdpHdr,
      "single-segment message with MO != 0"},
     {WireError::kCrcMismatch, L(kLlpCrcError), kTermAttachNone, "MPA CRC mismatch"},
-    {WireError::kZeroStagWrite, D(kDdpTagged, kDdpTagInvalidStag), kDdpHdr,
-     "RDMA Write to STag 0"},
+    {WireError::kZeroStagWrite, D(kDdpTagged, kDdpTagInvalidStag), kDdpHdr, "RDMA Write to STag 0"},
     {WireError::kZeroStagReadResponse, D(kDdpTagged, kDdpTagInvalidStag), kDdpHdr,
      "Read Response with data to STag 0"},
     {WireError::kZeroStagReadSource, R(kRdmapRemoteProtection, kRdmapInvalidStag), kAll,
      "Read Request from source STag 0"},
     {WireError::kZeroStagInvalidate, R(kRdmapRemoteOperation, kRdmapCannotInvalidate), kDdpHdr,
      "Send with Invalidate of STag 0"},
-    {WireError::kMsnOutOfRange, D(kDdpUntagged, kDdpUntagMsnRange), kDdpHdr,
-     "MSN out of range"},
+    {WireError::kMsnOutOfRange, D(kDdpUntagged, kDdpUntagMsnRange), kDdpHdr, "MSN out of range"},
     {WireError::kNoBuffer, D(kDdpUntagged, kDdpUntagNoBuffer), kDdpHdr, "no receive buffer"},
     {WireError::kMoMismatch, D(kDdpUntagged, kDdpUntagInvalidMo), kDdpHdr, "invalid MO"},
     {WireError::kMessageTooLong, D(kDdpUntagged, kDdpUntagTooLong), kDdpHdr,

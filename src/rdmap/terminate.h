@@ -42,10 +42,9 @@ inline constexpr uint8_t kDdpUntagInvalidQn = 0x01, kDdpUntagNoBuffer = 0x02,
                          kDdpUntagTooLong = 0x05, kDdpUntagInvalidVersion = 0x06;
 // LLP (layer 2), etype 0 = MPA.
 inline constexpr uint8_t kLlpMpa = 0;
-inline constexpr uint8_t kLlpConnectionLost = 0x01, kLlpCrcError = 0x02,
-                         kLlpMarkerMismatch = 0x03, kLlpInvalidMpaFrame = 0x04,
-                         kLlpLocalCatastrophic = 0x05, kLlpInsufficientIrd = 0x06,
-                         kLlpNoMatchingRtr = 0x07;
+inline constexpr uint8_t kLlpConnectionLost = 0x01, kLlpCrcError = 0x02, kLlpMarkerMismatch = 0x03,
+                         kLlpInvalidMpaFrame = 0x04, kLlpLocalCatastrophic = 0x05,
+                         kLlpInsufficientIrd = 0x06, kLlpNoMatchingRtr = 0x07;
 }  // namespace term
 
 // True if (layer, etype, code) is a combination the RFC tables define
@@ -58,31 +57,31 @@ const char* terminate_code_name(const TerminateCode& c);
 // the consumer detects with the codec's helpers (ddp/sequence.h).
 enum class WireError : uint8_t {
   kNone = 0,
-  kUlpduTooShort,          // ULPDU_Length smaller than the DDP header its T bit implies
-  kUlpduTooLong,           // above ParserConfig::max_ulpdu
-  kDdpVersionTagged,       // DV != 1 on a tagged segment
-  kDdpVersionUntagged,     // DV != 1 on an untagged segment
-  kRdmapVersion,           // RV != 1
-  kReservedOpcode,         // opcode 0xC..0xF
-  kUnsupportedOpcode,      // RFC 7306 opcode 0x8..0xB (not accepted by config)
-  kTaggedFlagMismatch,     // T bit does not match the opcode's DDP model
-  kInvalidQn,              // QN not the opcode's queue
-  kReadRequestLength,      // Read Request ULPDU != 18 + 28
-  kTerminateLength,        // Terminate body < 4 or > 52 bytes
-  kAtomicLength,           // atomic body length wrong (only with RFC 7306 on)
-  kNotLastSegment,         // Read Request/Terminate/atomic/immediate with L=0
-  kControlMoNonZero,       // single-segment message with MO != 0
-  kCrcMismatch,            // MPA CRC check failed
-  kZeroStagWrite,          // RDMA Write with STag 0 (siw's RTR uses STag 1)
-  kZeroStagReadResponse,   // Read Response with STag 0 carrying payload
-  kZeroStagReadSource,     // Read Request with source STag 0 and size > 0
-  kZeroStagInvalidate,     // Send with Invalidate naming STag 0
+  kUlpduTooShort,         // ULPDU_Length smaller than the DDP header its T bit implies
+  kUlpduTooLong,          // above ParserConfig::max_ulpdu
+  kDdpVersionTagged,      // DV != 1 on a tagged segment
+  kDdpVersionUntagged,    // DV != 1 on an untagged segment
+  kRdmapVersion,          // RV != 1
+  kReservedOpcode,        // opcode 0xC..0xF
+  kUnsupportedOpcode,     // RFC 7306 opcode 0x8..0xB (not accepted by config)
+  kTaggedFlagMismatch,    // T bit does not match the opcode's DDP model
+  kInvalidQn,             // QN not the opcode's queue
+  kReadRequestLength,     // Read Request ULPDU != 18 + 28
+  kTerminateLength,       // Terminate body < 4 or > 52 bytes
+  kAtomicLength,          // atomic body length wrong (only with RFC 7306 on)
+  kNotLastSegment,        // Read Request/Terminate/atomic/immediate with L=0
+  kControlMoNonZero,      // single-segment message with MO != 0
+  kCrcMismatch,           // MPA CRC check failed
+  kZeroStagWrite,         // RDMA Write with STag 0 (siw's RTR uses STag 1)
+  kZeroStagReadResponse,  // Read Response with STag 0 carrying payload
+  kZeroStagReadSource,    // Read Request with source STag 0 and size > 0
+  kZeroStagInvalidate,    // Send with Invalidate naming STag 0
   // Detected by the consumer with ddp/sequence.h helpers:
-  kMsnOutOfRange,          // untagged MSN not the expected one
-  kNoBuffer,               // no posted receive for the MSN
-  kMoMismatch,             // MO does not continue the message
-  kMessageTooLong,         // untagged message exceeds the receive buffer
-  kInvalidMpaFrame,        // bad Request/Reply (only if FPDU mode could be assumed)
+  kMsnOutOfRange,    // untagged MSN not the expected one
+  kNoBuffer,         // no posted receive for the MSN
+  kMoMismatch,       // MO does not continue the message
+  kMessageTooLong,   // untagged message exceeds the receive buffer
+  kInvalidMpaFrame,  // bad Request/Reply (only if FPDU mode could be assumed)
   kCount
 };
 

@@ -41,6 +41,7 @@ inline void store_be64(uint8_t* p, uint64_t v) {
 }
 inline void store_le32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "le32 helpers assume a little-endian host");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "le32 helpers assume a little-endian host");
 
 }  // namespace softndk::wire

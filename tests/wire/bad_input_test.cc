@@ -104,15 +104,17 @@ TEST(BadInput, EachViolationHasItsCode) {
   auto write_untagged = fpdu(DdpHeader::untagged_hdr(Opcode::kWrite, true, 0, 1, 0), {}, pay);
   auto qn = fpdu(DdpHeader::untagged_hdr(Opcode::kSend, true, 1, 1, 0), {}, pay);
   auto qn_rr = fpdu(DdpHeader::untagged_hdr(Opcode::kReadRequest, true, 0, 1, 0), rr_ok, {});
-  auto qn_term = fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, true, 0, 1, 0), hex("00000000"), {});
+  auto qn_term =
+      fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, true, 0, 1, 0), hex("00000000"), {});
   auto rr_short = fpdu(DdpHeader::untagged_hdr(Opcode::kReadRequest, true, 1, 1, 0),
                        std::span(rr_ok).first(27), {});
   auto rr_long = fpdu(DdpHeader::untagged_hdr(Opcode::kReadRequest, true, 1, 1, 0), rr_ok, pay);
   auto rr_notlast = fpdu(DdpHeader::untagged_hdr(Opcode::kReadRequest, false, 1, 1, 0), rr_ok, {});
   auto rr_mo = fpdu(DdpHeader::untagged_hdr(Opcode::kReadRequest, true, 1, 1, 4), rr_ok, {});
-  auto term_notlast = fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, false, 2, 1, 0),
-                           hex("00000000"), {});
-  auto term_short = fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, true, 2, 1, 0), hex("000000"), {});
+  auto term_notlast =
+      fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, false, 2, 1, 0), hex("00000000"), {});
+  auto term_short =
+      fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, true, 2, 1, 0), hex("000000"), {});
   std::vector<uint8_t> big(53);
   auto term_long = fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, true, 2, 1, 0), {}, big);
   auto w0 = fpdu(DdpHeader::tagged_hdr(Opcode::kWrite, true, 0, 0), {}, pay);
@@ -120,9 +122,10 @@ TEST(BadInput, EachViolationHasItsCode) {
   auto rresp0 = fpdu(DdpHeader::tagged_hdr(Opcode::kReadResponse, true, 0, 0), {}, pay);
   auto rr0 = fpdu(DdpHeader::untagged_hdr(Opcode::kReadRequest, true, 1, 1, 0), rr, {});
   auto inv0 = fpdu(DdpHeader::untagged_hdr(Opcode::kSendInvalidate, true, 0, 1, 0, 0), {}, pay);
-  auto inv0se = fpdu(DdpHeader::untagged_hdr(Opcode::kSendSolicitedInvalidate, true, 0, 1, 0, 0), {}, pay);
-  auto atom_len = raw(test::concat(hex("414a 00000000 00000003 00000001 00000000"),
-                                   std::vector<uint8_t>(51)));
+  auto inv0se =
+      fpdu(DdpHeader::untagged_hdr(Opcode::kSendSolicitedInvalidate, true, 0, 1, 0, 0), {}, pay);
+  auto atom_len =
+      raw(test::concat(hex("414a 00000000 00000003 00000001 00000000"), std::vector<uint8_t>(51)));
   ParserConfig crc_on{true};
   ParserConfig rfc7306{false, true};
   ParserConfig max_small{false, false, 100};
@@ -162,13 +165,21 @@ TEST(BadInput, EachViolationHasItsCode) {
       {"CRC field flip", bad_crc_field, WireError::kCrcMismatch, {TermLayer::kLlp, 0, 2}, crc_on},
       {"Write STag 0", w0, WireError::kZeroStagWrite, {TermLayer::kDdp, 1, 0}},
       {"zero-length Write STag 0", w0z, WireError::kZeroStagWrite, {TermLayer::kDdp, 1, 0}},
-      {"Read Response STag 0 with data", rresp0, WireError::kZeroStagReadResponse,
+      {"Read Response STag 0 with data",
+       rresp0,
+       WireError::kZeroStagReadResponse,
        {TermLayer::kDdp, 1, 0}},
-      {"Read Request source STag 0", rr0, WireError::kZeroStagReadSource,
+      {"Read Request source STag 0",
+       rr0,
+       WireError::kZeroStagReadSource,
        {TermLayer::kRdmap, 1, 0}},
-      {"Send with Invalidate STag 0", inv0, WireError::kZeroStagInvalidate,
+      {"Send with Invalidate STag 0",
+       inv0,
+       WireError::kZeroStagInvalidate,
        {TermLayer::kRdmap, 2, 9}},
-      {"Send SE with Invalidate STag 0", inv0se, WireError::kZeroStagInvalidate,
+      {"Send SE with Invalidate STag 0",
+       inv0se,
+       WireError::kZeroStagInvalidate,
        {TermLayer::kRdmap, 2, 9}},
   };
   for (const Case& c : cases) {

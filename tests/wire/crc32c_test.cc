@@ -30,7 +30,8 @@ TEST(Crc32c, IncrementalEqualsOneShot) {
   std::vector<uint8_t> d(1000);
   for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<uint8_t>(i * 7 + 3);
   Crc32c c;
-  for (size_t i = 0; i < d.size(); i += 37) c.update(std::span(d).subspan(i, std::min<size_t>(37, d.size() - i)));
+  for (size_t i = 0; i < d.size(); i += 37)
+    c.update(std::span(d).subspan(i, std::min<size_t>(37, d.size() - i)));
   EXPECT_EQ(c.value(), crc32c(d));
   c.reset();
   EXPECT_EQ(c.state(), kCrc32cInit);
@@ -51,25 +52,20 @@ const Vec kVectors[] = {
      0x0CB190B9, "b990b10c"},
     {"zero send", "00 12 41 43 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00", 0xC4E87B58,
      "587be8c4"},
-    {"send inv",
-     "00 15 41 44 ab cd ef 01 00 00 00 00 00 00 00 01 00 00 00 00 61 62 63 00", 0x148ABEE0,
-     "e0be8a14"},
-    {"read resp 8",
-     "00 16 c1 42 12 34 56 00 00 00 00 00 00 00 10 00 00 01 02 03 04 05 06 07", 0x96F7EC93,
-     "93ecf796"},
+    {"send inv", "00 15 41 44 ab cd ef 01 00 00 00 00 00 00 00 01 00 00 00 00 61 62 63 00",
+     0x148ABEE0, "e0be8a14"},
+    {"read resp 8", "00 16 c1 42 12 34 56 00 00 00 00 00 00 00 10 00 00 01 02 03 04 05 06 07",
+     0x96F7EC93, "93ecf796"},
     {"rtr read",
      "00 2e 41 41 00 00 00 00 00 00 00 01 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 "
      "00 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 00",
      0xC9E310BA, "ba10e3c9"},
-    {"terminate rdmap",
-     "00 16 41 47 00 00 00 00 00 00 00 02 00 00 00 01 00 00 00 00 01 00 00 00", 0xC02A0841,
-     "41082ac0"},
-    {"terminate llp rfc",
-     "00 16 41 47 00 00 00 00 00 00 00 02 00 00 00 01 00 00 00 00 20 02 00 00", 0x8525E47F,
-     "7fe42585"},
-    {"terminate llp siw",
-     "00 16 41 47 00 00 00 00 00 00 00 02 00 00 00 01 00 00 00 00 02 02 00 00", 0xED67D375,
-     "75d367ed"},
+    {"terminate rdmap", "00 16 41 47 00 00 00 00 00 00 00 02 00 00 00 01 00 00 00 00 01 00 00 00",
+     0xC02A0841, "41082ac0"},
+    {"terminate llp rfc", "00 16 41 47 00 00 00 00 00 00 00 02 00 00 00 01 00 00 00 00 20 02 00 00",
+     0x8525E47F, "7fe42585"},
+    {"terminate llp siw", "00 16 41 47 00 00 00 00 00 00 00 02 00 00 00 01 00 00 00 00 02 02 00 00",
+     0xED67D375, "75d367ed"},
 };
 
 TEST(Crc32c, IwarpVectors) {

@@ -21,7 +21,9 @@ TEST(DdpHeader, TaggedRoundTrip) {
   EXPECT_EQ(h.rdmap_ctrl, 0x42);
   uint8_t b[18];
   ASSERT_EQ(encode_ddp_header(h, b), 14u);
-  EXPECT_EQ(to_hex({b, 14}), "c14212345600" "0000000000001000");
+  EXPECT_EQ(to_hex({b, 14}),
+            "c14212345600"
+            "0000000000001000");
   DdpHeader d;
   ASSERT_EQ(decode_ddp_header({b, 14}, d), 14u);
   EXPECT_TRUE(d.tagged());
@@ -37,7 +39,11 @@ TEST(DdpHeader, UntaggedRoundTripAndReservedBits) {
   EXPECT_EQ(h.ddp_ctrl, 0x01);
   uint8_t b[18];
   ASSERT_EQ(encode_ddp_header(h, b), 18u);
-  EXPECT_EQ(to_hex({b, 18}), "0144abcdef01" "00000000" "00000007" "00000590");
+  EXPECT_EQ(to_hex({b, 18}),
+            "0144abcdef01"
+            "00000000"
+            "00000007"
+            "00000590");
   b[0] |= 0x3C;  // reserved DDP bits: ignored, preserved
   b[1] |= 0x30;  // reserved RDMAP bits
   DdpHeader d;
@@ -73,7 +79,12 @@ TEST(Rdmap, ReadRequestBody) {
   ReadRequestBody r{0x48afd600, 0x5616f77d3f40, 64, 0x97e7ed00, 0x564f76029570};
   uint8_t b[28];
   encode_read_request(r, b);
-  EXPECT_EQ(to_hex(b), "48afd600" "00005616f77d3f40" "00000040" "97e7ed00" "0000564f76029570");
+  EXPECT_EQ(to_hex(b),
+            "48afd600"
+            "00005616f77d3f40"
+            "00000040"
+            "97e7ed00"
+            "0000564f76029570");
   EXPECT_EQ(*decode_read_request(b), r);
   EXPECT_FALSE(decode_read_request({b, 27}));
 }
@@ -96,7 +107,9 @@ TEST(Rdmap, AtomicBodies) {
   AtomicResponseBody r{9, 0x1122334455667788};
   uint8_t c[12];
   encode_atomic_response(r, c);
-  EXPECT_EQ(to_hex(c), "00000009" "1122334455667788");
+  EXPECT_EQ(to_hex(c),
+            "00000009"
+            "1122334455667788");
   EXPECT_EQ(*decode_atomic_response(c), r);
   EXPECT_FALSE(decode_atomic_response({c, 11}));
 }
@@ -113,7 +126,9 @@ TEST(Rtr, WriteReadAndZeroReadResponseBytes) {
                        "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
                        "00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 00 ba 10 e3 c9")));
   ASSERT_EQ(encode_zero_read_response(out, 0, 0, true), kZeroReadResponseSize);
-  EXPECT_EQ(to_hex({out, 20}), "000ec142000000000000000000000000" "6975d6ca");
+  EXPECT_EQ(to_hex({out, 20}),
+            "000ec142000000000000000000000000"
+            "6975d6ca");
   EXPECT_EQ(encode_rtr_write({out, 19}, true), 0u);
 }
 
@@ -131,7 +146,7 @@ TEST(Fpdu, PadAndSizes) {
 TEST(Fpdu, SizingFromMss) {
   FpduSizing s{1448, FpduSizingMode::kSiw};
   EXPECT_EQ(s.fpdu_size(), 1448u);
-  EXPECT_EQ(s.max_payload(true), 1428u);   // as captured from siw
+  EXPECT_EQ(s.max_payload(true), 1428u);  // as captured from siw
   EXPECT_EQ(s.max_payload(false), 1424u);
   s.mss = 1460;
   EXPECT_EQ(s.fpdu_size(), 1456u);

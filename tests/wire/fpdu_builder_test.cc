@@ -23,9 +23,9 @@ TEST(FpduBuilder, PiecesAndIovec) {
   const uint8_t abc[3] = {'a', 'b', 'c'};
   FpduScratch s;
   FpduPieces p;
-  ASSERT_TRUE(build_fpdu(DdpHeader::untagged_hdr(Opcode::kSendInvalidate, true, 0, 1, 0,
-                                                 0xABCDEF01),
-                         {}, abc, true, s, p));
+  ASSERT_TRUE(
+      build_fpdu(DdpHeader::untagged_hdr(Opcode::kSendInvalidate, true, 0, 1, 0, 0xABCDEF01), {},
+                 abc, true, s, p));
   EXPECT_EQ(p.payload.data(), abc);  // not copied
   EXPECT_EQ(p.header.size(), 20u);
   EXPECT_EQ(p.trailer.size(), 5u);  // pad 1 + CRC
@@ -71,7 +71,8 @@ TEST(FpduBuilder, TooLong) {
                          std::span(big).first(65535 - 14), false, s, p));
   EXPECT_EQ(p.trailer.size(), 4u + 3);  // 2 + 65535 -> pad 3
   uint8_t small[10];
-  EXPECT_EQ(encode_fpdu(DdpHeader::tagged_hdr(Opcode::kWrite, true, 1, 0), {}, {}, false, small), 0u);
+  EXPECT_EQ(encode_fpdu(DdpHeader::tagged_hdr(Opcode::kWrite, true, 1, 0), {}, {}, false, small),
+            0u);
   std::vector<uint8_t> body(60);
   EXPECT_FALSE(build_fpdu(DdpHeader::untagged_hdr(Opcode::kTerminate, true, 2, 1, 0), body, {},
                           false, s, p));

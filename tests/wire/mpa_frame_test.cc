@@ -84,7 +84,10 @@ TEST(MpaFrame, RejectReplyWithPrivateData) {
   uint8_t out[64];
   auto r = encode_mpa_frame(s, out);
   ASSERT_EQ(r.error, MpaError::kOk);
-  EXPECT_EQ(to_hex({out + 16, r.size - 16}), "30020007" "00000000" "010203");
+  EXPECT_EQ(to_hex({out + 16, r.size - 16}),
+            "30020007"
+            "00000000"
+            "010203");
   MpaFrame f;
   ASSERT_EQ(decode_mpa_frame({out, r.size}, f).error, MpaError::kOk);
   EXPECT_TRUE(f.reject());
@@ -114,7 +117,10 @@ TEST(MpaFrame, Rev1WithLegacyBlock) {
   uint8_t out[64];
   auto r = encode_mpa_frame(s, out);
   ASSERT_EQ(r.error, MpaError::kOk);
-  EXPECT_EQ(to_hex({out + 16, r.size - 16}), "40010008" "00000010" "00000008");
+  EXPECT_EQ(to_hex({out + 16, r.size - 16}),
+            "40010008"
+            "00000010"
+            "00000008");
   MpaFrame f;
   ASSERT_EQ(decode_mpa_frame({out, r.size}, f).error, MpaError::kOk);
   EXPECT_EQ(f.rev, 1);
@@ -183,7 +189,8 @@ TEST(MpaFrame, TruncatedAndGarbage) {
 }
 
 TEST(MpaFrame, BytesBehindFrameLeftAlone) {
-  auto b = hex("4d 50 41 20 49 44 20 52 65 70 20 46 72 61 6d 65 10 02 00 04 00 01 00 01 00 0e c1 40");
+  auto b =
+      hex("4d 50 41 20 49 44 20 52 65 70 20 46 72 61 6d 65 10 02 00 04 00 01 00 01 00 0e c1 40");
   MpaFrame f;
   auto r = decode_mpa_frame(b, f);
   ASSERT_EQ(r.error, MpaError::kOk);

@@ -44,7 +44,7 @@ bool read_tcp_connections(const std::string& path, std::vector<TcpConnection>& o
     return false;
   }
   const int dlt = pcap_datalink(pc);
-  std::map<std::string, Dir> dirs;  // key "src>dst"
+  std::map<std::string, Dir> dirs;                                   // key "src>dst"
   std::vector<std::tuple<std::string, std::string, uint32_t>> syns;  // initiator, responder, frame
   pcap_pkthdr* h;
   const u_char* pkt;
@@ -105,10 +105,9 @@ bool read_tcp_connections(const std::string& path, std::vector<TcpConnection>& o
       d.have_isn = true;
       d.isn = seq;
       d.segs.clear();
-      if (!(flags & 0x10) &&
-          std::find_if(syns.begin(), syns.end(), [&](const auto& t) {
-            return std::get<0>(t) == src && std::get<1>(t) == dst;
-          }) == syns.end())
+      if (!(flags & 0x10) && std::find_if(syns.begin(), syns.end(), [&](const auto& t) {
+                               return std::get<0>(t) == src && std::get<1>(t) == dst;
+                             }) == syns.end())
         syns.emplace_back(src, dst, frame);
       continue;
     }

@@ -14,8 +14,8 @@ namespace softndk::wire::test {
 struct TcpDirection {
   std::string src;  // "ip:port"
   std::string dst;
-  std::vector<uint8_t> bytes;       // reassembled payload from ISN+1
-  std::vector<uint32_t> frame_of;   // pcap frame number (1-based) of each byte
+  std::vector<uint8_t> bytes;        // reassembled payload from ISN+1
+  std::vector<uint32_t> frame_of;    // pcap frame number (1-based) of each byte
   std::vector<size_t> segment_ends;  // stream offsets where TCP segments ended
   bool gap = false;                  // a hole could not be filled
 };

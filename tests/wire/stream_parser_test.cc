@@ -23,7 +23,8 @@ struct Recorder {
   WireError error = WireError::kNone;
   void on(const Event& ev) {
     switch (ev.kind) {
-      case EventKind::kNeedMore: break;
+      case EventKind::kNeedMore:
+        break;
       case EventKind::kPlacement: {
         const SegmentInfo& s = *ev.segment;
         log += "P(" + std::to_string(int(s.hdr.opcode_value())) + (s.tagged() ? ",T" : ",U") +
@@ -223,8 +224,8 @@ TEST(StreamParser, Rfc7306WhenAccepted) {
   a.remote_stag = 0x200;
   encode_atomic_request(a, body);
   uint8_t buf[128];
-  const size_t n = encode_fpdu(DdpHeader::untagged_hdr(Opcode::kAtomicRequest, true, 3, 1, 0),
-                               body, {}, true, buf);
+  const size_t n = encode_fpdu(DdpHeader::untagged_hdr(Opcode::kAtomicRequest, true, 3, 1, 0), body,
+                               {}, true, buf);
   ASSERT_EQ(n, 76u);
   ParserConfig cfg{true, true};
   StreamParser p(cfg);
@@ -263,7 +264,10 @@ TEST(StreamParser, DecodeFpduView) {
   const uint8_t pay[5] = {'h', 'e', 'l', 'l', 'o'};
   const size_t n =
       encode_fpdu(DdpHeader::untagged_hdr(Opcode::kSend, true, 0, 1, 0), {}, pay, true, buf);
-  EXPECT_EQ(to_hex({buf, n}), "0017414300000000000000000000000100000000" "68656c6c6f000000" "b990b10c");
+  EXPECT_EQ(to_hex({buf, n}),
+            "0017414300000000000000000000000100000000"
+            "68656c6c6f000000"
+            "b990b10c");
   FpduView v;
   auto r = decode_fpdu({buf, n}, v, {true});
   ASSERT_EQ(r.error, WireError::kNone);

@@ -20,12 +20,18 @@ TEST(Terminate, RfcVectorsFromIwarpMd) {
   size_t n = encode_terminate_fpdu(t, 1, true, out);
   ASSERT_EQ(n, 28u);
   EXPECT_EQ(to_hex({out, n}),
-            "0016414700000000000000020000000100000000" "01000000" "41082ac0");
+            "0016414700000000000000020000000100000000"
+            "01000000"
+            "41082ac0");
   t.code = {TermLayer::kLlp, term::kLlpMpa, term::kLlpCrcError};
   n = encode_terminate_fpdu(t, 1, true, out);
-  EXPECT_EQ(to_hex({out + 20, 8}), "20020000" "7fe42585");
+  EXPECT_EQ(to_hex({out + 20, 8}),
+            "20020000"
+            "7fe42585");
   n = encode_terminate_fpdu(t, 1, true, out, TerminateLayout::kSiwSwapped);
-  EXPECT_EQ(to_hex({out + 20, 8}), "02020000" "75d367ed");
+  EXPECT_EQ(to_hex({out + 20, 8}),
+            "02020000"
+            "75d367ed");
 }
 
 TEST(Terminate, ParseRfcAndSiwLlpCrc) {

@@ -154,10 +154,10 @@ TEST(Tshark, ConversationDecodesCleanly) {
     a.send(false, {buf, r.size});
     a.send(true, {buf, encode_rtr_write(buf, true)});
     const uint8_t hello[] = {'h', 'e', 'l', 'l', 'o'};
-    a.send(true, {buf, encode_fpdu(DdpHeader::untagged_hdr(Opcode::kSend, true, 0, 1, 0), {},
-                                   hello, true, buf)});
-    a.send(false, {buf, encode_fpdu(DdpHeader::untagged_hdr(Opcode::kSendInvalidate, true, 0, 1,
-                                                            0, 0xABCDEF01),
+    a.send(true, {buf, encode_fpdu(DdpHeader::untagged_hdr(Opcode::kSend, true, 0, 1, 0), {}, hello,
+                                   true, buf)});
+    a.send(false, {buf, encode_fpdu(DdpHeader::untagged_hdr(Opcode::kSendInvalidate, true, 0, 1, 0,
+                                                            0xABCDEF01),
                                     {}, hello, true, buf)});
     std::vector<uint8_t> big(3000, 0x5a);
     MessageSegmenter seg(DdpHeader::tagged_hdr(Opcode::kWrite, false, 0x345d4600, 0x10000),
@@ -197,16 +197,16 @@ TEST(Tshark, ConversationDecodesCleanly) {
     b.send(false, {buf, r.size});
     b.send(true, {buf, encode_fpdu(DdpHeader::untagged_hdr(Opcode::kSendSolicited, true, 0, 1, 0),
                                    {}, hello, false, buf)});
-    b.send(false, {buf, encode_fpdu(DdpHeader::tagged_hdr(Opcode::kWrite, true, 0x100, 0x2000),
-                                    {}, eight, false, buf)});
+    b.send(false, {buf, encode_fpdu(DdpHeader::tagged_hdr(Opcode::kWrite, true, 0x100, 0x2000), {},
+                                    eight, false, buf)});
   }
   // The Send payloads ("hello") are not RPC-over-RDMA or SMB Direct, but
   // tshark's heuristic sub-dissectors on iwarp_ddp_rdmap try them and report
   // "Malformed Packet: RPCoRDMA" (they do so on siw's own perftest Sends too).
   // Those are payload dissectors above RDMAP, so they are disabled here.
-  const std::string ts = std::string(SOFTNDK_TSHARK) +
-                         " -n --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp -r " +
-                         path;
+  const std::string ts =
+      std::string(SOFTNDK_TSHARK) +
+      " -n --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp -r " + path;
 
   // Nothing malformed, no expert error.
   const auto bad = run(ts + " -Y '_ws.malformed || _ws.expert.severity >= error' 2>/dev/null");
@@ -229,30 +229,30 @@ TEST(Tshark, ConversationDecodesCleanly) {
   EXPECT_EQ(norm(mpa[3]), "0/0/1/8/0000000800000010") << mpa[3];
 
   // DDP/RDMAP: opcodes, tagged, last, STag/TO/QN/MSN/MO, inval STag, read body.
-  const auto fp = lines(run(
-      ts + " -Y iwarp_ddp_rdmap -T fields -E occurrence=f -e iwarp_rdma.opcode "
-           "-e iwarp_ddp.tagged_flag -e iwarp_ddp.last_flag -e iwarp_ddp.stag "
-           "-e iwarp_ddp.tagged_offset -e iwarp_ddp.qn -e iwarp_ddp.msn -e iwarp_ddp.mo "
-           "-e iwarp_rdma.inval_stag -e iwarp_rdma.rdmardsz -e iwarp_rdma.srcstag "
-           "-e iwarp_mpa.crc_check -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype_ddp "
-           "-e iwarp_rdma.term_errcode_ddp_tagged 2>/dev/null"));
+  const auto fp =
+      lines(run(ts + " -Y iwarp_ddp_rdmap -T fields -E occurrence=f -e iwarp_rdma.opcode "
+                     "-e iwarp_ddp.tagged_flag -e iwarp_ddp.last_flag -e iwarp_ddp.stag "
+                     "-e iwarp_ddp.tagged_offset -e iwarp_ddp.qn -e iwarp_ddp.msn -e iwarp_ddp.mo "
+                     "-e iwarp_rdma.inval_stag -e iwarp_rdma.rdmardsz -e iwarp_rdma.srcstag "
+                     "-e iwarp_mpa.crc_check -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype_ddp "
+                     "-e iwarp_rdma.term_errcode_ddp_tagged 2>/dev/null"));
   // Columns: opcode/T/L/STag/TO/QN/MSN/MO/inval STag/read size/source STag/
   // crc_check/term layer/term etype (DDP)/term code (DDP tagged). tshark's
   // crc_check is the CRC it computed, printed as the wire bytes read
   // big-endian; it is only present where CRC was negotiated (connection 1).
   // The RTR Write and the "hello" Send match the IWARP.md 2.5 vectors.
   const std::vector<std::string> want = {
-      "0x00/1/1/0x00000001/0x0000000000000000///////0xebd34c5f///",   // RTR Write
-      "0x03/0/1///0/1/0////0xb990b10c///",                            // Send "hello"
-      "0x04/0/1///0/1/0/2882400001///0x5a5bffd5///",                  // Send w/ Inval 0xabcdef01
-      "0x00/1/0/0x345d4600/0x0000000000010000///////0xa9137810///",   // Write seg 1 (1428 B)
-      "0x00/1/0/0x345d4600/0x0000000000010594///////0x43d5a21b///",   // Write seg 2
-      "0x00/1/1/0x345d4600/0x0000000000010b28///////0x2c2fec3b///",   // Write seg 3 (L)
-      "0x01/0/1///1/1/0//8/0x97e7ed00/0xfb3d54d3///",                 // Read Request
-      "0x02/1/1/0x48afd600/0x00005616f77d3f40///////0xe551c606///",   // Read Response
-      "0x07/0/1///2/1/0////0xb1d1ee6e/0x01/0x01/0x00",                // Terminate DDP/tagged/STag
-      "0x05/0/1///0/1/0///////",                                      // Send SE (rev 1, no CRC)
-      "0x00/1/1/0x00000100/0x0000000000002000//////////",             // Write (rev 1)
+      "0x00/1/1/0x00000001/0x0000000000000000///////0xebd34c5f///",  // RTR Write
+      "0x03/0/1///0/1/0////0xb990b10c///",                           // Send "hello"
+      "0x04/0/1///0/1/0/2882400001///0x5a5bffd5///",                 // Send w/ Inval 0xabcdef01
+      "0x00/1/0/0x345d4600/0x0000000000010000///////0xa9137810///",  // Write seg 1 (1428 B)
+      "0x00/1/0/0x345d4600/0x0000000000010594///////0x43d5a21b///",  // Write seg 2
+      "0x00/1/1/0x345d4600/0x0000000000010b28///////0x2c2fec3b///",  // Write seg 3 (L)
+      "0x01/0/1///1/1/0//8/0x97e7ed00/0xfb3d54d3///",                // Read Request
+      "0x02/1/1/0x48afd600/0x00005616f77d3f40///////0xe551c606///",  // Read Response
+      "0x07/0/1///2/1/0////0xb1d1ee6e/0x01/0x01/0x00",               // Terminate DDP/tagged/STag
+      "0x05/0/1///0/1/0///////",                                     // Send SE (rev 1, no CRC)
+      "0x00/1/1/0x00000100/0x0000000000002000//////////",            // Write (rev 1)
   };
 
   ASSERT_EQ(fp.size(), want.size()) << run(ts + " 2>/dev/null");
