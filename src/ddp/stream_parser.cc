@@ -117,6 +117,20 @@ Event StreamParser::next(std::span<const uint8_t>& in) {
       }
       case State::kHeader: {
         if (in.empty()) return Event{};
+        if (have_ == 0 && in.size() >= 2 + kMaxDdpHeaderSize) {
+          // Fast path: the whole DDP header is in the caller's buffer (the
+          // usual case when many FPDUs arrive in one read): one fixed-size
+          // copy instead of the staged 4-byte + rest copies.
+          seg_.stream_offset = consumed_;
+          const size_t n = 2 + ((in[2] & kDdpFlagTagged) ? kTaggedHeaderSize : kUntaggedHeaderSize);
+          std::memcpy(hbuf_, in.data(), 2 + kMaxDdpHeaderSize);
+          have_ = static_cast<uint8_t>(n);
+          in = in.subspan(n);
+          consumed_ += n;
+          Event ev = header_complete();
+          if (ev.kind == EventKind::kNeedMore) continue;
+          return ev;
+        }
         if (have_ == 0) seg_.stream_offset = consumed_;
         size_t n = static_cast<size_t>(need_ - have_);
         if (n > in.size()) n = in.size();
