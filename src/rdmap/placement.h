@@ -1,0 +1,47 @@
+// rdmap/placement.h - remote access checks on inbound tagged segments and
+// Read Requests, and where the bytes of a local SGL or a remote region live.
+//
+// Owns: the RNIC-style check of an STag against the adapter's STag table
+// (valid and current key, same PD, MW bound to this QP, rights, bounds
+// without wrap) with the Terminate code each refusal earns, and turning a
+// checked (STag, TO) into a process pointer.
+//
+// Codes (docs/datapath.md, IWARP.md 9.5): RDMA Write refusals are DDP tagged
+// buffer errors (invalid STag 0x00, bounds 0x01, not associated 0x02, wrap
+// 0x03) like siw, except a missing right, which is RDMAP remote protection
+// "access rights" (0x02, RFC 5040 7.2) so that the peer learns why. Read
+// Request refusals are RDMAP remote protection errors (IWARP.md 4.4).
+#pragma once
+
+#include <cstdint>
+
+#include "ndk/stag_table.h"
+#include "rdmap/terminate.h"
+
+namespace softndk::rdmap {
+
+struct AccessCheck {
+  bool ok = false;
+  wire::TerminateCode code;
+  uint8_t* ptr = nullptr;  // first byte of [to, to+len) when ok
+};
+
+// `need` is ndk::kAccessRemoteWrite (Write) or kAccessRemoteRead (Read
+// Request). `read_request` selects the RDMAP code family.
+AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, const void* pd,
+                                const void* qp, uint64_t to, uint64_t len, uint32_t need,
+                                bool read_request);
+
+// Remote invalidation (Send with Invalidate): only fast-register MRs and
+// windows of this PD (and, for windows bound by a QP, of this QP) qualify.
+// Returns true when invalidated; otherwise `code` is RDMAP 0x09 "cannot
+// invalidate" (EType remote protection on a PD mismatch, else remote
+// operation, as siw).
+bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, const void* qp,
+                       wire::TerminateCode* code);
+
+// Local invalidation (NdkInvalidate, RDMA_READ_LOCAL_INVALIDATE): same
+// rules without the QP binding check. False if the STag is not current.
+bool local_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd);
+
+}  // namespace softndk::rdmap

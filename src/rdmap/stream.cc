@@ -1,0 +1,214 @@
+// rdmap/stream.cc - stream lifecycle: start, the QpTransport/handler/progress
+// entry points, fatal errors (QP to error + flush + connection report), stop.
+#include "rdmap/stream.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "mpa/fpdu.h"
+#include "ndk/adapter.h"
+#include "ndk/pd.h"
+#include "rdmap/rtr.h"
+#include "rdmap/terminate_fpdu.h"
+
+namespace softndk::rdmap {
+
+namespace {
+constexpr size_t kStagingSize = 64 * 1024;
+constexpr size_t kReactorRxBudget = 4u << 20;
+constexpr size_t kPollRxBudget = 1u << 20;
+// Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
+// (no pad): ULPDU 65534.
+constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
+constexpr uint32_t kMaxUntaggedPayload = 65534 - 18;
+}  // namespace
+
+Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt)
+    : qp_(qp),
+      conn_(std::move(conn)),
+      crc_(conn_->params().crc),
+      ird_(conn_->params().ird),
+      ord_(conn_->params().ord),
+      pd_(qp->pd()),
+      stags_(qp->adapter()->stags()),
+      adapter_(qp->adapter()),
+      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF}),
+      staging_(kStagingSize) {
+  fd_ = ::fcntl(conn_->fd(), F_DUPFD_CLOEXEC, 0);
+  max_tagged_ = kMaxTaggedPayload;
+  max_untagged_ = kMaxUntaggedPayload;
+  if (opt.max_fpdu_payload != 0) {
+    max_tagged_ = std::min(max_tagged_, opt.max_fpdu_payload);
+    max_untagged_ = std::min(max_untagged_, opt.max_fpdu_payload);
+  }
+  b_ = std::make_unique<Batch>();
+}
+
+Stream::~Stream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::shared_ptr<Stream> start_stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn,
+                                     const StreamOptions& opt) {
+  auto s = std::make_shared<Stream>(qp, conn, opt);
+  if (s->fd_ < 0) return nullptr;
+  const auto& p = conn->params();
+  if (conn->role() == tcp::Role::kInitiator && p.p2p && p.rtr == mpa::kRtrRead) {
+    // The RTR was a zero-length Read Request with MSN 1 (siw: tracked in
+    // its outbound read queue); its zero-length response arrives here.
+    s->rreq_msn_.next();
+    OutboundRead rtr;
+    rtr.seq = UINT64_MAX;  // no work request behind it
+    s->orq_.push(rtr);
+  }
+  if (conn->reactor().on_thread()) {
+    s->begin();
+  } else {
+    conn->reactor().post([s] { s->begin(); });
+  }
+  return s;
+}
+
+void Stream::begin() {
+  if (stopped_.load()) return;
+  std::vector<uint8_t> left = conn_->take_leftover();
+  if (!left.empty()) {
+    std::lock_guard lk(rx_mu_);
+    if (left.size() > staging_.size()) staging_.resize(left.size());
+    std::memcpy(staging_.data(), left.data(), left.size());
+    st_pos_ = 0;
+    st_len_ = left.size();
+  }
+  auto self = shared_from_this();
+  qp_->attach(self);
+  qp_->receive_cq()->add_progress(self);
+  if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->add_progress(self);
+  conn_->attach(self);
+  on_readable();  // leftover bytes, and anything already in the socket
+  kick_tx();
+}
+
+// ---- entry points -------------------------------------------------------------
+
+void Stream::sq_posted(bool deferred) {
+  // NDKPI 7: a deferred request waits for the next non-deferred post (or an
+  // inline failure, which the QP turns into a non-deferred kick).
+  if (!deferred) kick_tx();
+}
+
+void Stream::rq_posted() {}
+
+void Stream::on_readable() {
+  if (stopped_.load(std::memory_order_acquire)) return;
+  {
+    // Blocking on the reactor: a polling thread holds the lock only for a
+    // bounded budget, and a level-triggered reactor must not spin.
+    std::lock_guard lk(rx_mu_);
+    run_rx(kReactorRxBudget);
+  }
+  if (kick_after_rx_) {
+    kick_after_rx_ = false;
+    kick_tx();
+  }
+  after_unlock();
+}
+
+void Stream::progress() {
+  if (stopped_.load(std::memory_order_acquire) || failed_.load(std::memory_order_acquire)) return;
+  if (!rx_mu_.try_lock()) return;
+  run_rx(kPollRxBudget);
+  bool kick = kick_after_rx_;
+  kick_after_rx_ = false;
+  rx_mu_.unlock();
+  if (kick) kick_tx();
+  after_unlock();
+}
+
+void Stream::on_writable() { kick_tx(); }
+
+void Stream::flushed() {
+  if (stopped_.load()) return;
+  ndk::QpState st = qp_->state();
+  // NdkFlush, QP close or our own error: requests in flight were cancelled,
+  // so the stream cannot continue (a message may be cut). Stop reading the
+  // consumer's memory before returning.
+  fail(STATUS_CANCELLED, ECONNABORTED);
+  {
+    std::lock_guard lk(tx_mu_);
+    if (b_->sent != b_->total && !b_->has_terminate) {
+      b_->niov = b_->iov_pos = 0;
+      b_->total = b_->sent = 0;
+      b_->nmarks = b_->mark_pos = 0;
+    }
+    msg_.active = false;
+  }
+  {
+    std::lock_guard lk(rx_mu_);
+    recv_active_ = false;
+    rx_done_ = true;
+  }
+  {
+    std::lock_guard lk(q_mu_);
+    orq_.clear();
+    irq_.clear();
+  }
+  after_unlock();
+  if (st == ndk::QpState::kClosing) stop();
+}
+
+void Stream::stop() {
+  if (stopped_.exchange(true)) return;
+  {
+    std::lock_guard tl(tx_mu_);
+    std::lock_guard rl(rx_mu_);
+    tx_done_ = true;
+    rx_done_ = true;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  qp_->detach();
+  qp_->receive_cq()->remove_progress(this);
+  if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->remove_progress(this);
+  auto conn = conn_;
+  conn->reactor().post([conn] { conn->attach(nullptr); });
+}
+
+// ---- errors -------------------------------------------------------------------
+
+void Stream::fail(NTSTATUS /*status*/, int sock_err) {
+  bool expected = false;
+  if (!failed_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return;
+  sock_err_.store(sock_err);
+  adapter_->counters().connection_error.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Stream::queue_terminate(const wire::TerminateMessage& t) {
+  std::lock_guard lk(q_mu_);
+  if (term_pending_ || term_sent_.load() != 0xFFFFFFFFu) return;  // one Terminate per stream
+  size_t n = wire::encode_terminate_fpdu(t, 1, crc_, std::span<uint8_t>(term_fpdu_));
+  if (n == 0) return;
+  term_len_ = n;
+  term_pending_ = true;
+  term_sent_.store(static_cast<uint32_t>(t.code.layer) << 16 |
+                   static_cast<uint32_t>(t.code.etype) << 8 | t.code.code);
+  adapter_->counters().terminates_sent.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Stream::after_unlock() {
+  if (!failed_.load(std::memory_order_acquire)) return;
+  if (error_acted_.exchange(true)) return;
+  kick_tx();  // the Terminate, if any, then FIN
+  if (!stopped_.load()) qp_->to_error();
+  // The consumer's disconnect event (and the connector's view of the
+  // stream) comes from the connection layer.
+  auto conn = conn_;
+  int err = sock_err_.load();
+  conn->reactor().post([conn, err] { conn->report_peer_closed(err); });
+}
+
+}  // namespace softndk::rdmap

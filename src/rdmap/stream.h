@@ -1,0 +1,206 @@
+// rdmap/stream.h - the RDMAP endpoint of one connected QP: the QP data path.
+//
+// A Stream joins an ndk::Qp (its SQ/RQ rings, CQs) and an established
+// tcp::Connection (MPA done). It implements
+//   - ndk::QpTransport: posts kick the transmitter from the posting thread;
+//   - tcp::ConnectionHandler: the reactor drives receive (EPOLLIN) and a
+//     blocked transmitter (EPOLLOUT);
+//   - ndk::ProgressSource: NdkGetCqResults on an empty CQ drives receive.
+// docs/datapath.md is the design; stream_tx.cc and stream_rx.cc the halves.
+//
+// Locks (never held while calling the consumer; CQ notifications run on the
+// reactor by the CQ's own mechanism):
+//   tx_mu_  transmitter (try-lock from posters, tx_more_ re-check);
+//   rx_mu_  receiver (try-lock from pollers, blocking on the reactor);
+//   q_mu_   the read queues shared by both halves (ORQ, IRQ, Terminate).
+// Order: tx_mu_ or rx_mu_ -> q_mu_ -> QP queue locks -> CQ lock. The halves
+// never wait for each other. Fatal errors are recorded under a lock and
+// acted on (QP to error + flush, connection report) after unlocking.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ddp/fpdu_builder.h"
+#include "ddp/sequence.h"
+#include "ddp/stream_parser.h"
+#include "ndk/cq.h"
+#include "ndk/qp.h"
+#include "ndk/stag_table.h"
+#include "rdmap/read_queues.h"
+#include "rdmap/terminate.h"
+#include "tcp/connection.h"
+
+namespace softndk::rdmap {
+
+struct StreamOptions {
+  // Max DDP payload per FPDU (0: the largest that keeps ULPDU <= 65535).
+  uint32_t max_fpdu_payload = 0;
+};
+
+class Stream final : public ndk::QpTransport,
+                     public tcp::ConnectionHandler,
+                     public ndk::ProgressSource,
+                     public std::enable_shared_from_this<Stream> {
+ public:
+  // Use start_stream().
+  Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt);
+  ~Stream() override;
+
+  // ndk::QpTransport
+  void sq_posted(bool deferred) override;
+  void rq_posted() override;
+  void flushed() override;
+  // tcp::ConnectionHandler (reactor thread)
+  void on_readable() override;
+  void on_writable() override;
+  // ndk::ProgressSource (polling thread)
+  void progress() override;
+
+  // Ends the data path for good (NdkDisconnect, connector/QP close): no
+  // more socket I/O, detached from the QP, its CQs and the connection. Call
+  // it before Connection::abort() (the stream holds its own descriptor).
+  // Blocks briefly for a transmitter/receiver running on another thread.
+  void stop();
+
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // layer<<16 | etype<<8 | code, 0xFFFFFFFF when none (SOFTNDK_CONNECTION_INFO).
+  uint32_t last_terminate_sent() const { return term_sent_.load(); }
+  uint32_t last_terminate_received() const { return term_received_.load(); }
+  ndk::Qp* qp() const { return qp_; }
+
+ private:
+  friend std::shared_ptr<Stream> start_stream(ndk::Qp*, std::shared_ptr<tcp::Connection>,
+                                              const StreamOptions&);
+  void begin();  // reactor thread: leftover, attach everywhere
+
+  // ---- transmit (stream_tx.cc) ----
+  void kick_tx();
+  void run_tx();        // tx_mu_ held
+  bool build_batch();   // tx_mu_ held: false if nothing to send
+  bool add_sq_work();   // one SQ turn; false if the SQ cannot progress
+  bool add_irq_work();  // one Read Response turn
+  bool add_message_fpdus(uint64_t budget);
+  bool add_read_request();
+  void execute_local(const ndk::WorkRequest& wr, uint64_t seq);
+  void retire_marks(bool all);
+  bool batch_room(int pieces) const;
+  void send_terminate_now();  // tx_mu_ held, batch empty
+
+  // ---- receive (stream_rx.cc) ----
+  bool run_rx(size_t budget);  // rx_mu_ held; false: stop reading
+  bool feed(std::span<const uint8_t>& in);
+  bool on_placement(const wire::SegmentInfo& seg);
+  bool on_segment_done(const wire::SegmentInfo& seg);
+  void place(uint32_t seg_off, const uint8_t* data, size_t n);
+  ssize_t direct_recv();
+  bool on_terminate(const wire::SegmentInfo& seg);
+  bool on_read_request(const wire::SegmentInfo& seg);
+  void rx_fail_term(const wire::TerminateMessage& t, NTSTATUS st);
+  void rx_fail_wire(wire::WireError e, const wire::SegmentInfo* seg);
+
+  // ---- errors (stream.cc) ----
+  // Records a fatal error: the QP goes to error after the caller unlocks.
+  void fail(NTSTATUS status, int sock_err);
+  void queue_terminate(const wire::TerminateMessage& t);
+  void after_unlock();  // acts on a recorded failure (no lock held)
+
+  ndk::Qp* const qp_;
+  std::shared_ptr<tcp::Connection> conn_;
+  int fd_ = -1;  // our own dup of the connection's socket
+  const bool crc_;
+  const uint16_t ird_, ord_;
+  const void* const pd_;
+  ndk::StagTable& stags_;
+  ndk::Adapter* const adapter_;
+  uint32_t max_tagged_ = 0, max_untagged_ = 0;
+
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> error_acted_{false};
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> peer_closed_{false};
+  std::atomic<int> sock_err_{0};
+  std::atomic<uint32_t> term_sent_{0xFFFFFFFFu}, term_received_{0xFFFFFFFFu};
+
+  // ---- transmitter state (tx_mu_) ----
+  std::mutex tx_mu_;
+  std::atomic<bool> tx_more_{false};
+  bool tx_blocked_ = false;  // EAGAIN: waiting for EPOLLOUT
+  bool tx_done_ = false;     // Terminate sent or stream dead: nothing more goes out
+  bool sq_turn_ = true;      // fairness: alternate SQ and Read Responses
+  struct TxMsg {
+    bool active = false;
+    ndk::WorkRequest wr;
+    uint64_t seq = 0;
+    uint64_t off = 0;  // message bytes already segmented
+    uint32_t sge = 0, sge_off = 0;
+    uint32_t msn = 0;
+  } msg_;
+  wire::MsnCounter send_msn_, rreq_msn_;
+  uint64_t resp_off_ = 0;  // bytes of the IRQ head already segmented
+  static constexpr int kMaxIov = 256;
+  static constexpr int kMaxFpdu = 48;
+  static constexpr int kMaxMarks = 64;
+  struct Mark {
+    uint64_t end;  // batch byte offset after which it applies
+    uint64_t seq;
+    ULONG bytes;
+  };
+  struct Batch {
+    iovec iov[kMaxIov];
+    int niov = 0, iov_pos = 0;
+    wire::FpduScratch scratch[kMaxFpdu];
+    int nfpdu = 0;
+    Mark marks[kMaxMarks];
+    int nmarks = 0, mark_pos = 0;
+    uint64_t total = 0, sent = 0;
+    bool has_terminate = false;
+  };
+  std::unique_ptr<Batch> b_;
+  uint8_t term_fpdu_[128];
+  size_t term_len_ = 0;
+
+  // ---- shared by both halves (q_mu_) ----
+  std::mutex q_mu_;
+  ReadQueue<OutboundRead> orq_;  // Read Requests we sent, oldest first
+  ReadQueue<InboundRead> irq_;   // Read Requests we must answer, in order
+  bool term_pending_ = false;    // term_fpdu_ waits for the transmitter
+
+  // ---- receiver state (rx_mu_) ----
+  std::mutex rx_mu_;
+  std::atomic<bool> rx_more_{false};
+  bool rx_done_ = false;
+  wire::StreamParser parser_;
+  std::vector<uint8_t> staging_;
+  size_t st_pos_ = 0, st_len_ = 0;
+  bool large_ = false;  // last segment was big: read headers with small reads
+  wire::UntaggedSequence send_seq_, rreq_seq_;
+  enum class Tgt : uint8_t { kNone, kContig, kRecv };
+  Tgt tgt_ = Tgt::kNone;
+  uint8_t* tgt_ptr_ = nullptr;  // kContig: payload offset 0 of the segment
+  uint32_t seg_mo_ = 0;         // kRecv: message offset of the segment
+  ndk::ReceiveRequest recv_;
+  bool recv_active_ = false;
+  OutboundRead rd_;  // the read whose response is arriving
+  bool rd_active_ = false;
+  uint64_t rd_off_ = 0;
+  bool kick_after_rx_ = false;
+};
+
+// The hook the connection layer calls once the connection is established
+// (initiator: after CompleteConnect and the RTR; responder: Accept done).
+// Attaches the stream to the QP, its CQs and the connection, seeds the
+// receiver with Connection::take_leftover(). Any thread; the attachment
+// happens on the connection's reactor (at once when called there). On a
+// fatal error or peer close the QP goes to error and is flushed and the
+// connection is told (Connection::report_peer_closed), which fires the
+// consumer's disconnect event.
+std::shared_ptr<Stream> start_stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn,
+                                     const StreamOptions& opt = {});
+
+}  // namespace softndk::rdmap

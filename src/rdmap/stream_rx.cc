@@ -1,0 +1,400 @@
+// rdmap/stream_rx.cc - the receiver: parser driving, remote access checks,
+// direct placement, Send/receive matching by MSN, Read Requests, Terminate
+// (docs/datapath.md "Receive and placement").
+//
+// Headers and small payloads come through a staging buffer; a large payload
+// the parser has announced is recv'd straight into its target (registered
+// memory, or the posted receive's SGL) with the CRC computed over the
+// landed bytes as they arrive.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "mpa/crc32c.h"
+#include "ndk/adapter.h"
+#include "rdmap/placement.h"
+#include "rdmap/stream.h"
+
+namespace softndk::rdmap {
+
+namespace {
+// Payload left in a segment from which we recv directly into the target.
+constexpr size_t kDirectMin = 4096;
+// A segment at least this big switches header reads to small reads, so
+// that the next large payload is not pulled through the staging buffer.
+constexpr uint32_t kLargeSegment = 16384;
+constexpr size_t kSmallRead = 64;
+
+bool is_send(wire::Opcode op) {
+  return op == wire::Opcode::kSend || op == wire::Opcode::kSendInvalidate ||
+         op == wire::Opcode::kSendSolicited || op == wire::Opcode::kSendSolicitedInvalidate;
+}
+
+wire::TerminateMessage term_msg(const wire::TerminateCode& code, const wire::SegmentInfo& seg,
+                                bool with_read) {
+  wire::TerminateMessage t;
+  t.code = code;
+  t.m = true;
+  t.d = true;
+  t.ddp_segment_length = static_cast<uint16_t>(seg.payload_len);
+  t.ddp_header = seg.header_bytes;
+  if (with_read && seg.body.size() == wire::kReadRequestBodySize) {
+    t.r = true;
+    t.rdma_header = seg.body;
+  }
+  return t;
+}
+}  // namespace
+
+bool Stream::run_rx(size_t budget) {
+  if (rx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return false;
+  size_t done = 0;
+  while (done < budget) {
+    if (st_pos_ < st_len_) {
+      std::span<const uint8_t> in(staging_.data() + st_pos_, st_len_ - st_pos_);
+      bool ok = feed(in);
+      st_pos_ = st_len_ - in.size();
+      if (st_pos_ == st_len_) st_pos_ = st_len_ = 0;
+      if (!ok) {
+        rx_done_ = true;
+        return false;
+      }
+      continue;
+    }
+    ssize_t n;
+    if (parser_.state() == wire::StreamParser::State::kPayload && tgt_ != Tgt::kNone &&
+        parser_.payload_remaining() >= kDirectMin) {
+      n = direct_recv();
+    } else {
+      size_t want = large_ ? kSmallRead : staging_.size();
+      n = ::recv(fd_, staging_.data(), want, MSG_DONTWAIT);
+      if (n > 0) {
+        st_pos_ = 0;
+        st_len_ = static_cast<size_t>(n);
+      }
+    }
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      adapter_->counters().rdma_in_octets.fetch_add(static_cast<uint64_t>(n),
+                                                    std::memory_order_relaxed);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // EOF or a socket error: the peer is gone. Outstanding requests flush.
+    peer_closed_.store(true);
+    fail(n == 0 ? STATUS_CONNECTION_DISCONNECTED : STATUS_CONNECTION_RESET, n == 0 ? 0 : errno);
+    rx_done_ = true;
+    return false;
+  }
+  return true;
+}
+
+bool Stream::feed(std::span<const uint8_t>& in) {
+  while (!in.empty()) {
+    wire::Event ev = parser_.next(in);
+    switch (ev.kind) {
+      case wire::EventKind::kNeedMore:
+        return true;
+      case wire::EventKind::kPlacement:
+        if (!on_placement(*ev.segment)) return false;
+        break;
+      case wire::EventKind::kPayload:
+        place(ev.offset, ev.data.data(), ev.data.size());
+        break;
+      case wire::EventKind::kSegmentDone:
+        if (!on_segment_done(*ev.segment)) return false;
+        break;
+      case wire::EventKind::kError:
+        rx_fail_wire(ev.error, ev.segment);
+        return false;
+    }
+  }
+  return true;
+}
+
+ssize_t Stream::direct_recv() {
+  uint32_t off = parser_.payload_offset();
+  size_t rem = parser_.payload_remaining();
+  iovec iov[ndk::kMaxSge];
+  int niov = 0;
+  if (tgt_ == Tgt::kContig) {
+    iov[niov++] = {tgt_ptr_ + off, rem};
+  } else {
+    uint64_t skip = static_cast<uint64_t>(seg_mo_) + off;
+    for (ULONG i = 0; i < recv_.nsge && rem > 0; ++i) {
+      const NDK_SGE& s = recv_.sge[i];
+      if (skip >= s.Length) {
+        skip -= s.Length;
+        continue;
+      }
+      size_t take = std::min<size_t>(s.Length - skip, rem);
+      iov[niov++] = {static_cast<uint8_t*>(s.VirtualAddress) + skip, take};
+      rem -= take;
+      skip = 0;
+    }
+  }
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = static_cast<size_t>(niov);
+  ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT);
+  if (n <= 0) return n;
+  uint32_t crc = 0;
+  if (crc_) {
+    // CRC over the bytes as they landed, right after they arrived.
+    crc = parser_.crc_state();
+    size_t left = static_cast<size_t>(n);
+    for (int i = 0; i < niov && left > 0; ++i) {
+      size_t k = std::min(left, iov[i].iov_len);
+      crc = wire::crc32c_update(crc, static_cast<const uint8_t*>(iov[i].iov_base), k);
+      left -= k;
+    }
+  }
+  parser_.consume_payload(static_cast<size_t>(n), crc);
+  return n;
+}
+
+void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
+  if (tgt_ == Tgt::kContig) {
+    std::memcpy(tgt_ptr_ + seg_off, data, n);
+    return;
+  }
+  if (tgt_ != Tgt::kRecv) return;
+  uint64_t skip = static_cast<uint64_t>(seg_mo_) + seg_off;
+  for (ULONG i = 0; i < recv_.nsge && n > 0; ++i) {
+    const NDK_SGE& s = recv_.sge[i];
+    if (skip >= s.Length) {
+      skip -= s.Length;
+      continue;
+    }
+    size_t take = std::min<size_t>(s.Length - skip, n);
+    std::memcpy(static_cast<uint8_t*>(s.VirtualAddress) + skip, data, take);
+    data += take;
+    n -= take;
+    skip = 0;
+  }
+}
+
+bool Stream::on_placement(const wire::SegmentInfo& seg) {
+  tgt_ = Tgt::kNone;
+  large_ = seg.payload_len >= kLargeSegment;
+  adapter_->counters().rdma_in_frames.fetch_add(1, std::memory_order_relaxed);
+  const wire::Opcode op = seg.opcode();
+  if (op == wire::Opcode::kWrite) {
+    // siw: zero-length Writes (the RTR among them) skip the STag check;
+    // nothing is placed.
+    if (seg.payload_len == 0) return true;
+    AccessCheck c = check_remote_access(stags_, seg.hdr.stag, pd_, qp_, seg.hdr.to, seg.payload_len,
+                                        ndk::kAccessRemoteWrite, false);
+    if (!c.ok) {
+      rx_fail_term(term_msg(c.code, seg, false), STATUS_CANCELLED);
+      return false;
+    }
+    tgt_ = Tgt::kContig;
+    tgt_ptr_ = c.ptr;
+    return true;
+  }
+  if (op == wire::Opcode::kReadResponse) {
+    // Validated against our own outstanding reads: the sink needs no
+    // remote-write right (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED).
+    if (!rd_active_) {
+      std::lock_guard lk(q_mu_);
+      if (orq_.empty()) {
+        rx_fail_term(term_msg({wire::TermLayer::kDdp, wire::term::kDdpTagged,
+                               wire::term::kDdpTagInvalidStag},
+                              seg, false),
+                     STATUS_CANCELLED);
+        return false;
+      }
+      rd_ = orq_.front();
+      rd_active_ = true;
+      rd_off_ = 0;
+    }
+    bool stag_ok = seg.hdr.stag == rd_.sink_stag;
+    bool bounds_ok = seg.hdr.to == rd_.sink_to + rd_off_ && rd_off_ + seg.payload_len <= rd_.size &&
+                     (!seg.last() || rd_off_ + seg.payload_len == rd_.size);
+    if (!stag_ok || !bounds_ok) {
+      uint8_t code = stag_ok ? wire::term::kDdpTagBaseBounds : wire::term::kDdpTagInvalidStag;
+      rx_fail_term(term_msg({wire::TermLayer::kDdp, wire::term::kDdpTagged, code}, seg, false),
+                   STATUS_CANCELLED);
+      return false;
+    }
+    tgt_ = Tgt::kContig;
+    tgt_ptr_ = rd_.sink + rd_off_;
+    return true;
+  }
+  if (is_send(op)) {
+    wire::WireError e = send_seq_.on_segment(seg.hdr.msn, seg.hdr.mo, seg.payload_len, seg.last());
+    if (e != wire::WireError::kNone) {
+      rx_fail_wire(e, &seg);
+      return false;
+    }
+    if (seg.hdr.mo == 0) {
+      if (!qp_->rq_take(&recv_)) {
+        // No posted receive: DDP untagged "no buffer" (RFC 5041 7.2).
+        rx_fail_wire(wire::WireError::kNoBuffer, &seg);
+        return false;
+      }
+      recv_active_ = true;
+    }
+    if (!recv_active_) {
+      rx_fail_wire(wire::WireError::kMoMismatch, &seg);
+      return false;
+    }
+    if (static_cast<uint64_t>(seg.hdr.mo) + seg.payload_len > recv_.length) {
+      recv_active_ = false;
+      qp_->complete_receive(recv_, STATUS_BUFFER_OVERFLOW, 0, false);
+      rx_fail_wire(wire::WireError::kMessageTooLong, &seg);
+      return false;
+    }
+    tgt_ = Tgt::kRecv;
+    seg_mo_ = seg.hdr.mo;
+    return true;
+  }
+  if (op == wire::Opcode::kReadRequest) return on_read_request(seg);
+  if (op == wire::Opcode::kTerminate) return on_terminate(seg);
+  rx_fail_term(term_msg({wire::TermLayer::kRdmap, wire::term::kRdmapRemoteOperation,
+                         wire::term::kRdmapUnexpectedOpcode},
+                        seg, false),
+               STATUS_CANCELLED);
+  return false;
+}
+
+bool Stream::on_segment_done(const wire::SegmentInfo& seg) {
+  const wire::Opcode op = seg.opcode();
+  tgt_ = Tgt::kNone;
+  if (op == wire::Opcode::kReadResponse) {
+    rd_off_ += seg.payload_len;
+    if (!seg.last()) return true;
+    OutboundRead r = rd_;
+    rd_active_ = false;
+    {
+      std::lock_guard lk(q_mu_);
+      if (!orq_.empty()) orq_.pop();
+    }
+    if (r.seq != UINT64_MAX) {
+      if (r.local_invalidate) local_invalidate(stags_, r.sink_stag, pd_);
+      qp_->sq_complete(r.seq, STATUS_SUCCESS, r.size);
+    }
+    kick_after_rx_ = true;  // an ORD slot is free, a fence may open
+    return true;
+  }
+  if (is_send(op) && seg.last()) {
+    uint32_t inv = 0;
+    ULONG total = seg.hdr.mo + seg.payload_len;
+    if (op == wire::Opcode::kSendInvalidate || op == wire::Opcode::kSendSolicitedInvalidate) {
+      // Invalidate before the receive completion is visible (RFC 5040 5.4).
+      wire::TerminateCode code;
+      uint32_t stag = seg.hdr.invalidate_stag();
+      if (!remote_invalidate(stags_, stag, pd_, qp_, &code)) {
+        recv_active_ = false;
+        qp_->complete_receive(recv_, STATUS_ACCESS_VIOLATION, total, false);
+        rx_fail_term(term_msg(code, seg, false), STATUS_CANCELLED);
+        return false;
+      }
+      inv = stag;
+    }
+    bool solicited =
+        op == wire::Opcode::kSendSolicited || op == wire::Opcode::kSendSolicitedInvalidate;
+    recv_active_ = false;
+    qp_->complete_receive(recv_, STATUS_SUCCESS, total, solicited, inv);
+  }
+  return true;
+}
+
+bool Stream::on_read_request(const wire::SegmentInfo& seg) {
+  wire::WireError e = rreq_seq_.on_segment(seg.hdr.msn, seg.hdr.mo, 0, true);
+  if (e != wire::WireError::kNone) {
+    rx_fail_wire(e, &seg);
+    return false;
+  }
+  const wire::ReadRequestBody& rr = seg.read;
+  // More outstanding than our IRD: siw answers RDMAP remote operation 0x07.
+  bool over;
+  {
+    std::lock_guard lk(q_mu_);
+    over = irq_.full(ird_);
+  }
+  if (over) {
+    rx_fail_term(term_msg({wire::TermLayer::kRdmap, wire::term::kRdmapRemoteOperation,
+                           wire::term::kRdmapCatastrophicStream},
+                          seg, true),
+                 STATUS_CANCELLED);
+    return false;
+  }
+  InboundRead in;
+  in.size = rr.size;
+  in.sink_stag = rr.sink_stag;
+  in.sink_to = rr.sink_to;
+  if (rr.size > 0) {
+    AccessCheck c = check_remote_access(stags_, rr.source_stag, pd_, qp_, rr.source_to, rr.size,
+                                        ndk::kAccessRemoteRead, true);
+    if (!c.ok) {
+      rx_fail_term(term_msg(c.code, seg, true), STATUS_CANCELLED);
+      return false;
+    }
+    in.source = c.ptr;
+  }
+  {
+    std::lock_guard lk(q_mu_);
+    irq_.push(in);
+  }
+  kick_after_rx_ = true;
+  return true;
+}
+
+bool Stream::on_terminate(const wire::SegmentInfo& seg) {
+  auto pr = wire::parse_terminate_payload(seg.body);
+  adapter_->counters().terminates_received.fetch_add(1, std::memory_order_relaxed);
+  if (pr.ok) {
+    const auto& c = pr.msg.code;
+    term_received_.store(static_cast<uint32_t>(c.layer) << 16 |
+                         static_cast<uint32_t>(c.etype) << 8 | c.code);
+    // A refused Read Request fails its Read with a specific status; the
+    // rest of the queue is flushed.
+    bool about_read = pr.msg.r;
+    if (!about_read && pr.msg.d && pr.msg.ddp_header.size() == wire::kUntaggedHeaderSize) {
+      wire::DdpHeader h;
+      about_read = wire::decode_ddp_header(pr.msg.ddp_header, h) != 0 && !h.tagged() &&
+                   h.qn == wire::kQnReadRequest;
+    }
+    if (about_read) {
+      uint64_t seq = UINT64_MAX;
+      {
+        std::lock_guard lk(q_mu_);
+        if (!orq_.empty()) seq = orq_.front().seq;
+      }
+      bool bounds =
+          (c.layer == wire::TermLayer::kRdmap && c.code == wire::term::kRdmapBaseBounds) ||
+          (c.layer == wire::TermLayer::kDdp && c.etype == wire::term::kDdpTagged &&
+           c.code == wire::term::kDdpTagBaseBounds);
+      if (seq != UINT64_MAX)
+        qp_->sq_complete(seq, bounds ? STATUS_REMOTE_RESOURCES : STATUS_ACCESS_VIOLATION, 0);
+    }
+  } else {
+    term_received_.store(0x00FFFFFFu);
+  }
+  // Never answer a Terminate with one (RFC 5040 6.1).
+  fail(STATUS_CONNECTION_ABORTED, ECONNABORTED);
+  return false;
+}
+
+void Stream::rx_fail_term(const wire::TerminateMessage& t, NTSTATUS st) {
+  queue_terminate(t);
+  fail(st, ECONNABORTED);
+}
+
+void Stream::rx_fail_wire(wire::WireError e, const wire::SegmentInfo* seg) {
+  std::span<const uint8_t> hdr, body;
+  uint16_t len = 0;
+  if (seg != nullptr) {
+    hdr = seg->header_bytes;
+    len = static_cast<uint16_t>(seg->payload_len);
+    if (seg->opcode() == wire::Opcode::kReadRequest) body = seg->body;
+  }
+  rx_fail_term(wire::terminate_for(e, hdr, len, body), STATUS_CANCELLED);
+}
+
+}  // namespace softndk::rdmap

@@ -1,0 +1,367 @@
+// rdmap/stream_tx.cc - the transmitter: SQ messages and Read Responses cut
+// into FPDUs and handed to TCP with scatter-gather sendmsg straight from
+// registered memory (docs/datapath.md "Transmit").
+//
+// Whoever wins the try-lock (a posting thread, the receiver with Read
+// Responses to send, the reactor on EPOLLOUT) transmits; the others set
+// tx_more_ and leave, and the winner loops until tx_more_ stays clear.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "ndk/adapter.h"
+#include "ndk/mr.h"
+#include "ndk/mw.h"
+#include "rdmap/fr_map.h"
+#include "rdmap/placement.h"
+#include "rdmap/stream.h"
+
+namespace softndk::rdmap {
+
+namespace {
+// Fairness (docs/datapath.md): one turn of the SQ or of the Read Responses
+// adds at most this much before the other side gets a turn.
+constexpr uint64_t kTurnBytes = 256 * 1024;
+// One sendmsg carries at most this much (many FPDUs).
+constexpr uint64_t kBatchBytes = 2u << 20;
+
+wire::Opcode send_opcode(const ndk::WorkRequest& wr) {
+  bool se = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
+  bool inv = wr.stag != 0;
+  if (inv) return se ? wire::Opcode::kSendSolicitedInvalidate : wire::Opcode::kSendInvalidate;
+  return se ? wire::Opcode::kSendSolicited : wire::Opcode::kSend;
+}
+}  // namespace
+
+void Stream::kick_tx() {
+  tx_more_.store(true, std::memory_order_release);
+  while (tx_more_.load(std::memory_order_acquire)) {
+    if (!tx_mu_.try_lock()) return;  // the holder re-checks tx_more_
+    tx_more_.store(false, std::memory_order_relaxed);
+    run_tx();
+    tx_mu_.unlock();
+  }
+  after_unlock();
+}
+
+bool Stream::batch_room(int pieces) const {
+  return b_->niov + pieces + 2 <= kMaxIov && b_->nfpdu < kMaxFpdu && b_->nmarks < kMaxMarks &&
+         b_->total < kBatchBytes;
+}
+
+void Stream::run_tx() {
+  if (tx_done_ || stopped_.load(std::memory_order_relaxed)) return;
+  Batch& b = *b_;
+  bool was_blocked = tx_blocked_;
+  for (;;) {
+    if (b.sent == b.total) {
+      retire_marks(true);
+      if (tx_done_) return;
+      if (!build_batch()) break;
+      if (b.total == 0) {
+        retire_marks(true);
+        continue;
+      }
+    }
+    msghdr m{};
+    m.msg_iov = &b.iov[b.iov_pos];
+    m.msg_iovlen = static_cast<size_t>(std::min(b.niov - b.iov_pos, IOV_MAX));
+    ssize_t n = ::sendmsg(fd_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (!tx_blocked_) {
+          tx_blocked_ = true;
+          auto conn = conn_;
+          conn->reactor().post([conn] { conn->want_write(true); });
+        }
+        return;
+      }
+      fail(STATUS_CONNECTION_RESET, errno);
+      tx_done_ = true;
+      return;
+    }
+    adapter_->counters().rdma_out_octets.fetch_add(static_cast<uint64_t>(n),
+                                                   std::memory_order_relaxed);
+    b.sent += static_cast<uint64_t>(n);
+    size_t left = static_cast<size_t>(n);
+    while (left > 0) {
+      iovec& v = b.iov[b.iov_pos];
+      if (left >= v.iov_len) {
+        left -= v.iov_len;
+        ++b.iov_pos;
+      } else {
+        v.iov_base = static_cast<uint8_t*>(v.iov_base) + left;
+        v.iov_len -= left;
+        left = 0;
+      }
+    }
+    retire_marks(false);
+  }
+  if (was_blocked || tx_blocked_) {
+    tx_blocked_ = false;
+    auto conn = conn_;
+    conn->reactor().post([conn] { conn->want_write(false); });
+  }
+}
+
+void Stream::retire_marks(bool all) {
+  Batch& b = *b_;
+  while (b.mark_pos < b.nmarks && (all || b.marks[b.mark_pos].end <= b.sent)) {
+    const Mark& mk = b.marks[b.mark_pos++];
+    // RFC 5040: a Send or Write is complete once TCP accepted its last byte.
+    qp_->sq_complete(mk.seq, STATUS_SUCCESS, mk.bytes);
+  }
+  if (all && b.has_terminate && b.sent == b.total) {
+    // The Terminate is the last FPDU (RFC 5040 6.1); FIN follows as siw does.
+    b.has_terminate = false;
+    ::shutdown(fd_, SHUT_WR);
+    tx_done_ = true;
+  }
+}
+
+bool Stream::build_batch() {
+  Batch& b = *b_;
+  b.niov = b.iov_pos = b.nfpdu = b.nmarks = b.mark_pos = 0;
+  b.total = b.sent = 0;
+  // failed_ first: whoever fails queues its Terminate before setting it.
+  bool failed = failed_.load(std::memory_order_acquire);
+  {
+    std::lock_guard lk(q_mu_);
+    if (term_pending_) {
+      term_pending_ = false;
+      std::memcpy(b.scratch[0].header, term_fpdu_, std::min(term_len_, sizeof b.scratch[0].header));
+      size_t n = std::min(term_len_, sizeof b.scratch[0].header);
+      b.nfpdu = 1;
+      b.iov[b.niov++] = {b.scratch[0].header, n};
+      b.total = n;
+      b.has_terminate = true;
+      return true;
+    }
+  }
+  if (failed) {
+    ::shutdown(fd_, SHUT_WR);
+    tx_done_ = true;
+    return false;
+  }
+  for (;;) {
+    bool progressed;
+    if (sq_turn_) {
+      progressed = add_sq_work() || add_irq_work();
+    } else {
+      progressed = add_irq_work() || add_sq_work();
+    }
+    sq_turn_ = !sq_turn_;
+    if (!progressed || !batch_room(2)) break;
+  }
+  adapter_->counters().rdma_out_frames.fetch_add(static_cast<uint64_t>(b.nfpdu),
+                                                 std::memory_order_relaxed);
+  return b.total > 0 || b.nmarks > 0;
+}
+
+bool Stream::add_sq_work() {
+  if (failed_.load(std::memory_order_relaxed)) return false;
+  if (!msg_.active) {
+    if (!batch_room(2)) return false;
+    if (!qp_->sq_start(&msg_.wr, &msg_.seq)) return false;
+    msg_.active = true;
+    msg_.off = 0;
+    msg_.sge = msg_.sge_off = 0;
+    msg_.msn = 0;
+  }
+  const ndk::WorkRequest& wr = msg_.wr;
+  if (wr.flags & NDK_OP_FLAG_READ_FENCE) {
+    // Local only (NDKPI 12): wait for every earlier Read's response.
+    std::lock_guard lk(q_mu_);
+    if (!orq_.empty()) return false;
+  }
+  switch (wr.type) {
+    case NdkOperationTypeSend:
+    case NdkOperationTypeWrite:
+      return add_message_fpdus(kTurnBytes);
+    case NdkOperationTypeRead:
+      return add_read_request();
+    default:
+      execute_local(wr, msg_.seq);
+      msg_.active = false;
+      return true;
+  }
+}
+
+bool Stream::add_message_fpdus(uint64_t budget) {
+  Batch& b = *b_;
+  ndk::WorkRequest& wr = msg_.wr;
+  const bool tagged = wr.type == NdkOperationTypeWrite;
+  const uint32_t maxp = tagged ? max_tagged_ : max_untagged_;
+  if (!tagged && msg_.msn == 0) msg_.msn = send_msn_.next();
+  uint64_t added = 0;
+  bool progressed = false;
+  while (added < budget) {
+    uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(maxp, wr.length - msg_.off));
+    int pieces = wr.inline_data != nullptr ? 1 : static_cast<int>(wr.nsge) + 1;
+    if (!batch_room(pieces)) break;
+    bool last = msg_.off + len == wr.length;
+    wire::DdpHeader h =
+        tagged ? wire::DdpHeader::tagged_hdr(wire::Opcode::kWrite, last, wr.remote_token,
+                                             wr.remote_addr + msg_.off)
+               : wire::DdpHeader::untagged_hdr(send_opcode(wr), last, wire::kQnSend, msg_.msn,
+                                               static_cast<uint32_t>(msg_.off), wr.stag);
+    wire::FpduWriter w;
+    auto hdr = w.begin(h, {}, len, crc_, b.scratch[b.nfpdu++]);
+    b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
+    if (wr.inline_data != nullptr) {
+      if (len > 0) {
+        const uint8_t* p = wr.inline_data + msg_.off;
+        w.add_payload({p, len});
+        b.iov[b.niov++] = {const_cast<uint8_t*>(p), len};
+      }
+    } else {
+      uint32_t rem = len;
+      while (rem > 0) {
+        const NDK_SGE& s = wr.sge[msg_.sge];
+        uint32_t avail = s.Length - msg_.sge_off;
+        if (avail == 0) {
+          ++msg_.sge;
+          msg_.sge_off = 0;
+          continue;
+        }
+        uint32_t take = std::min(avail, rem);
+        const uint8_t* p = static_cast<const uint8_t*>(s.VirtualAddress) + msg_.sge_off;
+        w.add_payload({p, take});
+        b.iov[b.niov++] = {const_cast<uint8_t*>(p), take};
+        msg_.sge_off += take;
+        rem -= take;
+      }
+    }
+    auto tr = w.finish();
+    b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
+    b.total += hdr.size() + len + tr.size();
+    msg_.off += len;
+    added += len;
+    progressed = true;
+    if (last) {
+      b.marks[b.nmarks++] = {b.total, msg_.seq, static_cast<ULONG>(wr.length)};
+      msg_.active = false;
+      break;
+    }
+  }
+  return progressed;
+}
+
+bool Stream::add_read_request() {
+  const ndk::WorkRequest& wr = msg_.wr;
+  if (ord_ == 0) {
+    // No outbound reads were negotiated: the peer would refuse it.
+    qp_->sq_complete(msg_.seq, STATUS_REMOTE_RESOURCES, 0);
+    msg_.active = false;
+    return true;
+  }
+  {
+    std::lock_guard lk(q_mu_);
+    if (orq_.full(ord_)) return false;  // ORD: wait for a response
+  }
+  if (!batch_room(0)) return false;
+  Batch& b = *b_;
+  OutboundRead r;
+  r.seq = msg_.seq;
+  r.size = static_cast<uint32_t>(wr.length);
+  if (wr.nsge > 0) {
+    r.sink_stag = wr.sge[0].MemoryRegionToken;
+    r.sink = static_cast<uint8_t*>(wr.sge[0].VirtualAddress);
+    r.sink_to = reinterpret_cast<uintptr_t>(r.sink);
+  }
+  r.local_invalidate = wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
+  wire::ReadRequestBody body{r.sink_stag, r.sink_to, r.size, wr.remote_token, wr.remote_addr};
+  uint8_t raw[wire::kReadRequestBodySize];
+  wire::encode_read_request(body, raw);
+  wire::DdpHeader h = wire::DdpHeader::untagged_hdr(wire::Opcode::kReadRequest, true,
+                                                    wire::kQnReadRequest, rreq_msn_.next(), 0);
+  wire::FpduWriter w;
+  auto hdr = w.begin(h, {raw, sizeof raw}, 0, crc_, b.scratch[b.nfpdu++]);
+  auto tr = w.finish();
+  b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
+  b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
+  b.total += hdr.size() + tr.size();
+  {
+    // Before the bytes leave: the response may come back at once.
+    std::lock_guard lk(q_mu_);
+    orq_.push(r);
+  }
+  msg_.active = false;
+  return true;
+}
+
+bool Stream::add_irq_work() {
+  InboundRead r;
+  {
+    std::lock_guard lk(q_mu_);
+    if (irq_.empty()) return false;
+    r = irq_.front();
+  }
+  Batch& b = *b_;
+  uint64_t added = 0;
+  bool progressed = false;
+  while (added < kTurnBytes && batch_room(1)) {
+    uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(max_tagged_, r.size - resp_off_));
+    bool last = resp_off_ + len == r.size;
+    auto h = wire::DdpHeader::tagged_hdr(wire::Opcode::kReadResponse, last, r.sink_stag,
+                                         r.sink_to + resp_off_);
+    wire::FpduWriter w;
+    auto hdr = w.begin(h, {}, len, crc_, b.scratch[b.nfpdu++]);
+    b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
+    if (len > 0) {
+      const uint8_t* p = r.source + resp_off_;
+      w.add_payload({p, len});
+      b.iov[b.niov++] = {const_cast<uint8_t*>(p), len};
+    }
+    auto tr = w.finish();
+    b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
+    b.total += hdr.size() + len + tr.size();
+    resp_off_ += len;
+    added += len;
+    progressed = true;
+    if (last) {
+      // Responses go out strictly in request order (IWARP.md 4.4).
+      std::lock_guard lk(q_mu_);
+      irq_.pop();
+      resp_off_ = 0;
+      break;
+    }
+  }
+  return progressed;
+}
+
+void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
+  // Local STag state changes, executed in SQ order (NDKPI 12).
+  NTSTATUS st = STATUS_SUCCESS;
+  switch (wr.type) {
+    case NdkOperationTypeFastRegister: {
+      std::vector<NDK_LOGICAL_ADDRESS> pages = wr.mr->fr_pages();
+      bool contiguous = !pages.empty();
+      for (size_t i = 1; i < pages.size() && contiguous; ++i)
+        contiguous =
+            pages[i].QuadPart == pages[0].QuadPart + static_cast<int64_t>(i * NDK_PAGE_SIZE);
+      int64_t delta = contiguous ? pages[0].QuadPart + static_cast<int64_t>(wr.fbo) -
+                                       static_cast<int64_t>(wr.va)
+                                 : 0;
+      fr_set(&stags_, wr.stag, delta, contiguous);
+      if (!stags_.validate(wr.stag, wr.va, wr.length, wr.access)) st = STATUS_INVALID_PARAMETER;
+      break;
+    }
+    case NdkOperationTypeBind:
+      if (!wr.mw->execute_bind(wr.mr, wr.stag, wr.va, wr.length, wr.access, qp_))
+        st = STATUS_INVALID_PARAMETER;
+      break;
+    case NdkOperationTypeInvalidate:
+      if (!local_invalidate(stags_, wr.stag, pd_)) st = STATUS_INVALID_PARAMETER;
+      break;
+    default:
+      st = STATUS_INVALID_PARAMETER;
+  }
+  qp_->sq_complete(seq, st, 0);
+}
+
+}  // namespace softndk::rdmap
