@@ -1,0 +1,62 @@
+// perf_options.h - ndkperf's command line (perftest's option names where they
+// exist), parsed with CLI11 into PerfOptions, and the run plan it implies.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ndkperf/perf_types.h"
+
+namespace softndk::ndkperf {
+
+enum class Role { Loopback, Server, Client };
+
+struct PerfOptions {
+  std::vector<Test> tests;  // one, or several with --demo
+  Role role = Role::Loopback;
+  std::string host;    // client: the server
+  std::string device;  // adapter (interface or address); "" = automatic
+  size_t size = 0;     // 0 = the test's default (65536 bw, 2 lat)
+  bool all_sizes = false;
+  uint64_t iters = 0;   // 0 = default (1000 bw/lat) unless a duration is given
+  double duration = 0;  // seconds per measured point; 0 = use iterations
+  unsigned qps = 1;
+  unsigned tx_depth = 0;  // 0 = default (128 bw, 1 lat)
+  unsigned inline_size = 0;
+  uint16_t port = 18515;
+  bool port_given = false;
+  bool report_gbits = false;
+  int crc = -1;  // -1 default, 0 off, 1 on
+  unsigned mpa_revision = 0;
+  bool events = false;
+  bool json = false;
+  bool csv = false;
+  std::string plot;      // SVG path, "" = none
+  std::string baseline;  // "" or "tcp"
+  bool demo = false;
+  double timeout = 10;  // seconds without progress before giving up
+  bool quiet = false;   // no progress line
+};
+
+// Parses argv. Returns -1 to go on, or the exit code to leave with; `text`
+// then holds what to print (help on stdout for code 0, else a one-line error
+// for stderr, without the "ndkperf: " prefix).
+int parse_perf_options(int argc, const char* const* argv, PerfOptions& out, std::string& text);
+
+// The default plot file of --demo.
+inline constexpr const char* kDemoPlot = "build/ndkperf-demo.svg";
+
+// One measured point of the plan.
+struct Job {
+  Test test;
+  size_t size;
+};
+std::vector<Job> make_plan(const PerfOptions& o);
+
+// Sizes, iteration count and depth the options give for a test.
+std::vector<size_t> sizes_for(const PerfOptions& o, Test t);
+uint64_t iters_for(const PerfOptions& o, Test t);
+unsigned tx_depth_for(const PerfOptions& o, Test t);
+
+}  // namespace softndk::ndkperf

@@ -1,0 +1,176 @@
+// perf_report.cc - table, JSON and CSV renderings of ndkperf results.
+#include "ndkperf/perf_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace softndk::ndkperf {
+
+namespace {
+
+const char* kRule =
+    "---------------------------------------------------------------------------------------------"
+    "\n";
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string crc_text(int crc) { return crc < 0 ? "default" : crc ? "on" : "off"; }
+
+void banner(std::ostringstream& os, const std::string& test, const RunInfo& in) {
+  auto t = parse_test(test);
+  os << kRule;
+  os << "                    " << (t ? test_title(*t) : test) << " (softndk)\n";
+  os << " Mode            : " << in.mode << (in.peer.empty() ? "" : " " + in.peer) << "\n";
+  os << " Transport       : iWARP (softndk)   Number of qps : " << in.qps
+     << "   TX depth : " << in.tx_depth << "\n";
+  os << " Completions     : " << (in.events ? "events (CQ notification)" : "busy-poll")
+     << "   Inline : " << in.inline_size << "   CRC : " << crc_text(in.crc)
+     << "   MPA rev : " << (in.mpa_revision ? std::to_string(in.mpa_revision) : "2") << "\n";
+  os << kRule;
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<PerfResult>& results, const RunInfo& in) {
+  std::ostringstream os;
+  std::string current;
+  bool base = !in.baseline.empty();
+  for (const PerfResult& r : results) {
+    if (r.test != current) {
+      if (!current.empty()) os << kRule;
+      current = r.test;
+      banner(os, r.test, in);
+      char h[256];
+      if (r.latency) {
+        std::snprintf(h, sizeof h, " %-10s %-12s %10s %10s %10s %10s %10s %10s %14s", "#bytes",
+                      "#iterations", "t_min[us]", "t_med[us]", "t_avg[us]", "t_p99[us]",
+                      "t_p99.9[us]", "t_max[us]", "CPU c/s[s]");
+        os << h;
+        if (base) os << "  TCP t_med[us]  ratio";
+      } else {
+        std::snprintf(h, sizeof h, " %-10s %-12s %18s %14s %14s", "#bytes", "#iterations",
+                      in.report_gbits ? "BW average[Gb/s]" : "BW average[MB/s]", "MsgRate[Mpps]",
+                      "CPU c/s[s]");
+        os << h;
+        if (base) os << (in.report_gbits ? "  TCP BW[Gb/s]" : "  TCP BW[MB/s]") << "  ratio";
+      }
+      os << "\n";
+    }
+    char line[512];
+    if (!r.error.empty()) {
+      std::snprintf(line, sizeof line, " %-10zu failed: %s\n", r.size, r.error.c_str());
+      os << line;
+      continue;
+    }
+    std::string cpu = fmt("%.2f", r.cpu_client_s) + "/" + fmt("%.2f", r.cpu_server_s);
+    if (r.latency) {
+      std::snprintf(line, sizeof line,
+                    " %-10zu %-12llu %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %14s", r.size,
+                    static_cast<unsigned long long>(r.iters), r.lat_min_us, r.lat_p50_us,
+                    r.lat_avg_us, r.lat_p99_us, r.lat_p999_us, r.lat_max_us, cpu.c_str());
+      os << line;
+      if (base) {
+        if (!r.baseline_error.empty())
+          os << "  (baseline failed: " << r.baseline_error << ")";
+        else
+          os << fmt("  %13.2f", r.base_lat_p50_us) << fmt("  %4.2fx", r.ratio);
+      }
+    } else {
+      std::snprintf(line, sizeof line, " %-10zu %-12llu %18.2f %14.6f %14s", r.size,
+                    static_cast<unsigned long long>(r.iters), in.report_gbits ? r.gbps : r.mbps,
+                    r.msg_rate / 1e6, cpu.c_str());
+      os << line;
+      if (base) {
+        if (!r.baseline_error.empty())
+          os << "  (baseline failed: " << r.baseline_error << ")";
+        else
+          os << fmt("  %12.2f", in.report_gbits ? r.base_gbps : r.base_mbps)
+             << fmt("  %4.2fx", r.ratio);
+      }
+    }
+    os << "\n";
+  }
+  if (!current.empty()) os << kRule;
+  return os.str();
+}
+
+nlohmann::json result_json(const PerfResult& r) {
+  nlohmann::json j = {{"test", r.test},
+                      {"size", r.size},
+                      {"iterations", r.iters},
+                      {"bytes", r.bytes},
+                      {"bytes_sent", r.bytes_sent},
+                      {"seconds", r.seconds},
+                      {"gbps", r.gbps},
+                      {"mbps", r.mbps},
+                      {"msg_rate", r.msg_rate},
+                      {"cpu_client_s", r.cpu_client_s},
+                      {"cpu_server_s", r.cpu_server_s},
+                      {"crc", r.crc},
+                      {"mpa_revision", r.mpa_revision}};
+  if (r.latency) {
+    j["latency_us"] = {{"min", r.lat_min_us}, {"median", r.lat_p50_us}, {"avg", r.lat_avg_us},
+                       {"p99", r.lat_p99_us}, {"p99_9", r.lat_p999_us}, {"max", r.lat_max_us}};
+  }
+  if (r.has_baseline) {
+    nlohmann::json b = {{"name", r.baseline_name},
+                        {"gbps", r.base_gbps},
+                        {"mbps", r.base_mbps},
+                        {"msg_rate", r.base_msg_rate},
+                        {"lat_median_us", r.base_lat_p50_us},
+                        {"cpu_s", r.base_cpu_s}};
+    if (!r.baseline_error.empty()) b["error"] = r.baseline_error;
+    j["baseline"] = b;
+    j["ratio"] = r.ratio;
+  }
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+nlohmann::json results_json(const std::vector<PerfResult>& results, const RunInfo& in) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : results) arr.push_back(result_json(r));
+  return {{"tool", "ndkperf"},
+          {"format", 1},
+          {"config",
+           {{"mode", in.mode},
+            {"peer", in.peer},
+            {"qps", in.qps},
+            {"tx_depth", in.tx_depth},
+            {"inline_size", in.inline_size},
+            {"events", in.events},
+            {"crc", crc_text(in.crc)},
+            {"mpa_revision", in.mpa_revision ? in.mpa_revision : 2},
+            {"baseline", in.baseline},
+            {"duration_s", in.duration},
+            {"iterations", in.iters}}},
+          {"results", arr}};
+}
+
+std::string format_csv(const std::vector<PerfResult>& results) {
+  std::ostringstream os;
+  os << "test,size,iterations,bytes,bytes_sent,seconds,gbps,mbps,msg_rate,lat_min_us,"
+        "lat_median_us,lat_avg_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_client_s,cpu_server_s,"
+        "baseline,base_gbps,base_mbps,base_lat_median_us,ratio,error\n";
+  for (const auto& r : results) {
+    auto q = [](const std::string& s) {
+      std::string out = "\"";
+      for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return out + "\"";
+    };
+    os << r.test << ',' << r.size << ',' << r.iters << ',' << r.bytes << ',' << r.bytes_sent << ','
+       << r.seconds << ',' << r.gbps << ',' << r.mbps << ',' << r.msg_rate << ',' << r.lat_min_us
+       << ',' << r.lat_p50_us << ',' << r.lat_avg_us << ',' << r.lat_p99_us << ',' << r.lat_p999_us
+       << ',' << r.lat_max_us << ',' << r.cpu_client_s << ',' << r.cpu_server_s << ','
+       << (r.has_baseline ? r.baseline_name : "") << ',' << r.base_gbps << ',' << r.base_mbps << ','
+       << r.base_lat_p50_us << ',' << r.ratio << ','
+       << q(!r.error.empty() ? r.error : r.baseline_error) << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace softndk::ndkperf

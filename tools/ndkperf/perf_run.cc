@@ -1,0 +1,186 @@
+// perf_run.cc - runs the plan the options describe and reports it.
+#include "ndkperf/perf_run.h"
+
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include "common/net_util.h"
+#include "common/session.h"
+#include "common/softndk_entry.h"
+#include "common/watchdog.h"
+#include "ndkperf/perf_baseline.h"
+#include "ndkperf/perf_engine.h"
+#include "ndkperf/perf_report.h"
+#include "ndkperf/svg_plot.h"
+
+namespace softndk::ndkperf {
+
+namespace {
+
+EngineConfig engine_config(const PerfOptions& o, Test t) {
+  EngineConfig c;
+  c.test = t;
+  c.sizes = sizes_for(o, t);
+  c.all_sizes = o.all_sizes;
+  c.iters = iters_for(o, t);
+  c.duration = o.duration;
+  c.qps = o.qps;
+  c.tx_depth = tx_depth_for(o, t);
+  c.inline_size = o.inline_size;
+  c.events = o.events;
+  c.timeout = o.timeout;
+  c.progress = !o.quiet;
+  c.adapter.crc = o.crc;
+  c.adapter.mpa_revision = o.mpa_revision;
+  c.adapter.timeout_s = o.timeout;
+  return c;
+}
+
+// Both ends in this process: the server on a thread, the client here.
+std::vector<PerfResult> run_loopback(const EngineConfig& cfg, uint16_t port) {
+  EngineConfig scfg = cfg;
+  scfg.progress = false;
+  scfg.adapter.name = cfg.adapter.name.empty() ? "127.0.0.1" : cfg.adapter.name;
+  EngineConfig ccfg = cfg;
+  ccfg.adapter.name = scfg.adapter.name;
+  tools::SockAddr at;
+  std::string err;
+  if (!tools::address_of_device(scfg.adapter.name, port, at, err)) throw tools::ToolError(err);
+  PerfServer server(scfg, at);
+  tools::SockAddr target = at;
+  target.set_port(server.port());
+  std::exception_ptr server_error;
+  std::thread th([&] {
+    try {
+      server.serve(cfg.timeout * 3);
+    } catch (...) {
+      server_error = std::current_exception();
+    }
+  });
+  std::vector<PerfResult> results;
+  std::exception_ptr client_error;
+  try {
+    results = run_client(ccfg, target);
+  } catch (...) {
+    client_error = std::current_exception();
+    server.cancel();
+  }
+  th.join();
+  // The client's cause is the first one; the server's follows from it.
+  if (client_error) std::rethrow_exception(client_error);
+  if (server_error) std::rethrow_exception(server_error);
+  return results;
+}
+
+RunInfo run_info(const PerfOptions& o, const std::string& peer) {
+  RunInfo in;
+  in.mode = o.role == Role::Loopback ? "loopback" : o.role == Role::Server ? "server" : "client";
+  in.peer = peer;
+  in.qps = o.qps;
+  in.tx_depth = o.tests.empty() ? 0 : tx_depth_for(o, o.tests.front());
+  in.inline_size = o.inline_size;
+  in.events = o.events;
+  in.crc = o.crc;
+  in.mpa_revision = o.mpa_revision;
+  in.report_gbits = o.report_gbits;
+  in.baseline = o.baseline;
+  in.duration = o.duration;
+  in.iters = o.tests.empty() ? 0 : iters_for(o, o.tests.front());
+  return in;
+}
+
+}  // namespace
+
+int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
+  const bool table = !o.json && !o.csv;
+  std::vector<PerfResult> all;
+  std::string peer;
+  int rc = kExitOk;
+  // A hang catcher only: phases kick it, every wait has its own timeout.
+  const double window = o.timeout * 3 + 30;
+
+  for (Test t : o.tests) {
+    EngineConfig cfg = engine_config(o, t);
+    cfg.adapter.name = o.device;
+    std::vector<PerfResult> res;
+    try {
+      if (o.role == Role::Loopback) {
+        tools::watchdog_arm(window, "ndkperf", kExitHung);
+        tools::watchdog_phase("running " + test_name(t) + " in loopback");
+        peer = "127.0.0.1";
+        res = run_loopback(cfg, o.port);
+      } else if (o.role == Role::Client) {
+        tools::SockAddr server;
+        std::string e;
+        if (!tools::resolve(o.host, o.port, server, e)) throw tools::ToolError(e);
+        peer = server.to_string();
+        if (cfg.adapter.name.empty()) {
+          tools::SockAddr local;
+          if (!tools::local_address_toward(server, local, e)) throw tools::ToolError(e);
+          cfg.adapter.name = local.ip();
+        }
+        tools::watchdog_arm(window, "ndkperf", kExitHung);
+        tools::watchdog_phase("running " + test_name(t) + " against " + peer);
+        res = run_client(cfg, server);
+      } else {
+        if (cfg.adapter.name.empty()) cfg.adapter.name = tools::default_server_address();
+        tools::SockAddr at;
+        std::string e;
+        if (!tools::address_of_device(cfg.adapter.name, o.port, at, e)) throw tools::ToolError(e);
+        PerfServer server(cfg, at);
+        tools::SockAddr shown = at;
+        shown.set_port(server.port());
+        peer = shown.to_string();
+        err << "ndkperf: " << test_name(t) << " server waiting on " << peer << "\n";
+        err.flush();
+        res = server.serve(0);
+        tools::watchdog_arm(window, "ndkperf", kExitHung);
+        tools::watchdog_phase("closing the server");
+      }
+    } catch (const std::exception& e) {
+      tools::watchdog_disarm();
+      err << "ndkperf: " << e.what() << "\n";
+      if (o.tests.size() == 1) return kExitFailed;
+      PerfResult r;
+      r.test = test_name(t);
+      r.latency = t.metric == Metric::Lat;
+      r.error = e.what();
+      res.push_back(r);
+      rc = kExitFailed;
+    }
+    tools::watchdog_disarm();
+    if (!o.baseline.empty()) {
+      for (auto& r : res)
+        if (r.error.empty()) {
+          tools::watchdog_arm(window + 60, "ndkperf", kExitHung);
+          tools::watchdog_phase("running the TCP baseline");
+          run_tcp_baseline(r, cfg.iters, cfg.duration, o.events);
+          tools::watchdog_disarm();
+        }
+    }
+    if (table) {
+      out << format_table(res, run_info(o, peer));
+      out.flush();
+    }
+    all.insert(all.end(), res.begin(), res.end());
+  }
+
+  RunInfo info = run_info(o, peer);
+  if (o.json) out << results_json(all, info).dump(2) << "\n";
+  if (o.csv) out << format_csv(all);
+  if (!o.plot.empty()) {
+    std::string e;
+    std::string title = "ndkperf " + info.mode + ": softndk" +
+                        (o.baseline.empty() ? std::string() : " vs TCP baseline");
+    if (!write_plot_svg(o.plot, all, title, e)) {
+      err << "ndkperf: " << e << "\n";
+      rc = kExitFailed;
+    } else {
+      err << "ndkperf: plot written to " << o.plot << "\n";
+    }
+  }
+  return rc;
+}
+
+}  // namespace softndk::ndkperf

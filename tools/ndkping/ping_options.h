@@ -1,0 +1,27 @@
+// ping_options.h - ndkping's command line: rping's flags, parsed with CLI11.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace softndk::ndkping {
+
+struct PingOptions {
+  bool server = false;      // -s
+  bool client = false;      // -c
+  std::string address;      // -a: server address to bind / connect to
+  uint16_t port = 7174;     // -p
+  uint64_t count = 0;       // -C: pings (0 = forever, as rping)
+  size_t size = 64;         // -S: ping buffer size
+  bool verbose = false;     // -v: print ping data
+  bool validate = false;    // -V: check the echoed data
+  bool debug = false;       // -d: trace the steps
+  bool persistent = false;  // -P: server keeps serving, several clients at once
+  double timeout = 10;      // --timeout: seconds any step may take (not in rping)
+};
+
+// Returns -1 to go on, or an exit code with `text` (help, or a one-line
+// error without the "ndkping: " prefix).
+int parse_ping_options(int argc, const char* const* argv, PingOptions& out, std::string& text);
+
+}  // namespace softndk::ndkping
