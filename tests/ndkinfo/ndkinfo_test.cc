@@ -81,7 +81,8 @@ TEST(NdkInfoJson, ListsLoopbackWith127001AndSaneLimits) {
 TEST(NdkInfoJson, EveryAdapterHasTheStableKeys) {
   const ToolRun r = ndkinfo("--json");
   ASSERT_EQ(r.rc, 0) << r.out;
-  for (const auto& a : json::parse(r.out).at("adapters")) {
+  const json doc = json::parse(r.out);  // named: a range-for temporary would dangle
+  for (const auto& a : doc.at("adapters")) {
     for (const char* key : {"name", "ifindex", "port_state", "mtu", "addresses", "info", "ports",
                             "counters", "error"}) {
       EXPECT_TRUE(a.contains(key)) << key << " missing in " << a.dump();
