@@ -1,0 +1,263 @@
+// dp_fixture.h - two connected QPs over 127.0.0.1 for the data-path tests.
+//
+// Objects come from the public C ABI on the "lo" adapter; the connection is
+// made with the TCP/MPA engine of that adapter (tcp::Listener +
+// tcp::ActiveConnect) and handed to rdmap::start_stream(), exactly what the
+// connector glue does after NdkConnect/NdkAccept.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "ndk/adapter.h"
+#include "ndk/object.h"
+#include "ndk/qp.h"
+#include "rdmap/stream.h"
+#include "softndk/softndk.h"
+#include "tcp/connector.h"
+#include "tcp/listener.h"
+
+namespace dptest {
+
+using namespace std::chrono_literals;
+namespace ndk = softndk::ndk;
+namespace tcp = softndk::tcp;
+namespace rdmap = softndk::rdmap;
+
+inline constexpr NDK_VERSION kVersion{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
+
+struct Buf {
+  std::vector<uint8_t> mem;
+  NDK_MR* mr = nullptr;
+  uint32_t token = 0;
+  uint8_t* data() { return mem.data(); }
+  uint64_t addr() const { return reinterpret_cast<uintptr_t>(mem.data()); }
+  NDK_SGE sge(size_t off, size_t len) const {
+    NDK_SGE s{};
+    s.VirtualAddress = const_cast<uint8_t*>(mem.data()) + off;
+    s.Length = static_cast<ULONG>(len);
+    s.MemoryRegionToken = token;
+    return s;
+  }
+};
+
+struct Side {
+  NDK_PD* pd = nullptr;
+  NDK_CQ* cq = nullptr;   // receive CQ
+  NDK_CQ* icq = nullptr;  // initiator CQ (same as cq unless asked)
+  NDK_QP* qp = nullptr;
+  NDK_SRQ* srq = nullptr;
+  ndk::Qp* q = nullptr;
+  std::shared_ptr<tcp::Connection> conn;
+  std::shared_ptr<rdmap::Stream> stream;
+  // Dispatch shortcuts.
+  const NDK_QP_DISPATCH* d() const { return qp->Dispatch; }
+};
+
+struct SideConfig {
+  ULONG cq_depth = 1024;
+  bool separate_icq = false;
+  ULONG rq = 256, sq = 256, rsge = 16, ssge = 16, inl = 256;
+  NDK_SRQ* srq = nullptr;
+  NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
+  void* notify_ctx = nullptr;
+  NDK_PD* pd = nullptr;  // share a PD
+};
+
+class DpTest : public ::testing::Test {
+ protected:
+  void SetUp() override { open(); }
+  void TearDown() override {
+    for (Side* s : sides_) teardown_side(*s);
+    if (a_ != nullptr) SoftNdkCloseAdapter(a_);
+    a_ = nullptr;
+  }
+
+  void open(ULONG threads = 1) {
+    SOFTNDK_OPEN_PARAMETERS p{};
+    p.Size = sizeof p;
+    p.EngineThreads = threads;
+    ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a_), STATUS_SUCCESS);
+    ndk::Adapter::from(a_, &adapter_);
+  }
+
+  NDK_PD* make_pd() {
+    NDK_PD* pd = nullptr;
+    EXPECT_EQ(a_->Dispatch->NdkCreatePd(a_, nullptr, nullptr, &pd), STATUS_SUCCESS);
+    return pd;
+  }
+  NDK_CQ* make_cq(ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK cb = nullptr, void* ctx = nullptr) {
+    NDK_CQ* cq = nullptr;
+    EXPECT_EQ(a_->Dispatch->NdkCreateCq(a_, depth, cb, ctx, nullptr, nullptr, nullptr, &cq),
+              STATUS_SUCCESS);
+    return cq;
+  }
+  NDK_SRQ* make_srq(NDK_PD* pd, ULONG depth, ULONG threshold = 0,
+                    NDK_FN_SRQ_NOTIFICATION_CALLBACK cb = nullptr, void* ctx = nullptr) {
+    NDK_SRQ* srq = nullptr;
+    EXPECT_EQ(pd->Dispatch->NdkCreateSrq(pd, depth, 16, threshold, cb, ctx, nullptr, nullptr,
+                                         nullptr, &srq),
+              STATUS_SUCCESS);
+    return srq;
+  }
+
+  void make_side(Side& s, const SideConfig& c = {}) {
+    s.pd = c.pd ? c.pd : make_pd();
+    s.cq = make_cq(c.cq_depth, c.notify, c.notify_ctx);
+    s.icq = c.separate_icq ? make_cq(c.cq_depth) : s.cq;
+    s.srq = c.srq;
+    if (c.srq != nullptr) {
+      ASSERT_EQ(s.pd->Dispatch->NdkCreateQpWithSrq(s.pd, s.cq, s.icq, c.srq, &s, c.sq, c.ssge,
+                                                   c.inl, nullptr, nullptr, &s.qp),
+                STATUS_SUCCESS);
+    } else {
+      ASSERT_EQ(s.pd->Dispatch->NdkCreateQp(s.pd, s.cq, s.icq, &s, c.rq, c.sq, c.rsge, c.ssge,
+                                            c.inl, nullptr, nullptr, &s.qp),
+                STATUS_SUCCESS);
+    }
+    ndk::resolve(s.qp, NdkObjectTypeQp, &s.q, true);
+    sides_.push_back(&s);
+  }
+
+  // Connects a (initiator) to b (responder) and starts both streams.
+  void connect(Side& a, Side& b, uint16_t ird = 16, uint16_t ord = 16, bool crc = false,
+               uint16_t b_ird = 0, uint16_t b_ord = 0) {
+    tcp::ConnSettings st;
+    st.mpa.crc_required = crc;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::shared_ptr<tcp::Connection> ca, cb;
+    bool a_done = false, b_done = false;
+    NTSTATUS as = STATUS_PENDING, bs = STATUS_PENDING;
+    uint16_t rird = b_ird ? b_ird : ird, rord = b_ord ? b_ord : ord;
+    std::shared_ptr<tcp::Listener> l;
+    ASSERT_EQ(tcp::Listener::create(
+                  adapter_->engine(), st, *tcp::SockAddr::parse("127.0.0.1", 0), 16,
+                  [&, rird, rord](std::shared_ptr<tcp::PendingConnection> p) {
+                    p->accept(rird, rord, {}, [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
+                      std::lock_guard lk(mu);
+                      bs = s;
+                      cb = std::move(c);
+                      b_done = true;
+                      cv.notify_all();
+                    });
+                  },
+                  &l),
+              STATUS_SUCCESS);
+    tcp::ConnectArgs args;
+    args.dst = l->local();
+    args.ird = ird;
+    args.ord = ord;
+    ASSERT_EQ(tcp::ActiveConnect::start(adapter_->engine().pick(), st, args,
+                                        [&](tcp::ConnectResult r) {
+                                          std::lock_guard lk(mu);
+                                          as = r.status;
+                                          ca = std::move(r.connection);
+                                          a_done = true;
+                                          cv.notify_all();
+                                        }),
+              STATUS_PENDING);
+    {
+      std::unique_lock lk(mu);
+      ASSERT_TRUE(cv.wait_for(lk, 5s, [&] { return a_done && b_done; }));
+    }
+    l->close();
+    ASSERT_EQ(as, STATUS_SUCCESS);
+    ASSERT_EQ(bs, STATUS_SUCCESS);
+    a.conn = ca;
+    b.conn = cb;
+    a.stream = rdmap::start_stream(a.q, a.conn);
+    b.stream = rdmap::start_stream(b.q, b.conn);
+    ASSERT_TRUE(a.stream && b.stream);
+    for (int i = 0; i < 5000 && (a.q->state() != ndk::QpState::kConnected ||
+                                 b.q->state() != ndk::QpState::kConnected);
+         ++i)
+      std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(a.q->state(), ndk::QpState::kConnected);
+    ASSERT_EQ(b.q->state(), ndk::QpState::kConnected);
+  }
+
+  // A side owned by the fixture (outlives the test body until TearDown).
+  Side& new_side(const SideConfig& c = {}) {
+    owned_.push_back(std::make_unique<Side>());
+    make_side(*owned_.back(), c);
+    return *owned_.back();
+  }
+
+  void teardown_side(Side& s) {
+    if (s.stream) s.stream->stop();
+    if (s.conn) s.conn->abort();
+  }
+
+  Buf reg(NDK_PD* pd, size_t n, ULONG flags, uint8_t fill = 0) {
+    Buf b;
+    b.mem.assign(n == 0 ? 1 : n, fill);
+    EXPECT_EQ(pd->Dispatch->NdkCreateMr(pd, FALSE, nullptr, nullptr, &b.mr), STATUS_SUCCESS);
+    MDL mdl{};
+    mdl.VirtualAddress = b.mem.data();
+    mdl.ByteCount = b.mem.size();
+    EXPECT_EQ(b.mr->Dispatch->NdkRegisterMr(b.mr, &mdl, b.mem.size(), flags, nullptr, nullptr),
+              STATUS_SUCCESS);
+    b.token = b.mr->Dispatch->NdkGetRemoteTokenFromMr(b.mr);
+    return b;
+  }
+  static constexpr ULONG kAll = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                                NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
+
+  // Busy-polls (this is what drives receive progress) for n completions.
+  std::vector<NDK_RESULT_EX> poll(NDK_CQ* cq, size_t n, std::chrono::milliseconds t = 5000ms) {
+    std::vector<NDK_RESULT_EX> out;
+    auto deadline = std::chrono::steady_clock::now() + t;
+    NDK_RESULT_EX r[64];
+    while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+      ULONG k = cq->Dispatch->NdkGetCqResultsEx(
+          cq, r, static_cast<ULONG>(std::min<size_t>(64, n - out.size())));
+      out.insert(out.end(), r, r + k);
+      if (k == 0) std::this_thread::yield();
+    }
+    return out;
+  }
+  // Polls for `t` and returns whatever arrived (to check that nothing more does).
+  std::vector<NDK_RESULT_EX> drain(NDK_CQ* cq, std::chrono::milliseconds t = 100ms) {
+    return poll(cq, 1u << 30, t);
+  }
+  NDK_RESULT_EX poll1(NDK_CQ* cq) {
+    auto v = poll(cq, 1);
+    EXPECT_EQ(v.size(), 1u);
+    return v.empty() ? NDK_RESULT_EX{} : v[0];
+  }
+
+  static void fill_pattern(uint8_t* p, size_t n, uint32_t seed) {
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; ++i) {
+      x = x * 1103515245u + 12345u;
+      p[i] = static_cast<uint8_t>(x >> 16);
+    }
+  }
+
+  template <typename P>
+  static bool eventually(P pred, std::chrono::milliseconds t = 5000ms) {
+    auto deadline = std::chrono::steady_clock::now() + t;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(1ms);
+    }
+    return pred();
+  }
+
+  NDK_ADAPTER* a_ = nullptr;
+  ndk::Adapter* adapter_ = nullptr;
+  std::vector<Side*> sides_;
+  std::vector<std::unique_ptr<Side>> owned_;
+};
+
+}  // namespace dptest

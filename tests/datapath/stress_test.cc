@@ -1,0 +1,1 @@
+#include "dp_fixture.h"
