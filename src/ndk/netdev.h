@@ -64,7 +64,10 @@ class NetMonitor {
  public:
   using Callback = std::function<void(const NetDevice& dev, NetEvent ev)>;
   static NetMonitor& instance();
-  uint64_t subscribe(uint32_t ifindex, Callback cb);
+  // baseline (optional): the state the edges are relative to. Use it, not
+  // an earlier find_net_device(), to initialise anything the callback then
+  // keeps up to date; a change in between would otherwise be lost.
+  uint64_t subscribe(uint32_t ifindex, Callback cb, NetDevice* baseline = nullptr);
   void unsubscribe(uint64_t id);
   // Current state of one interface (fresh netlink query), addressed or not.
   std::optional<NetDevice> query(uint32_t ifindex);

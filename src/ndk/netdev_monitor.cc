@@ -314,7 +314,7 @@ NetMonitor& NetMonitor::instance() {
   return monitor;
 }
 
-uint64_t NetMonitor::subscribe(uint32_t ifindex, Callback cb) {
+uint64_t NetMonitor::subscribe(uint32_t ifindex, Callback cb, NetDevice* baseline) {
   if (!cb) return 0;
   Impl& m = *impl_;
   std::unique_lock lk(m.mu);
@@ -346,6 +346,7 @@ uint64_t NetMonitor::subscribe(uint32_t ifindex, Callback cb) {
   } else {
     sub.dev.ifindex = ifindex;  // no such link (yet): down, no addresses
   }
+  if (baseline) *baseline = sub.dev;
   const uint64_t id = m.next_id++;
   m.subs.emplace(id, std::move(sub));
   return id;

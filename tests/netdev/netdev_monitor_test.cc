@@ -286,6 +286,21 @@ TEST_F(NetMonitorVeth, InterfaceDeletionReportsDown) {
   EXPECT_FALSE(NetMonitor::instance().query(veth_->ifindex()).has_value());
 }
 
+TEST_F(NetMonitorVeth, BaselineIsTheStateEdgesAreRelativeTo) {
+  NetDevice base;
+  Recorder rec;
+  Sub sub{NetMonitor::instance().subscribe(veth_->ifindex(), rec.callback(), &base)};
+  EXPECT_EQ(base.ifindex, veth_->ifindex());
+  EXPECT_EQ(base.name, veth_->name());
+  EXPECT_TRUE(base.up);
+  EXPECT_TRUE(has_v4(base, veth_->address()));
+  NetDevice unknown;
+  Sub none{NetMonitor::instance().subscribe(0x7ffffff0u, rec.callback(), &unknown)};
+  EXPECT_NE(none.id, 0u);
+  EXPECT_FALSE(unknown.up);
+  EXPECT_TRUE(unknown.addrs.empty());
+}
+
 TEST_F(NetMonitorVeth, SubscribeToDownLinkReportsUp) {
   ASSERT_TRUE(veth_->set_up(false));
   ASSERT_TRUE(veth_->wait_up(false));
