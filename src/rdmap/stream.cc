@@ -203,6 +203,12 @@ void Stream::after_unlock() {
   if (!failed_.load(std::memory_order_acquire)) return;
   if (error_acted_.exchange(true)) return;
   kick_tx();  // the Terminate, if any, then FIN
+  {
+    // A transmitter on another thread may have handed a message to TCP and
+    // not yet completed it: let it finish, so that it completes with
+    // success rather than being flushed.
+    std::lock_guard lk(tx_mu_);
+  }
   if (!stopped_.load()) qp_->to_error();
   // The consumer's disconnect event (and the connector's view of the
   // stream) comes from the connection layer.
