@@ -57,9 +57,9 @@ struct NetMonitor::Impl {
   };
   using Change = std::variant<LinkChange, AddrChange>;
 
+  // The callback is looked up again at delivery time (see deliver()).
   struct Delivery {
     uint64_t id;
-    std::shared_ptr<const Callback> cb;
     NetDevice dev;
     NetEvent ev;
   };
@@ -188,7 +188,7 @@ struct NetMonitor::Impl {
     if (link.up == sub.dev.up) return;
     sub.dev.up = link.up;
     sub.dev.speed_mbps = link.up ? rtnl::read_speed_mbps(sub.dev.name) : 0;
-    out.push_back({id, sub.cb, sub.dev, link.up ? NetEvent::kLinkUp : NetEvent::kLinkDown});
+    out.push_back({id, sub.dev, link.up ? NetEvent::kLinkUp : NetEvent::kLinkDown});
   }
 
   static void on_addr(uint64_t id, Sub& sub, const AddrChange& c, std::vector<Delivery>& out) {
@@ -204,7 +204,7 @@ struct NetMonitor::Impl {
     } else {
       addrs.erase(it);
     }
-    out.push_back({id, sub.cb, sub.dev, NetEvent::kAddressChange});
+    out.push_back({id, sub.dev, NetEvent::kAddressChange});
   }
 
   void apply(const std::vector<Change>& changes) {
@@ -254,7 +254,7 @@ struct NetMonitor::Impl {
             cur ? cur->addrs : std::vector<sockaddr_storage>{};
         if (!same_set(sub.dev.addrs, fresh)) {
           sub.dev.addrs = fresh;
-          out.push_back({id, sub.cb, sub.dev, NetEvent::kAddressChange});
+          out.push_back({id, sub.dev, NetEvent::kAddressChange});
         }
       }
     }
@@ -273,14 +273,21 @@ struct NetMonitor::Impl {
 
   // Calls the consumers, one at a time, without the lock. A subscription
   // removed meanwhile gets nothing more; unsubscribe() waits on in_callback.
+  // Our reference to the callback is dropped before in_callback clears, so
+  // the functor (and what it captured) is destroyed by unsubscribe(), never
+  // on this thread after unsubscribe() has returned.
   void deliver(std::vector<Delivery>& out) {
     for (auto& d : out) {
+      std::shared_ptr<const Callback> cb;
       {
         std::lock_guard lk(mu);
-        if (!subs.contains(d.id)) continue;
+        auto it = subs.find(d.id);
+        if (it == subs.end()) continue;
+        cb = it->second.cb;
         in_callback = d.id;
       }
-      (*d.cb)(d.dev, d.ev);
+      (*cb)(d.dev, d.ev);
+      cb.reset();
       {
         std::lock_guard lk(mu);
         in_callback = 0;
