@@ -1,1 +1,183 @@
+// stress_test.cc - concurrency: several QPs posting from several threads,
+// posting from completion callbacks, NdkFlush and connection close racing
+// with posting. Meant for TSan (build/dp-tsan); bounded to seconds.
+#include <set>
+
 #include "dp_fixture.h"
+
+namespace dptest {
+namespace {
+
+class Stress : public DpTest {};
+
+TEST_F(Stress, ManyQpsManyThreads) {
+  constexpr int kPairs = 3, kMsgs = 200;  // all receives pre-posted (RQ 256)
+  std::vector<Side*> a, b;
+  for (int i = 0; i < kPairs; ++i) {
+    a.push_back(&new_side());
+    b.push_back(&new_side());
+    connect(*a.back(), *b.back());
+  }
+  std::vector<Buf> src, dst, rbuf;
+  for (int i = 0; i < kPairs; ++i) {
+    src.push_back(reg(a[i]->pd, 64 * 1024, kAll, static_cast<uint8_t>(i)));
+    dst.push_back(reg(b[i]->pd, 64 * 1024, kAll));
+    rbuf.push_back(reg(b[i]->pd, 4096, kAll));
+  }
+  std::vector<std::thread> th;
+  std::atomic<bool> bad{false};
+  for (int i = 0; i < kPairs; ++i) {
+    // Receiver thread: posts receives and polls its CQ (drives progress).
+    th.emplace_back([&, i] {
+      int got = 0, posted = 0;
+      NDK_SGE rs = rbuf[i].sge(0, 4096);
+      while (posted < kMsgs) {
+        b[i]->d()->NdkReceive(b[i]->qp, nullptr, &rs, 1);
+        ++posted;
+      }
+      auto deadline = std::chrono::steady_clock::now() + 20s;
+      NDK_RESULT r[16];
+      while (got < kMsgs && std::chrono::steady_clock::now() < deadline) {
+        ULONG k = b[i]->cq->Dispatch->NdkGetCqResults(b[i]->cq, r, 16);
+        for (ULONG j = 0; j < k; ++j) {
+          if (r[j].Status != STATUS_SUCCESS) bad = true;
+          ++got;
+          if (posted < kMsgs) {
+            b[i]->d()->NdkReceive(b[i]->qp, nullptr, &rs, 1);
+            ++posted;
+          }
+        }
+      }
+      if (got != kMsgs) bad = true;
+    });
+    // Sender thread: Sends, Writes and Reads mixed, bounded outstanding.
+    th.emplace_back([&, i] {
+      int sent = 0, done = 0, outstanding = 0;
+      NDK_SGE s = src[i].sge(0, 2048), w = src[i].sge(0, 64 * 1024);
+      auto deadline = std::chrono::steady_clock::now() + 20s;
+      NDK_RESULT r[16];
+      while ((sent < kMsgs || outstanding > 0) && std::chrono::steady_clock::now() < deadline) {
+        if (sent < kMsgs && outstanding < 48) {
+          int ops = sent % 3 == 0 ? 1 : 2;
+          if (sent % 3 == 1)
+            a[i]->d()->NdkWrite(a[i]->qp, nullptr, &w, 1, dst[i].addr(), dst[i].token, 0);
+          else if (sent % 3 == 2)
+            a[i]->d()->NdkRead(a[i]->qp, nullptr, &w, 1, dst[i].addr(), dst[i].token, 0);
+          a[i]->d()->NdkSend(a[i]->qp, nullptr, &s, 1, 0);
+          ++sent;
+          outstanding += ops;
+        }
+        ULONG k = a[i]->cq->Dispatch->NdkGetCqResults(a[i]->cq, r, 16);
+        for (ULONG j = 0; j < k; ++j)
+          if (r[j].Status != STATUS_SUCCESS) bad = true;
+        outstanding -= static_cast<int>(k);
+        done += static_cast<int>(k);
+      }
+      if (outstanding != 0) bad = true;
+    });
+  }
+  for (auto& t : th) t.join();
+  EXPECT_FALSE(bad.load());
+}
+
+// Posting from inside CQ notification callbacks (reactor thread).
+struct PingState {
+  NDK_QP* qp;
+  NDK_CQ* cq;
+  NDK_SGE sge;
+  std::atomic<int> count{0};
+  int target = 200;
+  static void cb(PVOID ctx, NTSTATUS) {
+    auto* p = static_cast<PingState*>(ctx);
+    NDK_RESULT r[8];
+    ULONG k;
+    while ((k = p->cq->Dispatch->NdkGetCqResults(p->cq, r, 8)) > 0) {
+      for (ULONG i = 0; i < k; ++i) {
+        if (p->count.fetch_add(1) < p->target)
+          p->qp->Dispatch->NdkSend(p->qp, nullptr, &p->sge, 1, 0);
+      }
+    }
+    p->cq->Dispatch->NdkArmCq(p->cq, NDK_CQ_NOTIFY_ANY);
+  }
+};
+
+TEST_F(Stress, PostFromCompletionCallbacks) {
+  PingState ps;
+  SideConfig ac;
+  ac.notify = &PingState::cb;
+  ac.notify_ctx = &ps;
+  Side& A = new_side(ac);
+  Side& B = new_side();
+  connect(A, B);
+  Buf sb = reg(A.pd, 64, kAll), rb = reg(B.pd, 64, kAll);
+  ps.qp = A.qp;
+  ps.cq = A.cq;
+  ps.sge = sb.sge(0, 16);
+  NDK_SGE rs = rb.sge(0, 64);
+  for (int i = 0; i < 255; ++i) B.d()->NdkReceive(B.qp, nullptr, &rs, 1);
+  A.cq->Dispatch->NdkArmCq(A.cq, NDK_CQ_NOTIFY_ANY);
+  ASSERT_EQ(A.d()->NdkSend(A.qp, nullptr, &ps.sge, 1, 0), STATUS_SUCCESS);
+  auto r = poll(B.cq, 201, 10000ms);
+  EXPECT_EQ(r.size(), 201u);
+}
+
+// NdkFlush and a connection reset racing with posting threads: every
+// accepted request completes exactly once.
+TEST_F(Stress, FlushAndCloseConcurrentWithPosting) {
+  for (int round = 0; round < 3; ++round) {
+    Side& A = new_side();
+    Side& B = new_side();
+    connect(A, B);
+    Buf src = reg(A.pd, 256 * 1024, kAll), dst = reg(B.pd, 256 * 1024, kAll);
+    Buf rb = reg(A.pd, 64, kAll);
+    std::atomic<int> accepted{0};
+    std::atomic<bool> stop{false};
+    std::thread sq([&] {
+      NDK_SGE w = src.sge(0, 256 * 1024);
+      while (!stop) {
+        if (A.d()->NdkWrite(A.qp, nullptr, &w, 1, dst.addr(), dst.token, 0) == STATUS_SUCCESS)
+          accepted++;
+        else
+          std::this_thread::yield();
+      }
+    });
+    std::thread rq([&] {
+      NDK_SGE rs = rb.sge(0, 64);
+      while (!stop) {
+        if (A.d()->NdkReceive(A.qp, nullptr, &rs, 1) == STATUS_SUCCESS)
+          accepted++;
+        else
+          std::this_thread::yield();
+      }
+    });
+    std::atomic<int> completed{0};
+    std::thread poller([&] {
+      NDK_RESULT r[32];
+      auto deadline = std::chrono::steady_clock::now() + 15s;
+      while (std::chrono::steady_clock::now() < deadline) {
+        completed += static_cast<int>(A.cq->Dispatch->NdkGetCqResults(A.cq, r, 32));
+        if (stop && completed.load() == accepted.load()) break;
+      }
+    });
+    std::this_thread::sleep_for(20ms);
+    if (round == 0) A.d()->NdkFlush(A.qp);
+    if (round == 1) {
+      B.stream->stop();
+      B.conn->abort();
+    }
+    if (round == 2) {
+      A.stream->stop();
+      A.d()->NdkFlush(A.qp);
+    }
+    std::this_thread::sleep_for(20ms);
+    stop = true;
+    sq.join();
+    rq.join();
+    A.d()->NdkFlush(A.qp);  // anything still queued
+    poller.join();
+    EXPECT_EQ(completed.load(), accepted.load()) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace dptest
