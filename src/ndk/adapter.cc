@@ -200,8 +200,12 @@ size_t Adapter::live_objects() {
 
 std::vector<Object*> Adapter::snapshot_live() {
   std::lock_guard lk(objects_mu_);
-  std::vector<Object*> v(live_.begin(), live_.end());
-  for (Object* o : v) o->hold();  // keeps each one from finishing meanwhile
+  std::vector<Object*> v;
+  v.reserve(live_.size());
+  // Holds keep each one from finishing meanwhile; objects already finishing
+  // (last reference gone, completion posted) are left alone.
+  for (Object* o : live_)
+    if (o->try_hold()) v.push_back(o);
   return v;
 }
 

@@ -33,9 +33,12 @@ NTSTATUS Object::close(NDK_FN_CLOSE_COMPLETION completion, void* context, bool f
   begin_teardown();
   if (force_async) {
     // A posted task holds the object, so the close always pends and its
-    // completion always comes from the engine.
+    // completion always comes from the engine. The open reference goes
+    // first: the task may run before post() returns.
     hold();
+    refs_.fetch_sub(1, std::memory_order_acq_rel);
     adapter_->post([this] { release(); });
+    return STATUS_PENDING;
   }
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     finish_sync();

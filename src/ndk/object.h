@@ -68,6 +68,14 @@ class Object {
   // and may be called from any thread; release() must not be called while
   // holding a provider lock that close-side code also takes.
   void hold() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // hold() unless the object is already finishing (no reference left):
+  // for code that finds objects through the adapter's registry.
+  bool try_hold() {
+    uint32_t r = refs_.load(std::memory_order_relaxed);
+    while (r != 0)
+      if (refs_.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) return true;
+    return false;
+  }
   void release();
 
   // Makes `antecedent` an antecedent of this object for this object's whole

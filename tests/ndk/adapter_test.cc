@@ -1,0 +1,176 @@
+// adapter_test.cc - SoftNdkOpenAdapter/Enumerate, NdkQueryAdapterInfo, caps.
+#include <cstring>
+#include <vector>
+
+#include "ndk_fixture.h"
+
+namespace ndktest {
+namespace {
+
+TEST(AdapterOpen, ByNameSucceedsAndReportsHighestMinor) {
+  NDK_ADAPTER* a = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", NDK_VERSION{2, 0}, nullptr, &a), STATUS_SUCCESS);
+  EXPECT_EQ(a->Header.ObjectType, NdkObjectTypeAdapter);
+  EXPECT_EQ(a->Header.Version.Major, 2);
+  EXPECT_EQ(a->Header.Version.Minor, NDK_VERSION_MINOR);
+  NDK_ADAPTER_INFO info{};
+  ULONG size = sizeof info;
+  ASSERT_EQ(a->Dispatch->NdkQueryAdapterInfo(a, &info, &size), STATUS_SUCCESS);
+  EXPECT_EQ(info.Version.Minor, NDK_VERSION_MINOR);
+  SoftNdkCloseAdapter(a);
+}
+
+TEST(AdapterOpen, ByAddress) {
+  NDK_ADAPTER* a = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("127.0.0.1", kVersion, nullptr, &a), STATUS_SUCCESS);
+  SoftNdkCloseAdapter(a);
+}
+
+TEST(AdapterOpen, Major1RunsAtMinor2EverywhereIncludingObjects) {
+  NDK_ADAPTER* a = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", NDK_VERSION{1, 0}, nullptr, &a), STATUS_SUCCESS);
+  EXPECT_EQ(a->Header.Version.Major, 1);
+  EXPECT_EQ(a->Header.Version.Minor, 2);
+  NDK_PD* pd = nullptr;
+  ASSERT_EQ(a->Dispatch->NdkCreatePd(a, nullptr, nullptr, &pd), STATUS_SUCCESS);
+  EXPECT_EQ(pd->Header.Version.Major, 1);
+  EXPECT_EQ(pd->Header.Version.Minor, 2);
+  SoftNdkCloseAdapter(a);  // closes the PD too
+}
+
+TEST(AdapterOpen, BadVersion) {
+  NDK_ADAPTER* a = nullptr;
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", NDK_VERSION{3, 0}, nullptr, &a), NDIS_STATUS_BAD_VERSION);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", NDK_VERSION{0, 1}, nullptr, &a), NDIS_STATUS_BAD_VERSION);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", NDK_VERSION{2, 2}, nullptr, &a), NDIS_STATUS_BAD_VERSION);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", NDK_VERSION{1, 3}, nullptr, &a), NDIS_STATUS_BAD_VERSION);
+  EXPECT_EQ(a, nullptr);
+}
+
+TEST(AdapterOpen, NoSuchDevice) {
+  NDK_ADAPTER* a = nullptr;
+  EXPECT_EQ(SoftNdkOpenAdapter("nosuchif0", kVersion, nullptr, &a), STATUS_NO_SUCH_DEVICE);
+  EXPECT_EQ(SoftNdkOpenAdapter("192.0.2.77", kVersion, nullptr, &a), STATUS_NO_SUCH_DEVICE);
+}
+
+TEST(AdapterOpen, InvalidParameter) {
+  NDK_ADAPTER* a = nullptr;
+  EXPECT_EQ(SoftNdkOpenAdapter(nullptr, kVersion, nullptr, &a), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, nullptr), STATUS_INVALID_PARAMETER);
+  SOFTNDK_OPEN_PARAMETERS p{};
+  p.Size = 4;  // too small
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_INVALID_PARAMETER);
+}
+
+TEST(AdapterOpen, TwoOpensAreIndependent) {
+  NDK_ADAPTER* a = nullptr;
+  NDK_ADAPTER* b = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &b), STATUS_SUCCESS);
+  EXPECT_NE(a, b);
+  SoftNdkCloseAdapter(a);
+  NDK_PD* pd = nullptr;
+  EXPECT_EQ(b->Dispatch->NdkCreatePd(b, nullptr, nullptr, &pd), STATUS_SUCCESS);
+  SoftNdkCloseAdapter(b);
+}
+
+TEST(AdapterEnumerate, BufferTooSmallThenSuccessListsLo) {
+  ULONG n = 0;
+  ASSERT_EQ(SoftNdkEnumerateAdapters(nullptr, &n), STATUS_BUFFER_TOO_SMALL);
+  ASSERT_GE(n, 1u);
+  std::vector<SOFTNDK_ADAPTER_DESC> d(n);
+  ASSERT_EQ(SoftNdkEnumerateAdapters(d.data(), &n), STATUS_SUCCESS);
+  bool lo = false;
+  for (ULONG i = 0; i < n; ++i) lo |= std::strcmp(d[i].IfName, "lo") == 0 && d[i].AddressCount > 0;
+  EXPECT_TRUE(lo);
+  EXPECT_EQ(SoftNdkEnumerateAdapters(d.data(), nullptr), STATUS_INVALID_PARAMETER);
+}
+
+using AdapterInfo = NdkTest;
+
+TEST_F(AdapterInfo, BufferTooSmallReportsSize) {
+  NDK_ADAPTER_INFO info{};
+  ULONG size = 8;
+  EXPECT_EQ(a_->Dispatch->NdkQueryAdapterInfo(a_, &info, &size), STATUS_BUFFER_TOO_SMALL);
+  EXPECT_EQ(size, sizeof(NDK_ADAPTER_INFO));
+  size = 0;
+  EXPECT_EQ(a_->Dispatch->NdkQueryAdapterInfo(a_, nullptr, &size), STATUS_BUFFER_TOO_SMALL);
+  EXPECT_EQ(size, sizeof(NDK_ADAPTER_INFO));
+}
+
+TEST_F(AdapterInfo, HonestLimitsAndFlags) {
+  NDK_ADAPTER_INFO info{};
+  ULONG size = sizeof info + 16;
+  ASSERT_EQ(a_->Dispatch->NdkQueryAdapterInfo(a_, &info, &size), STATUS_SUCCESS);
+  EXPECT_EQ(size, sizeof info);
+  EXPECT_EQ(info.RdmaTechnology, NdkiWarp);
+  EXPECT_GE(info.FRMRPageCount, 16u);
+  EXPECT_EQ(info.MaxReadRequestSge, 1u);
+  EXPECT_EQ(info.MaxInitiatorRequestSge, 16u);
+  EXPECT_EQ(info.MaxInlineDataSize, 256u);
+  EXPECT_EQ(info.MaxInboundReadLimit, 128u);
+  EXPECT_EQ(info.MaxCallerData, 252u);
+  EXPECT_EQ(info.MaxCqDepth, 65536u);
+  EXPECT_GT(info.MaxSrqDepth, 0u);
+  EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+  EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED);
+  EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED);
+  EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED);
+  EXPECT_FALSE(info.AdapterFlags & NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED);
+}
+
+TEST(AdapterInfoEngines, MultiEngineOnlyWithSeveralThreads) {
+  auto p = params();
+  p.EngineThreads = 2;
+  NDK_ADAPTER* a = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
+  NDK_ADAPTER_INFO info{};
+  ULONG size = sizeof info;
+  ASSERT_EQ(a->Dispatch->NdkQueryAdapterInfo(a, &info, &size), STATUS_SUCCESS);
+  EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED);
+  SoftNdkCloseAdapter(a);
+}
+
+TEST(AdapterCaps, ResourceCapGivesInsufficientResources) {
+  auto p = params();
+  p.MaxPdCount = 1;
+  p.MaxCqCount = 1;
+  NDK_ADAPTER* a = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
+  NDK_PD* pd1 = nullptr;
+  NDK_PD* pd2 = nullptr;
+  ASSERT_EQ(a->Dispatch->NdkCreatePd(a, nullptr, nullptr, &pd1), STATUS_SUCCESS);
+  EXPECT_EQ(a->Dispatch->NdkCreatePd(a, nullptr, nullptr, &pd2), STATUS_INSUFFICIENT_RESOURCES);
+  EXPECT_EQ(pd2, nullptr);
+  // Closing frees the slot.
+  EXPECT_EQ(softndk::close_and_wait(pd1), STATUS_SUCCESS);
+  EXPECT_EQ(a->Dispatch->NdkCreatePd(a, nullptr, nullptr, &pd2), STATUS_SUCCESS);
+  NDK_CQ* c1 = nullptr;
+  NDK_CQ* c2 = nullptr;
+  ASSERT_EQ(a->Dispatch->NdkCreateCq(a, 4, nullptr, nullptr, nullptr, nullptr, nullptr, &c1),
+            STATUS_SUCCESS);
+  EXPECT_EQ(a->Dispatch->NdkCreateCq(a, 4, nullptr, nullptr, nullptr, nullptr, nullptr, &c2),
+            STATUS_INSUFFICIENT_RESOURCES);
+  SoftNdkCloseAdapter(a);
+}
+
+TEST_F(AdapterInfo, QueryExtensionNotSupportedEverywhere) {
+  GUID g{};
+  NDK_EXTENSION_INTERFACE ext{};
+  EXPECT_EQ(a_->Dispatch->NdkQueryExtension(&a_->Header, &g, kVersion, &ext), STATUS_NOT_SUPPORTED);
+  NDK_PD* p = pd();
+  EXPECT_EQ(p->Dispatch->NdkQueryExtension(&p->Header, &g, kVersion, &ext), STATUS_NOT_SUPPORTED);
+  NDK_CQ* c = cq();
+  EXPECT_EQ(c->Dispatch->NdkQueryExtension(&c->Header, &g, kVersion, &ext), STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(a_->Dispatch->NdkQueryExtension(nullptr, &g, kVersion, &ext), STATUS_INVALID_HANDLE);
+}
+
+TEST(StatusName, KnownAndUnknown) {
+  EXPECT_STREQ(SoftNdkStatusName(STATUS_CANCELLED), "STATUS_CANCELLED");
+  EXPECT_STREQ(SoftNdkStatusName(NDIS_STATUS_BAD_VERSION), "NDIS_STATUS_BAD_VERSION");
+  EXPECT_EQ(SoftNdkStatusName(0x12345678), nullptr);
+  EXPECT_EQ(softndk::status_name(0x12345678), "0x12345678");
+}
+
+}  // namespace
+}  // namespace ndktest
