@@ -1,0 +1,73 @@
+// e2e_ndkping_test.cc - ndkping client against ndkping server (label
+// tools-e2e): -V verified pings at 64 B and at a multi-FPDU size, the rping
+// output lines, and a persistent server serving clients one after another
+// and several at once.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "proc.h"
+
+namespace {
+
+using tools_test::count_lines;
+using tools_test::Proc;
+using tools_test::run;
+
+void wait_listening() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+
+void ping_pair(const std::string& size, int count) {
+  std::string port = std::to_string(tools_test::free_port());
+  std::string c = std::to_string(count);
+  Proc server({NDKPING_BIN, "-s", "-a", "127.0.0.1", "-p", port, "-C", c, "-S", size, "-v", "-V",
+               "--timeout", "10"});
+  wait_listening();
+  auto cl = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", c, "-S", size, "-v", "-V",
+                 "--timeout", "10"},
+                60);
+  EXPECT_FALSE(cl.timed_out);
+  EXPECT_EQ(cl.exit_code, 0) << cl.err;
+  EXPECT_EQ(count_lines(cl.out), count) << cl.out;
+  EXPECT_EQ(cl.out.rfind("ping data: rdma-ping-0: ABCDEFGHIJ", 0), 0u) << cl.out;
+  EXPECT_NE(cl.out.find("ping data: rdma-ping-" + std::to_string(count - 1) + ": "),
+            std::string::npos);
+  EXPECT_EQ(cl.err, "");
+  auto sv = server.wait(30);
+  EXPECT_EQ(sv.exit_code, 0) << sv.err;
+  EXPECT_EQ(count_lines(sv.out), count) << sv.out;
+  EXPECT_EQ(sv.out.rfind("server ping data: rdma-ping-0: ABCDEFGHIJ", 0), 0u) << sv.out;
+}
+
+TEST(NdkpingE2e, VerifiedPings64) { ping_pair("64", 5); }
+
+TEST(NdkpingE2e, VerifiedPingsMultiFpdu) { ping_pair("100000", 5); }
+
+TEST(NdkpingE2e, PersistentServerSequentialAndConcurrent) {
+  std::string port = std::to_string(tools_test::free_port());
+  Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
+  wait_listening();
+  for (int i = 0; i < 2; ++i) {
+    auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "3", "-V"}, 60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::vector<std::unique_ptr<Proc>> clients;
+  for (int i = 0; i < 3; ++i)
+    clients.push_back(std::make_unique<Proc>(std::vector<std::string>{
+        NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "20", "-S", "4096", "-V"}));
+  for (auto& c : clients) {
+    auto r = c->wait(60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  server.kill_now();
+}
+
+TEST(NdkpingE2e, NobodyListening) {
+  std::string port = std::to_string(tools_test::free_port());
+  auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "1", "--timeout", "5"}, 40);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,47 @@
+// proc.h - run a tool as a child process with a time limit, for the CLI and
+// end-to-end tests: stdout and stderr captured to files, killed (by its own
+// pid) when the limit passes, so no test can hang.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace tools_test {
+
+struct ProcResult {
+  int exit_code = -1;  // -1: killed at the time limit or by a signal
+  bool timed_out = false;
+  std::string out, err;
+};
+
+class Proc {
+ public:
+  // Starts argv[0] with the arguments; does not wait.
+  explicit Proc(const std::vector<std::string>& argv);
+  ~Proc();  // kills the child if it still runs
+  // Waits up to `seconds`; on timeout kills the child (SIGKILL).
+  ProcResult wait(double seconds);
+  void kill_now();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_path_, err_path_;
+  bool reaped_ = false;
+};
+
+// Starts and waits.
+ProcResult run(const std::vector<std::string>& argv, double seconds);
+
+// A TCP port nobody listens on right now (bind to 0, read, close).
+int free_port();
+
+// Number of lines in s (a trailing newline does not start a new line).
+int count_lines(const std::string& s);
+
+// True if python3's xml.etree parses the file (or xmllint accepts it).
+bool xml_well_formed(const std::string& path, std::string* why = nullptr);
+
+}  // namespace tools_test
