@@ -84,6 +84,15 @@ class Endpoint {
   // Waits for the completion of kind `want`. Returns its byte count, or -1
   // if the connection went away (flushed receive, or disconnect event).
   long wait(Ctx want, double timeout_s) {
+    // Completions an earlier wait polled but did not need come first.
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      NDK_RESULT r = pending_[i];
+      auto kind = static_cast<Ctx>(reinterpret_cast<uintptr_t>(r.RequestContext));
+      if (kind != want) continue;
+      pending_.erase(pending_.begin() + static_cast<long>(i));
+      if (r.Status != STATUS_SUCCESS) return -1;
+      return static_cast<long>(r.BytesTransferred);
+    }
     Deadline dl = deadline_in(timeout_s);
     for (;;) {
       NDK_RESULT r[8];
@@ -99,13 +108,16 @@ class Endpoint {
                           " completed with " + tools::status_name(r[i].Status));
         }
         if (kind == want) {
-          // Completions of one kind come in order; we only wait for one at
-          // a time, so further ones of this kind cannot be in this batch.
-          pending_.insert(pending_.end(), r + i + 1, r + n);
+          // Keep the rest of the batch for later waits (Send completions
+          // are never waited for; failed ones would show as flushed
+          // receives too).
+          for (ULONG k = i + 1; k < n; ++k)
+            if (reinterpret_cast<uintptr_t>(r[k].RequestContext) != kSend) pending_.push_back(r[k]);
           return static_cast<long>(r[i].BytesTransferred);
         }
       }
-      // Kinds we were not waiting for (Send completions) need no action.
+      // Kinds we were not waiting for (Send completions) need no action;
+      // they are dropped here (only the batch's tail after a match is kept).
       if (n == 0) {
         if (conn && conn->peer_disconnected()) return -1;
         if (tools::Clock::now() >= dl) throw ToolError("timed out waiting for the peer");
@@ -251,8 +263,7 @@ void serve_one(const PingOptions& o, tools::Adapter& adapter,
     ep.check(ep.qp().write(reinterpret_cast<void*>(kWrite), &s, 1, sink->buf, sink->rkey, 0),
              "post RDMA Write");
     if (ep.wait(kWrite, o.timeout) < 0) throw ToolError("client disconnected during the write");
-    ep.post_send_info({});
-    if (ep.wait(kSend, o.timeout) < 0) break;
+    ep.post_send_info({});  // done: the client checks its sink and pings again
   }
   debug(o, out, "client " + who + " DISCONNECTED");
 }
