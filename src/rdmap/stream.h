@@ -160,6 +160,7 @@ class Stream final : public ndk::QpTransport,
     int nmarks = 0, mark_pos = 0;
     uint64_t total = 0, sent = 0;
     bool has_terminate = false;
+    uint8_t term[128];
   };
   std::unique_ptr<Batch> b_;
   uint8_t term_fpdu_[128];

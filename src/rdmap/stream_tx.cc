@@ -133,10 +133,9 @@ bool Stream::build_batch() {
     std::lock_guard lk(q_mu_);
     if (term_pending_) {
       term_pending_ = false;
-      std::memcpy(b.scratch[0].header, term_fpdu_, std::min(term_len_, sizeof b.scratch[0].header));
-      size_t n = std::min(term_len_, sizeof b.scratch[0].header);
-      b.nfpdu = 1;
-      b.iov[b.niov++] = {b.scratch[0].header, n};
+      size_t n = std::min(term_len_, sizeof b.term);
+      std::memcpy(b.term, term_fpdu_, n);
+      b.iov[b.niov++] = {b.term, n};
       b.total = n;
       b.has_terminate = true;
       return true;
