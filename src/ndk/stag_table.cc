@@ -62,7 +62,7 @@ uint32_t StagTable::allocate(StagKind kind, const void* pd, Object* object) {
     } else {
       if (next_index_ > kMaxIndex) return 0;
       index = next_index_++;
-      if (chunks_[index / kChunk].load(std::memory_order_relaxed) == nullptr) {
+      if (chunks_[index / kChunk].load(std::memory_order_seq_cst) == nullptr) {
         owned_.emplace_back(new Entry[kChunk]);
         chunks_[index / kChunk].store(owned_.back().get(), std::memory_order_release);
       }
@@ -71,20 +71,19 @@ uint32_t StagTable::allocate(StagKind kind, const void* pd, Object* object) {
   Entry* e = entry(index);
   // The entry is free: no other writer can own it, but readers may still
   // probe it with stale STags, so write under the sequence word.
-  uint32_t s = e->seq.load(std::memory_order_relaxed);
-  e->seq.store(s + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  uint8_t old_key = static_cast<uint8_t>(e->stag.load(std::memory_order_relaxed));
+  uint32_t s = e->seq.load(std::memory_order_seq_cst);
+  e->seq.store(s + 1, std::memory_order_seq_cst);
+  uint8_t old_key = static_cast<uint8_t>(e->stag.load(std::memory_order_seq_cst));
   uint32_t stag = index << 8 | random_key(old_key);
-  e->stag.store(stag, std::memory_order_relaxed);
-  e->kind.store(static_cast<uint8_t>(kind), std::memory_order_relaxed);
-  e->valid.store(false, std::memory_order_relaxed);
-  e->access.store(0, std::memory_order_relaxed);
-  e->base.store(0, std::memory_order_relaxed);
-  e->length.store(0, std::memory_order_relaxed);
-  e->pd.store(pd, std::memory_order_relaxed);
-  e->object.store(object, std::memory_order_relaxed);
-  e->qp.store(nullptr, std::memory_order_relaxed);
+  e->stag.store(stag, std::memory_order_seq_cst);
+  e->kind.store(static_cast<uint8_t>(kind), std::memory_order_seq_cst);
+  e->valid.store(false, std::memory_order_seq_cst);
+  e->access.store(0, std::memory_order_seq_cst);
+  e->base.store(0, std::memory_order_seq_cst);
+  e->length.store(0, std::memory_order_seq_cst);
+  e->pd.store(pd, std::memory_order_seq_cst);
+  e->object.store(object, std::memory_order_seq_cst);
+  e->qp.store(nullptr, std::memory_order_seq_cst);
   e->seq.store(s + 2, std::memory_order_release);
   return stag;
 }
@@ -97,9 +96,8 @@ StagTable::Entry* StagTable::lock_entry(uint32_t stag) const {
     if (s & 1) continue;  // another writer: spin (writers are short)
     if (e->seq.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) break;
   }
-  std::atomic_thread_fence(std::memory_order_release);
-  if (e->stag.load(std::memory_order_relaxed) != stag ||
-      e->kind.load(std::memory_order_relaxed) == static_cast<uint8_t>(StagKind::kFree)) {
+  if (e->stag.load(std::memory_order_seq_cst) != stag ||
+      e->kind.load(std::memory_order_seq_cst) == static_cast<uint8_t>(StagKind::kFree)) {
     unlock_entry(e);
     return nullptr;
   }
@@ -111,10 +109,10 @@ void StagTable::unlock_entry(Entry* e) { e->seq.fetch_add(1, std::memory_order_r
 void StagTable::free(uint32_t stag) {
   Entry* e = lock_entry(stag);
   if (e == nullptr) return;
-  e->kind.store(static_cast<uint8_t>(StagKind::kFree), std::memory_order_relaxed);
-  e->valid.store(false, std::memory_order_relaxed);
-  e->object.store(nullptr, std::memory_order_relaxed);
-  e->pd.store(nullptr, std::memory_order_relaxed);
+  e->kind.store(static_cast<uint8_t>(StagKind::kFree), std::memory_order_seq_cst);
+  e->valid.store(false, std::memory_order_seq_cst);
+  e->object.store(nullptr, std::memory_order_seq_cst);
+  e->pd.store(nullptr, std::memory_order_seq_cst);
   unlock_entry(e);
   std::lock_guard lk(alloc_mu_);
   free_list_.push_back(index_of(stag));
@@ -124,8 +122,8 @@ uint32_t StagTable::rekey(uint32_t stag) {
   Entry* e = lock_entry(stag);
   if (e == nullptr) return 0;
   uint32_t n = (stag & ~0xffu) | random_key(static_cast<uint8_t>(stag));
-  e->stag.store(n, std::memory_order_relaxed);
-  e->valid.store(false, std::memory_order_relaxed);
+  e->stag.store(n, std::memory_order_seq_cst);
+  e->valid.store(false, std::memory_order_seq_cst);
   unlock_entry(e);
   return n;
 }
@@ -134,11 +132,11 @@ bool StagTable::validate(uint32_t stag, uint64_t base, uint64_t length, uint32_t
                          const void* qp) {
   Entry* e = lock_entry(stag);
   if (e == nullptr) return false;
-  e->base.store(base, std::memory_order_relaxed);
-  e->length.store(length, std::memory_order_relaxed);
-  e->access.store(access, std::memory_order_relaxed);
-  e->qp.store(qp, std::memory_order_relaxed);
-  e->valid.store(true, std::memory_order_relaxed);
+  e->base.store(base, std::memory_order_seq_cst);
+  e->length.store(length, std::memory_order_seq_cst);
+  e->access.store(access, std::memory_order_seq_cst);
+  e->qp.store(qp, std::memory_order_seq_cst);
+  e->valid.store(true, std::memory_order_seq_cst);
   unlock_entry(e);
   return true;
 }
@@ -146,7 +144,7 @@ bool StagTable::validate(uint32_t stag, uint64_t base, uint64_t length, uint32_t
 bool StagTable::invalidate(uint32_t stag) {
   Entry* e = lock_entry(stag);
   if (e == nullptr) return false;
-  e->valid.store(false, std::memory_order_relaxed);
+  e->valid.store(false, std::memory_order_seq_cst);
   unlock_entry(e);
   return true;
 }
@@ -158,17 +156,16 @@ bool StagTable::lookup(uint32_t stag, StagInfo* out) const {
     uint32_t s1 = e->seq.load(std::memory_order_acquire);
     if (s1 & 1) continue;
     StagInfo i;
-    i.stag = e->stag.load(std::memory_order_relaxed);
-    i.kind = static_cast<StagKind>(e->kind.load(std::memory_order_relaxed));
-    i.valid = e->valid.load(std::memory_order_relaxed);
-    i.access = e->access.load(std::memory_order_relaxed);
-    i.base = e->base.load(std::memory_order_relaxed);
-    i.length = e->length.load(std::memory_order_relaxed);
-    i.pd = e->pd.load(std::memory_order_relaxed);
-    i.object = e->object.load(std::memory_order_relaxed);
-    i.qp = e->qp.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (e->seq.load(std::memory_order_relaxed) != s1) continue;
+    i.stag = e->stag.load(std::memory_order_seq_cst);
+    i.kind = static_cast<StagKind>(e->kind.load(std::memory_order_seq_cst));
+    i.valid = e->valid.load(std::memory_order_seq_cst);
+    i.access = e->access.load(std::memory_order_seq_cst);
+    i.base = e->base.load(std::memory_order_seq_cst);
+    i.length = e->length.load(std::memory_order_seq_cst);
+    i.pd = e->pd.load(std::memory_order_seq_cst);
+    i.object = e->object.load(std::memory_order_seq_cst);
+    i.qp = e->qp.load(std::memory_order_seq_cst);
+    if (e->seq.load(std::memory_order_seq_cst) != s1) continue;
     if (i.stag != stag || i.kind == StagKind::kFree) return false;
     *out = i;
     return true;

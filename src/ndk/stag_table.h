@@ -7,7 +7,8 @@
 // misses. Index 0 is never used: STag 0 is never valid.
 //
 // Lookups (the data path's remote access checks, on engine threads) take no
-// lock: each entry is a seqlock whose fields are relaxed atomics; a reader
+// lock: each entry is a seqlock whose fields are atomics (sequentially
+// consistent, so no fences are needed - TSan cannot model fences); a reader
 // retries while a writer is active. Writers (register, bind, invalidate,
 // free) serialise per entry through the sequence word.
 #pragma once
