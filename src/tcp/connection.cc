@@ -160,6 +160,7 @@ void Connection::disconnect(DoneCallback cb) {
         self->peer_close_cb_ = nullptr;  // our own disconnect: no event (NDKPI.md 6.4)
         self->state_ = State::kDisconnecting;
         self->disconnect_cb_ = std::move(cb);
+        self->self_ = self;              // alive until the disconnect completes
         ::shutdown(self->fd_, SHUT_WR);  // our FIN
         self->update_events();
         self->disconnect_timer_ = self->reactor_.after(
@@ -208,6 +209,7 @@ void Connection::finish_disconnect(NTSTATUS st) {
   state_ = State::kClosed;
   auto cb = std::move(disconnect_cb_);
   disconnect_cb_ = nullptr;
+  auto keep = std::move(self_);  // may be the last reference: dies after cb
   if (cb) cb(st);
 }
 
@@ -221,6 +223,7 @@ void Connection::abort() {
     self->peer_close_pending_ = false;
     self->close_socket(true);
     self->state_ = State::kClosed;
+    self->self_.reset();  // the task's own reference keeps us alive
     if (auto cb = std::move(self->disconnect_cb_)) {
       self->disconnect_cb_ = nullptr;
       cb(STATUS_CANCELLED);

@@ -79,6 +79,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // disconnect_timeout: the socket is then reset), STATUS_CONNECTION_INVALID
   // (already disconnecting or closed), STATUS_CANCELLED (abort() came
   // first). The socket is closed when cb runs. The data path is detached.
+  // A disconnect in progress keeps the Connection alive until cb; otherwise
+  // dropping the last reference to a Connection aborts it (RST).
   void disconnect(DoneCallback cb);
 
   // Abortive close: SO_LINGER 0 then close -> RST. No on_peer_close after
@@ -149,6 +151,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   DoneCallback disconnect_cb_;
   Reactor::TimerId disconnect_timer_ = 0;
   std::function<void()> on_release_;
+  std::shared_ptr<Connection> self_;  // set while a disconnect is in progress
 };
 
 }  // namespace softndk::tcp

@@ -3,6 +3,7 @@
 // engine memory per idle connection. A benchmark, not a test.
 //
 //   conn_setup_rate [total=20000] [window=256] [threads=2] [idle=2000]
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,7 +11,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -24,12 +24,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-long rss_kib() {
-  std::ifstream f("/proc/self/statm");
-  long size = 0, rss = 0;
-  f >> size >> rss;
-  return rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
+// Heap bytes in use (glibc), which unlike RSS is not hidden by memory the
+// allocator kept from earlier runs.
+long heap_bytes() { return static_cast<long>(mallinfo2().uordblks); }
 
 struct Bench {
   Engine engine;
@@ -65,7 +62,7 @@ struct Bench {
           std::lock_guard lk(mu);
           held.push_back(r.connection);
         }
-        return finish_one(true);
+        return next(true);
       }
       r.connection->disconnect([this](NTSTATUS d) { next(d == STATUS_SUCCESS); });
     });
@@ -130,17 +127,17 @@ int main(int argc, char** argv) {
       "engine threads: %.3f s, %.0f conn/s, %d failed\n",
       total, window, threads, secs, total / secs, b.failed);
 
-  // Idle memory: hold `idle` connected pairs, measure RSS growth per pair.
+  // Idle memory: hold `idle` connected pairs, measure heap growth.
   std::this_thread::sleep_for(200ms);
-  long before = rss_kib();
+  long before = heap_bytes();
   b.hold = true;
   b.run(idle, window);
   std::this_thread::sleep_for(200ms);
-  long after = rss_kib();
+  long after = heap_bytes();
   std::printf(
-      "idle memory: %d connected pairs, RSS +%ld KiB = %.2f KiB per pair "
-      "(user space, both ends; kernel socket buffers not included)\n",
-      idle, after - before, idle ? double(after - before) / idle : 0.0);
+      "idle memory: %d connected pairs, heap +%ld KiB = %.0f bytes per connection end "
+      "(engine objects only; kernel socket buffers not included)\n",
+      idle, (after - before) / 1024, idle ? double(after - before) / (2.0 * idle) : 0.0);
   for (auto& c : b.held) c->abort();
   b.held.clear();
   b.listener->close();

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -30,6 +31,9 @@ TEST(ConnScale, ThousandConnectionsOpenAtOnceThenClosed) {
   constexpr int kPerEndpoint = 50;  // ... each to 50 distinct listener ports
   constexpr int kTotal = kPlain + kEndpoints * kPerEndpoint;
   const int fds_before = open_fd_count();
+  const long conns_before = Connection::live_count();
+  const long active_before = ActiveConnect::live_count();
+  const long pending_before = PendingConnection::live_count();
   {
     Engine engine(2);
     ConnSettings s;
@@ -140,10 +144,15 @@ TEST(ConnScale, ThousandConnectionsOpenAtOnceThenClosed) {
     listeners.clear();
     eps.clear();
   }  // engine threads joined here
-  EXPECT_EQ(Connection::live_count(), 0);
-  EXPECT_EQ(ActiveConnect::live_count(), 0);
-  EXPECT_EQ(PendingConnection::live_count(), 0);
+  EXPECT_EQ(Connection::live_count(), conns_before);
+  EXPECT_EQ(ActiveConnect::live_count(), active_before);
+  EXPECT_EQ(PendingConnection::live_count(), pending_before);
   EXPECT_EQ(open_fd_count(), fds_before);
+  if (HasFailure()) {
+    std::fprintf(stderr, "fds %d -> %d, live %ld/%ld/%ld\n", fds_before, open_fd_count(),
+                 Connection::live_count(), ActiveConnect::live_count(),
+                 PendingConnection::live_count());
+  }
 }
 
 }  // namespace
