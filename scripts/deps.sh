@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev libisal-dev libmnl-dev
       libcli11-dev nlohmann-json3-dev libpcap-dev libfabric-dev
-      tshark gnuplot-nox iperf3 iproute2 python3)
+      tshark gnuplot-nox iperf3 iproute2 python3 libibverbs-dev librdmacm-dev jq)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
