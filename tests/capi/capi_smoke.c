@@ -27,23 +27,22 @@ int main(void) {
 
   NDK_ADAPTER_INFO info;
   ULONG size = sizeof info;
-  expect("NdkQueryAdapterInfo", a->Dispatch->NdkQueryAdapterInfo(a, &info, &size),
-         STATUS_SUCCESS);
+  expect("NdkQueryAdapterInfo", a->Dispatch->NdkQueryAdapterInfo(a, &info, &size), STATUS_SUCCESS);
   if (info.RdmaTechnology != NdkiWarp) ++failures;
 
   NDK_CQ* cq = NULL;
-  expect("NdkCreateCq",
-         a->Dispatch->NdkCreateCq(a, 64, NULL, NULL, NULL, NULL, NULL, &cq), STATUS_SUCCESS);
+  expect("NdkCreateCq", a->Dispatch->NdkCreateCq(a, 64, NULL, NULL, NULL, NULL, NULL, &cq),
+         STATUS_SUCCESS);
   NDK_PD* pd = NULL;
   expect("NdkCreatePd", a->Dispatch->NdkCreatePd(a, NULL, NULL, &pd), STATUS_SUCCESS);
   NDK_MR* mr = NULL;
   expect("NdkCreateMr", pd->Dispatch->NdkCreateMr(pd, FALSE, NULL, NULL, &mr), STATUS_SUCCESS);
   static char buf[4096];
   MDL mdl = {NULL, buf, sizeof buf};
-  expect("NdkRegisterMr",
-         mr->Dispatch->NdkRegisterMr(mr, &mdl, sizeof buf, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL,
-                                     NULL),
-         STATUS_SUCCESS);
+  expect(
+      "NdkRegisterMr",
+      mr->Dispatch->NdkRegisterMr(mr, &mdl, sizeof buf, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL),
+      STATUS_SUCCESS);
   NDK_QP* qp = NULL;
   expect("NdkCreateQp",
          pd->Dispatch->NdkCreateQp(pd, cq, cq, NULL, 16, 16, 2, 2, 0, NULL, NULL, &qp),

@@ -1,7 +1,6 @@
 // consumer.cc - the header-only C++ layer against an installed softndk.
-#include <softndk/softndk.hpp>
-
 #include <cstdio>
+#include <softndk/softndk.hpp>
 
 int main() {
   softndk::Adapter a;
