@@ -37,11 +37,33 @@ Reactor::Reactor(std::string name) : name_(std::move(name)) {
 }
 
 Reactor::~Reactor() {
-  stop_.store(true);
-  wake();
-  if (thread_.joinable()) thread_.join();
+  shutdown();
+  discard_pending();
   close(wakefd_);
   close(epfd_);
+}
+
+void Reactor::shutdown() {
+  if (!thread_.joinable() || on_thread()) return;
+  stop_.store(true);
+  wake();
+  thread_.join();
+}
+
+bool Reactor::discard_pending() {
+  std::vector<Task> tasks;
+  std::unordered_map<int, std::shared_ptr<Watch>> watches;
+  std::unordered_map<uint64_t, std::shared_ptr<Watch>> by_token;
+  std::unordered_map<TimerId, std::pair<std::chrono::steady_clock::time_point, Task>> timers;
+  {
+    std::lock_guard lk(mu_);
+    tasks.swap(tasks_);
+    watches.swap(watches_);
+    by_token.swap(by_token_);
+    timers.swap(timers_);
+    timer_order_.clear();
+  }
+  return !tasks.empty() || !watches.empty() || !timers.empty();
 }
 
 void Reactor::wake() {
@@ -207,6 +229,18 @@ Engine::Engine(unsigned threads) {
   if (threads == 0) threads = 1;
   for (unsigned i = 0; i < threads; ++i)
     reactors_.push_back(std::make_unique<Reactor>("softndk-eng" + std::to_string(i)));
+}
+
+Engine::~Engine() {
+  for (auto& r : reactors_) r->shutdown();
+  // Dropping one reactor's leftovers may release objects that touch other
+  // reactors (unwatch, post); keep all alive until nothing is left.
+  for (int pass = 0; pass < 8; ++pass) {
+    bool any = false;
+    for (auto& r : reactors_) any = r->discard_pending() || any;
+    if (!any) break;
+  }
+  reactors_.clear();
 }
 
 Reactor& Engine::pick() {

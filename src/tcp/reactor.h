@@ -53,6 +53,13 @@ class Reactor {
   TimerId after(std::chrono::milliseconds delay, Task task);
   bool cancel(TimerId id);
 
+  // Stops the thread after running the tasks already posted; idempotent.
+  void shutdown();
+  // After shutdown(): drops queued tasks, timers and watches (their
+  // captured objects are destroyed here, outside the lock). Returns true if
+  // anything was dropped (destructors may have queued more).
+  bool discard_pending();
+
   // Number of tasks run so far (diagnostics, tests).
   uint64_t tasks_run() const { return tasks_run_.load(std::memory_order_relaxed); }
 
@@ -94,6 +101,9 @@ class Reactor {
 class Engine {
  public:
   explicit Engine(unsigned threads);
+  // Stops every thread before destroying any reactor: objects bound to one
+  // reactor may be released by a task of another.
+  ~Engine();
   Reactor& pick();
   Reactor& primary() { return *reactors_.front(); }
   unsigned size() const { return static_cast<unsigned>(reactors_.size()); }
