@@ -15,10 +15,11 @@ cmake --build "$work/cmake" -j2 >/dev/null
 LD_LIBRARY_PATH=$libdir "$work/cmake/consumer_cmake"
 LD_LIBRARY_PATH=$libdir "$work/cmake/consumer_cpp"
 
-# 2. pkg-config. softndk.pc carries the configure-time prefix; a relocated
-# install (cmake --install --prefix) is used by redefining it.
+# 2. pkg-config. softndk.pc finds its prefix from its own location, so a
+# relocated install (cmake --install --prefix) works as is.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-pc="pkg-config --define-variable=prefix=$prefix"
+pc="pkg-config"
+[ "$($pc --variable=prefix softndk)" -ef "$prefix" ] || { echo "softndk.pc prefix is not $prefix"; exit 1; }
 cc -std=c11 -Wall -Werror $($pc --cflags softndk) "$src/consumer.c" \
   -o "$work/consumer_pc" $($pc --libs softndk)
 LD_LIBRARY_PATH=$libdir "$work/consumer_pc"
