@@ -39,7 +39,6 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
       adapter_(qp->adapter()),
       parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF}),
       staging_(kStagingSize) {
-  fd_ = ::fcntl(conn_->fd(), F_DUPFD_CLOEXEC, 0);
   max_tagged_ = kMaxTaggedPayload;
   max_untagged_ = kMaxUntaggedPayload;
   if (opt.max_fpdu_payload != 0) {
@@ -55,8 +54,8 @@ Stream::~Stream() {
 
 std::shared_ptr<Stream> start_stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn,
                                      const StreamOptions& opt) {
+  if (conn == nullptr || conn->closed()) return nullptr;
   auto s = std::make_shared<Stream>(qp, conn, opt);
-  if (s->fd_ < 0) return nullptr;
   const auto& p = conn->params();
   if (conn->role() == tcp::Role::kInitiator && p.p2p && p.rtr == mpa::kRtrRead) {
     // The RTR was a zero-length Read Request with MSN 1 (siw: tracked in
@@ -76,18 +75,37 @@ std::shared_ptr<Stream> start_stream(ndk::Qp* qp, std::shared_ptr<tcp::Connectio
 
 void Stream::begin() {
   if (stopped_.load()) return;
+  // Our own descriptor is taken here, on the connection's reactor: the
+  // connection closes its socket only on this thread, so its number cannot
+  // have been closed and reused by another socket meanwhile (a dup taken on
+  // the caller's thread could race with an abort and read a stranger's
+  // socket).
+  int fd = conn_->closed() ? -1 : ::fcntl(conn_->fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    fail(STATUS_CONNECTION_ABORTED, conn_->closed() ? ECONNABORTED : errno);
+    after_unlock();
+    return;
+  }
   std::vector<uint8_t> left = conn_->take_leftover();
-  if (!left.empty()) {
-    std::lock_guard lk(rx_mu_);
+  auto self = shared_from_this();
+  {
+    // Under both halves' locks, like stop(): a stop() racing with us either
+    // came first (we attach nothing) or detaches after we attached.
+    std::lock_guard tl(tx_mu_);
+    std::lock_guard rl(rx_mu_);
+    if (stopped_.load()) {
+      ::close(fd);
+      return;
+    }
+    fd_ = fd;
     if (left.size() > staging_.size()) staging_.resize(left.size());
-    std::memcpy(staging_.data(), left.data(), left.size());
+    if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
     st_pos_ = 0;
     st_len_ = left.size();
+    qp_->attach(self);
+    qp_->receive_cq()->add_progress(self);
+    if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->add_progress(self);
   }
-  auto self = shared_from_this();
-  qp_->attach(self);
-  qp_->receive_cq()->add_progress(self);
-  if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->add_progress(self);
   conn_->attach(self);
   on_readable();  // leftover bytes, and anything already in the socket
   kick_tx();
@@ -105,16 +123,18 @@ void Stream::rq_posted() {}
 
 void Stream::on_readable() {
   if (stopped_.load(std::memory_order_acquire)) return;
+  bool kick;
   {
     // Blocking on the reactor: a polling thread holds the lock only for a
     // bounded budget, and a level-triggered reactor must not spin.
     std::lock_guard lk(rx_mu_);
     run_rx(kReactorRxBudget);
-  }
-  if (kick_after_rx_) {
+    // Receiver state: read and cleared under rx_mu_ (a poller's progress()
+    // sets it too).
+    kick = kick_after_rx_;
     kick_after_rx_ = false;
-    kick_tx();
   }
+  if (kick) kick_tx();
   after_unlock();
 }
 

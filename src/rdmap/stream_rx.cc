@@ -19,6 +19,17 @@
 
 namespace softndk::rdmap {
 
+// Payload landing: the only code that writes the consumer's registered
+// memory. Out of line and named so that tests/datapath/tsan.supp exempts
+// exactly these copies (their happens-before edge is the TCP connection,
+// which TSan cannot see) and never the engine state around them.
+__attribute__((noinline)) void land_copy(uint8_t* dst, const uint8_t* src, size_t n) {
+  std::memcpy(dst, src, n);
+}
+__attribute__((noinline)) ssize_t land_recvmsg(int fd, msghdr* m) {
+  return ::recvmsg(fd, m, MSG_DONTWAIT);
+}
+
 namespace {
 // Payload left in a segment from which we recv directly into the target.
 constexpr size_t kDirectMin = 4096;
@@ -139,7 +150,7 @@ ssize_t Stream::direct_recv() {
   msghdr m{};
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<size_t>(niov);
-  ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT);
+  ssize_t n = land_recvmsg(fd_, &m);
   if (n <= 0) return n;
   uint32_t crc = 0;
   if (crc_) {
@@ -158,7 +169,7 @@ ssize_t Stream::direct_recv() {
 
 void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
   if (tgt_ == Tgt::kContig) {
-    std::memcpy(tgt_ptr_ + seg_off, data, n);
+    land_copy(tgt_ptr_ + seg_off, data, n);
     return;
   }
   if (tgt_ != Tgt::kRecv) return;
@@ -170,7 +181,7 @@ void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
       continue;
     }
     size_t take = std::min<size_t>(s.Length - skip, n);
-    std::memcpy(static_cast<uint8_t*>(s.VirtualAddress) + skip, data, take);
+    land_copy(static_cast<uint8_t*>(s.VirtualAddress) + skip, data, take);
     data += take;
     n -= take;
     skip = 0;
@@ -179,6 +190,12 @@ void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
 
 bool Stream::on_placement(const wire::SegmentInfo& seg) {
   tgt_ = Tgt::kNone;
+  if (qp_->state() == ndk::QpState::kError) {
+    // A CQ overrun put the QP in error (NDKPI 8: its QPs are dead): nothing
+    // more is placed or completed; the stream ends and the QP is flushed.
+    fail(STATUS_CANCELLED, ECONNABORTED);
+    return false;
+  }
   large_ = seg.payload_len >= kLargeSegment;
   adapter_->counters().rdma_in_frames.fetch_add(1, std::memory_order_relaxed);
   const wire::Opcode op = seg.opcode();

@@ -21,6 +21,14 @@
 
 namespace softndk::rdmap {
 
+// The transmitter's only read of the consumer's memory (Send/Write payload,
+// Read Response source): out of line and named for tests/datapath/tsan.supp.
+// A Read Response reads memory the peer-side consumer filled before the peer
+// posted its Read; that happens-before edge is the TCP connection.
+__attribute__((noinline)) ssize_t emit_sendmsg(int fd, const msghdr* m) {
+  return ::sendmsg(fd, m, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 namespace {
 // Fairness (docs/datapath.md): one turn of the SQ or of the Read Responses
 // adds at most this much before the other side gets a turn.
@@ -53,7 +61,7 @@ bool Stream::batch_room(int pieces) const {
 }
 
 void Stream::run_tx() {
-  if (tx_done_ || stopped_.load(std::memory_order_relaxed)) return;
+  if (tx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
   Batch& b = *b_;
   bool was_blocked = tx_blocked_;
   for (;;) {
@@ -69,7 +77,7 @@ void Stream::run_tx() {
     msghdr m{};
     m.msg_iov = &b.iov[b.iov_pos];
     m.msg_iovlen = static_cast<size_t>(std::min(b.niov - b.iov_pos, IOV_MAX));
-    ssize_t n = ::sendmsg(fd_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t n = emit_sendmsg(fd_, &m);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -129,6 +137,11 @@ bool Stream::build_batch() {
   b.total = b.sent = 0;
   // failed_ first: whoever fails queues its Terminate before setting it.
   bool failed = failed_.load(std::memory_order_acquire);
+  if (!failed && qp_->state() == ndk::QpState::kError) {
+    // CQ overrun (NDKPI 8): the QP is dead, nothing more goes out.
+    fail(STATUS_CANCELLED, ECONNABORTED);
+    failed = true;
+  }
   {
     std::lock_guard lk(q_mu_);
     if (term_pending_) {

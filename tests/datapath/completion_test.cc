@@ -20,7 +20,7 @@ struct Events {
 class Completion : public DpTest {};
 
 TEST_F(Completion, SolicitedArmVersusAnyOncePerArm) {
-  Events ev;
+  Events& ev = keep<Events>();  // notifications may outlive the body
   SideConfig bc;
   bc.notify = &Events::cb;
   bc.notify_ctx = &ev;
@@ -54,7 +54,7 @@ TEST_F(Completion, SolicitedArmVersusAnyOncePerArm) {
 }
 
 TEST_F(Completion, CqOverrunIsBufferOverflow) {
-  Events ev;
+  Events& ev = keep<Events>();  // notifications may outlive the body
   SideConfig bc;
   bc.cq_depth = 4;
   bc.notify = &Events::cb;

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ndk/adapter.h"
@@ -35,10 +36,44 @@ namespace rdmap = softndk::rdmap;
 
 inline constexpr NDK_VERSION kVersion{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
 
+// Registered memory a test body let go of. The data path may still touch it
+// after the body returned (a Write completes at the initiator once TCP took
+// it, before the target placed it; a posted receive or a queued Send still
+// names it), so it is only freed with the fixture, after TearDown stopped
+// every stream and closed the adapter.
+struct Graveyard {
+  std::mutex mu;
+  std::vector<std::vector<uint8_t>> mem;
+};
+
 struct Buf {
   std::vector<uint8_t> mem;
   NDK_MR* mr = nullptr;
   uint32_t token = 0;
+  Graveyard* grave = nullptr;
+
+  Buf() = default;
+  Buf(Buf&& o) noexcept
+      : mem(std::move(o.mem)), mr(o.mr), token(o.token), grave(std::exchange(o.grave, nullptr)) {}
+  Buf& operator=(Buf&& o) noexcept {
+    if (this != &o) {
+      bury();
+      mem = std::move(o.mem);
+      mr = o.mr;
+      token = o.token;
+      grave = std::exchange(o.grave, nullptr);
+    }
+    return *this;
+  }
+  ~Buf() { bury(); }
+  void bury() {
+    if (grave != nullptr && !mem.empty()) {
+      std::lock_guard lk(grave->mu);
+      grave->mem.push_back(std::move(mem));  // the heap block keeps its address
+    }
+    mem = {};
+    grave = nullptr;
+  }
   uint8_t* data() { return mem.data(); }
   uint64_t addr() const { return reinterpret_cast<uintptr_t>(mem.data()); }
   NDK_SGE sge(size_t off, size_t len) const {
@@ -200,6 +235,7 @@ class DpTest : public ::testing::Test {
 
   Buf reg(NDK_PD* pd, size_t n, ULONG flags, uint8_t fill = 0) {
     Buf b;
+    b.grave = &grave_;
     b.mem.assign(n == 0 ? 1 : n, fill);
     EXPECT_EQ(pd->Dispatch->NdkCreateMr(pd, FALSE, nullptr, nullptr, &b.mr), STATUS_SUCCESS);
     MDL mdl{};
@@ -254,6 +290,18 @@ class DpTest : public ::testing::Test {
     return pred();
   }
 
+  // An object a test body hands to the provider (a CQ notification context)
+  // that must outlive the body: freed with the fixture, after TearDown.
+  template <typename T>
+  T& keep() {
+    auto p = std::make_shared<T>();
+    kept_.push_back(p);
+    return *p;
+  }
+
+  // Declared first: destroyed last, after every Buf member of a derived fixture.
+  Graveyard grave_;
+  std::vector<std::shared_ptr<void>> kept_;
   NDK_ADAPTER* a_ = nullptr;
   ndk::Adapter* adapter_ = nullptr;
   std::vector<Side*> sides_;

@@ -102,7 +102,7 @@ struct PingState {
 };
 
 TEST_F(Stress, PostFromCompletionCallbacks) {
-  PingState ps;
+  PingState& ps = keep<PingState>();  // the callback may outlive the body
   SideConfig ac;
   ac.notify = &PingState::cb;
   ac.notify_ctx = &ps;
