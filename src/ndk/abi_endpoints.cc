@@ -1,10 +1,12 @@
 // abi_endpoints.cc - SRQ, connector, listener and shared endpoint shims.
-// Connection establishment belongs to the connection layer; until it is in,
-// its entry points validate their handles and answer STATUS_NOT_SUPPORTED.
+// The networking behind the connector and listener calls is the connection
+// glue (net_glue.h, connector_net.cc, listener_net.cc).
 #include "ndk/abi_common.h"
 #include "ndk/dispatch.h"
 #include "ndk/endpoint_address.h"
 #include "ndk/endpoints.h"
+#include "ndk/net_glue.h"
+#include "ndk/qp.h"
 #include "ndk/srq.h"
 
 namespace softndk::ndk::abi {
@@ -38,45 +40,86 @@ NTSTATUS CloseConnector(NDK_OBJECT_HEADER* h, NDK_FN_CLOSE_COMPLETION cb, PVOID 
   return close_object(h, NdkObjectTypeConnector, cb, ctx);
 }
 
-NTSTATUS connector_only(NDK_CONNECTOR* p) {
-  Connector* c;
-  NTSTATUS s = live(p, NdkObjectTypeConnector, &c);
-  return s != STATUS_SUCCESS ? s : STATUS_NOT_SUPPORTED;
+template <typename F>
+NTSTATUS with_connector(NDK_CONNECTOR* p, F&& f) {
+  return guarded([&]() -> NTSTATUS {
+    Connector* c;
+    NTSTATUS s = live(p, NdkObjectTypeConnector, &c);
+    return s != STATUS_SUCCESS ? s : f(c->net());
+  });
 }
 
-NTSTATUS Connect(NDK_CONNECTOR* p, NDK_QP*, const SOCKADDR*, ULONG, const SOCKADDR*, ULONG, ULONG,
-                 ULONG, const PVOID, ULONG, NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS Connect(NDK_CONNECTOR* p, NDK_QP* qp, const SOCKADDR* src, ULONG src_len,
+                 const SOCKADDR* dst, ULONG dst_len, ULONG ird, ULONG ord, const PVOID pd,
+                 ULONG pd_len, NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+  return with_connector(p, [&](ConnectorNet& n) {
+    Qp* q;
+    NTSTATUS s = live(qp, NdkObjectTypeQp, &q);
+    if (s != STATUS_SUCCESS) return s;
+    if (src == nullptr || dst == nullptr) return STATUS_INVALID_PARAMETER;
+    return n.connect(q, src, src_len, nullptr, dst, dst_len, ird, ord, pd, pd_len, done, ctx);
+  });
 }
-NTSTATUS ConnectWithSharedEndpoint(NDK_CONNECTOR* p, NDK_QP*, NDK_SHARED_ENDPOINT*, const SOCKADDR*,
-                                   ULONG, ULONG, ULONG, const PVOID, ULONG,
-                                   NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS ConnectWithSharedEndpoint(NDK_CONNECTOR* p, NDK_QP* qp, NDK_SHARED_ENDPOINT* sep,
+                                   const SOCKADDR* dst, ULONG dst_len, ULONG ird, ULONG ord,
+                                   const PVOID pd, ULONG pd_len, NDK_FN_REQUEST_COMPLETION done,
+                                   PVOID ctx) {
+  return with_connector(p, [&](ConnectorNet& n) {
+    Qp* q;
+    NTSTATUS s = live(qp, NdkObjectTypeQp, &q);
+    if (s != STATUS_SUCCESS) return s;
+    SharedEndpoint* se;
+    s = live(sep, NdkObjectTypeSharedEndpoint, &se);
+    if (s != STATUS_SUCCESS) return s;
+    if (dst == nullptr) return STATUS_INVALID_PARAMETER;
+    return n.connect(q, nullptr, 0, se, dst, dst_len, ird, ord, pd, pd_len, done, ctx);
+  });
 }
-NTSTATUS CompleteConnect(NDK_CONNECTOR* p, NDK_FN_DISCONNECT_EVENT_CALLBACK, PVOID,
-                         NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS CompleteConnect(NDK_CONNECTOR* p, NDK_FN_DISCONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
+                         NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+  return with_connector(
+      p, [&](ConnectorNet& n) { return n.complete_connect(ev, nullptr, ev_ctx, done, ctx); });
 }
-NTSTATUS CompleteConnectEx(NDK_CONNECTOR* p, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX, PVOID,
-                           NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS CompleteConnectEx(NDK_CONNECTOR* p, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev, PVOID ev_ctx,
+                           NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+  return with_connector(
+      p, [&](ConnectorNet& n) { return n.complete_connect(nullptr, ev, ev_ctx, done, ctx); });
 }
-NTSTATUS Accept(NDK_CONNECTOR* p, NDK_QP*, ULONG, ULONG, const PVOID, ULONG,
-                NDK_FN_DISCONNECT_EVENT_CALLBACK, PVOID, NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS Accept(NDK_CONNECTOR* p, NDK_QP* qp, ULONG ird, ULONG ord, const PVOID pd, ULONG pd_len,
+                NDK_FN_DISCONNECT_EVENT_CALLBACK ev, PVOID ev_ctx, NDK_FN_REQUEST_COMPLETION done,
+                PVOID ctx) {
+  return with_connector(p, [&](ConnectorNet& n) {
+    Qp* q;
+    NTSTATUS s = live(qp, NdkObjectTypeQp, &q);
+    return s != STATUS_SUCCESS ? s
+                               : n.accept(q, ird, ord, pd, pd_len, ev, nullptr, ev_ctx, done, ctx);
+  });
 }
-NTSTATUS AcceptEx(NDK_CONNECTOR* p, NDK_QP*, ULONG, ULONG, const PVOID, ULONG,
-                  NDK_FN_DISCONNECT_EVENT_CALLBACK_EX, PVOID, NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS AcceptEx(NDK_CONNECTOR* p, NDK_QP* qp, ULONG ird, ULONG ord, const PVOID pd, ULONG pd_len,
+                  NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev, PVOID ev_ctx,
+                  NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+  return with_connector(p, [&](ConnectorNet& n) {
+    Qp* q;
+    NTSTATUS s = live(qp, NdkObjectTypeQp, &q);
+    return s != STATUS_SUCCESS ? s
+                               : n.accept(q, ird, ord, pd, pd_len, nullptr, ev, ev_ctx, done, ctx);
+  });
 }
-NTSTATUS Reject(NDK_CONNECTOR* p, const PVOID, ULONG) { return connector_only(p); }
-NTSTATUS GetConnectionData(NDK_CONNECTOR* p, ULONG*, ULONG*, PVOID, ULONG*) {
-  return connector_only(p);
+NTSTATUS Reject(NDK_CONNECTOR* p, const PVOID pd, ULONG pd_len) {
+  return with_connector(p, [&](ConnectorNet& n) { return n.reject(pd, pd_len); });
 }
-NTSTATUS GetLocalAddress(NDK_CONNECTOR* p, SOCKADDR*, ULONG*) { return connector_only(p); }
-NTSTATUS GetPeerAddress(NDK_CONNECTOR* p, SOCKADDR*, ULONG*) { return connector_only(p); }
-NTSTATUS Disconnect(NDK_CONNECTOR* p, NDK_FN_REQUEST_COMPLETION, PVOID) {
-  return connector_only(p);
+NTSTATUS GetConnectionData(NDK_CONNECTOR* p, ULONG* ird, ULONG* ord, PVOID pd, ULONG* pd_len) {
+  return with_connector(p,
+                        [&](ConnectorNet& n) { return n.connection_data(ird, ord, pd, pd_len); });
+}
+NTSTATUS GetLocalAddress(NDK_CONNECTOR* p, SOCKADDR* a, ULONG* len) {
+  return with_connector(p, [&](ConnectorNet& n) { return n.local_address(a, len); });
+}
+NTSTATUS GetPeerAddress(NDK_CONNECTOR* p, SOCKADDR* a, ULONG* len) {
+  return with_connector(p, [&](ConnectorNet& n) { return n.peer_address(a, len); });
+}
+NTSTATUS Disconnect(NDK_CONNECTOR* p, NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+  return with_connector(p, [&](ConnectorNet& n) { return n.disconnect(done, ctx); });
 }
 
 // ---- Listener ----------------------------------------------------------------
@@ -85,21 +128,31 @@ NTSTATUS CloseListener(NDK_OBJECT_HEADER* h, NDK_FN_CLOSE_COMPLETION cb, PVOID c
   return close_object(h, NdkObjectTypeListener, cb, ctx);
 }
 
-NTSTATUS Listen(NDK_LISTENER* p, const SOCKADDR*, ULONG, NDK_FN_REQUEST_COMPLETION, PVOID) {
-  Listener* l;
-  NTSTATUS s = live(p, NdkObjectTypeListener, &l);
-  return s != STATUS_SUCCESS ? s : STATUS_NOT_SUPPORTED;
+NTSTATUS Listen(NDK_LISTENER* p, const SOCKADDR* addr, ULONG len, NDK_FN_REQUEST_COMPLETION done,
+                PVOID ctx) {
+  return guarded([&]() -> NTSTATUS {
+    Listener* l;
+    NTSTATUS s = live(p, NdkObjectTypeListener, &l);
+    if (s != STATUS_SUCCESS) return s;
+    if (addr == nullptr) return STATUS_INVALID_PARAMETER;
+    return l->adapter()->finish_request(l, done, ctx, l->net().listen(addr, len));
+  });
 }
 
-NTSTATUS GetListenerLocalAddress(NDK_LISTENER* p, SOCKADDR*, ULONG*) {
-  Listener* l;
-  NTSTATUS s = live(p, NdkObjectTypeListener, &l);
-  return s != STATUS_SUCCESS ? s : STATUS_NOT_SUPPORTED;
+NTSTATUS GetListenerLocalAddress(NDK_LISTENER* p, SOCKADDR* addr, ULONG* len) {
+  return guarded([&]() -> NTSTATUS {
+    Listener* l;
+    NTSTATUS s = live(p, NdkObjectTypeListener, &l);
+    return s != STATUS_SUCCESS ? s : l->net().local_address(addr, len);
+  });
 }
 
 void ControlConnectEvents(NDK_LISTENER* p, BOOLEAN pause) {
-  Listener* l;
-  if (live(p, NdkObjectTypeListener, &l) == STATUS_SUCCESS) l->pause(pause != FALSE);
+  guarded([&]() -> NTSTATUS {
+    Listener* l;
+    if (live(p, NdkObjectTypeListener, &l) == STATUS_SUCCESS) l->pause(pause != FALSE);
+    return STATUS_SUCCESS;
+  });
 }
 
 // ---- Shared endpoint -----------------------------------------------------------

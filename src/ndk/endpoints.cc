@@ -3,11 +3,14 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 
 #include "ndk/adapter.h"
 #include "ndk/dispatch.h"
 #include "ndk/endpoint_address.h"
+#include "ndk/net_glue.h"
+#include "tcp/connector.h"
 
 namespace softndk::ndk {
 
@@ -15,25 +18,41 @@ Connector::Connector(Adapter* a) : Object(a, NdkObjectTypeConnector, Resource::k
   handle_.self = this;
   handle_.ndk.Dispatch = &kConnectorDispatch;
   bind_handle(&handle_.ndk.Header, &handle_.magic);
+  net_ = std::make_shared<ConnectorNet>(this);
 }
+
+Connector::~Connector() = default;
 
 NTSTATUS Connector::create(Adapter* a, Connector** out) {
   *out = new Connector(a);
   return STATUS_SUCCESS;
 }
 
+void Connector::begin_teardown() { net_->teardown(); }
+void Connector::on_closed() { net_->closed(); }
+
 Listener::Listener(Adapter* a, NDK_FN_CONNECT_EVENT_CALLBACK cb, void* ctx)
     : Object(a, NdkObjectTypeListener, Resource::kNone), cb_(cb), cb_ctx_(ctx) {
   handle_.self = this;
   handle_.ndk.Dispatch = &kListenerDispatch;
   bind_handle(&handle_.ndk.Header, &handle_.magic);
+  net_ = std::make_shared<ListenerNet>(this);
 }
+
+Listener::~Listener() = default;
 
 NTSTATUS Listener::create(Adapter* a, NDK_FN_CONNECT_EVENT_CALLBACK cb, void* ctx, Listener** out) {
   if (cb == nullptr) return STATUS_INVALID_PARAMETER;
   *out = new Listener(a, cb, ctx);
   return STATUS_SUCCESS;
 }
+
+void Listener::pause(bool p) {
+  paused_.store(p, std::memory_order_release);
+  net_->pause(p);
+}
+
+void Listener::begin_teardown() { net_->teardown(); }
 
 SharedEndpoint::SharedEndpoint(Adapter* a)
     : Object(a, NdkObjectTypeSharedEndpoint, Resource::kNone) {
@@ -42,28 +61,39 @@ SharedEndpoint::SharedEndpoint(Adapter* a)
   bind_handle(&handle_.ndk.Header, &handle_.magic);
 }
 
-SharedEndpoint::~SharedEndpoint() {
-  if (fd_ >= 0) ::close(fd_);
-}
+SharedEndpoint::~SharedEndpoint() = default;
 
 NTSTATUS SharedEndpoint::create(Adapter* a, const SOCKADDR* addr, ULONG len, SharedEndpoint** out) {
   sockaddr_storage local{};
   NTSTATUS s = check_local_address(a->device(), addr, len, &local);
   if (s != STATUS_SUCCESS) return s;
-  int fd = -1;
-  s = bind_endpoint(&local, &fd);
+  // Probe with a plain (non-reusing) bind: the engine's reservation uses
+  // SO_REUSEPORT so that its connections can bind the same address, which
+  // would also let a second endpoint on the same port through. The probe
+  // finds conflicts (and picks the port for port 0), then gives way to the
+  // one reservation that stays.
+  int probe = -1;
+  s = bind_endpoint(&local, &probe);
+  if (s != STATUS_SUCCESS) return s;
+  ::close(probe);
+  auto sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&local), sockaddr_length(local));
+  if (!sa) return STATUS_INVALID_PARAMETER;
+  std::shared_ptr<tcp::SharedEndpoint> ep;
+  s = tcp::SharedEndpoint::create(*sa, &ep);
   if (s != STATUS_SUCCESS) return s;
   auto* se = new SharedEndpoint(a);
-  se->local_ = local;
-  se->fd_ = fd;
+  std::memcpy(&se->local_, &ep->local().ss, sizeof se->local_);
+  se->ep_ = std::move(ep);
   *out = se;
   return STATUS_SUCCESS;
 }
 
+std::shared_ptr<tcp::SharedEndpoint> SharedEndpoint::endpoint() const { return ep_; }
+
 void SharedEndpoint::on_closed() {
-  // The port is free again as soon as the close completed.
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  // The port is free again once the close completed and the connections
+  // over it (which keep their own reference) are gone.
+  ep_.reset();
 }
 
 }  // namespace softndk::ndk

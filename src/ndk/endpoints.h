@@ -1,45 +1,64 @@
 // endpoints.h - connector, listener and shared endpoint objects.
 //
-// The object part only (creation, close, antecedents, state the connection
-// layer fills in). Connection establishment is implemented by the
-// connection layer; until then the networking calls answer
-// STATUS_NOT_SUPPORTED. The shared endpoint already reserves its local
-// address:port (endpoint_address.h) and keeps the bound socket for it.
+// The object part (creation, close, antecedents) lives here; the networking
+// behind NdkConnect/NdkListen/... is the connection glue in
+// connector_net.cc / listener_net.cc (state in net_glue.h), built on the
+// tcp engine (docs/connections.md) and the QP data path (rdmap::Stream).
+// The shared endpoint owns the tcp::SharedEndpoint that reserves its local
+// address:port: one reservation for the object and every connection over it.
 #pragma once
 
 #include <netinet/in.h>
 
 #include <atomic>
+#include <memory>
 
 #include "ndk/object.h"
 
+namespace softndk::tcp {
+class SharedEndpoint;
+}
+
 namespace softndk::ndk {
+
+struct ConnectorNet;  // net_glue.h
+struct ListenerNet;
 
 class Connector final : public Object {
  public:
   static NTSTATUS create(Adapter* a, Connector** out);
+  ~Connector() override;
   NDK_CONNECTOR* ndk() { return &handle_.ndk; }
+  ConnectorNet& net() { return *net_; }
+  const std::shared_ptr<ConnectorNet>& net_ptr() const { return net_; }
 
  private:
   explicit Connector(Adapter* a);
+  void begin_teardown() override;
+  void on_closed() override;
   Handle<NDK_CONNECTOR> handle_{};
+  std::shared_ptr<ConnectorNet> net_;
 };
 
 class Listener final : public Object {
  public:
   static NTSTATUS create(Adapter* a, NDK_FN_CONNECT_EVENT_CALLBACK cb, void* ctx, Listener** out);
+  ~Listener() override;
   NDK_LISTENER* ndk() { return &handle_.ndk; }
-  void pause(bool p) { paused_.store(p, std::memory_order_release); }
+  void pause(bool p);
   bool paused() const { return paused_.load(std::memory_order_acquire); }
   NDK_FN_CONNECT_EVENT_CALLBACK callback() const { return cb_; }
   void* callback_context() const { return cb_ctx_; }
+  ListenerNet& net() { return *net_; }
 
  private:
   Listener(Adapter* a, NDK_FN_CONNECT_EVENT_CALLBACK cb, void* ctx);
+  void begin_teardown() override;
   Handle<NDK_LISTENER> handle_{};
   NDK_FN_CONNECT_EVENT_CALLBACK cb_;
   void* cb_ctx_;
   std::atomic<bool> paused_{false};
+  std::shared_ptr<ListenerNet> net_;
 };
 
 class SharedEndpoint final : public Object {
@@ -48,14 +67,16 @@ class SharedEndpoint final : public Object {
   ~SharedEndpoint() override;
   NDK_SHARED_ENDPOINT* ndk() { return &handle_.ndk; }
   const sockaddr_storage& local() const { return local_; }
-  int fd() const { return fd_; }
+  // The engine's reservation of local(); connections over this endpoint
+  // share it (null once the close completed).
+  std::shared_ptr<tcp::SharedEndpoint> endpoint() const;
 
  private:
   explicit SharedEndpoint(Adapter* a);
   void on_closed() override;
   Handle<NDK_SHARED_ENDPOINT> handle_{};
   sockaddr_storage local_{};
-  int fd_ = -1;
+  std::shared_ptr<tcp::SharedEndpoint> ep_;
 };
 
 }  // namespace softndk::ndk

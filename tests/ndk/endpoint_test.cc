@@ -68,10 +68,10 @@ TEST_F(Endpoint, BadSockaddrIsInvalidParameter) {
   EXPECT_EQ(create_se(a_, s, &se), STATUS_INVALID_PARAMETER);
 }
 
-TEST_F(Endpoint, ConnectorAndListenerNetworkingNotYetSupported) {
+TEST_F(Endpoint, IdleConnectorAndListenerObjects) {
   NDK_CONNECTOR* c = nullptr;
   ASSERT_EQ(a_->Dispatch->NdkCreateConnector(a_, nullptr, nullptr, &c), STATUS_SUCCESS);
-  EXPECT_EQ(c->Dispatch->NdkDisconnect(c, nullptr, nullptr), STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(c->Dispatch->NdkDisconnect(c, nullptr, nullptr), STATUS_CONNECTION_INVALID);
   NDK_LISTENER* l = nullptr;
   EXPECT_EQ(a_->Dispatch->NdkCreateListener(a_, nullptr, nullptr, nullptr, nullptr, &l),
             STATUS_INVALID_PARAMETER);  // a listener needs its connect-event callback

@@ -1,0 +1,596 @@
+// connector_net.cc - NdkConnect / CompleteConnect / Accept / Reject /
+// Disconnect on top of the tcp engine and the QP data path (net_glue.h).
+//
+// Choices (docs/connections.md, "NDK glue"):
+//  - Connect, CompleteConnect, Accept and Disconnect always return
+//    STATUS_PENDING when they start; the completion runs on a reactor.
+//  - CompleteConnect sends the RTR (P2P) and starts the stream on the
+//    connection's reactor, so the RTR is the first FPDU on the wire.
+//  - Disconnect flushes the QP (STATUS_CANCELLED for everything still
+//    queued) before completing the request, so the flushed completions are
+//    visible when the consumer learns the disconnect finished.
+//  - The _EX disconnect event reason is 0 for a graceful close (FIN) and the
+//    NTSTATUS of the cause otherwise (STATUS_CONNECTION_RESET, ...).
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "ndk/adapter.h"
+#include "ndk/endpoint_address.h"
+#include "ndk/endpoints.h"
+#include "ndk/net_glue.h"
+#include "ndk/qp.h"
+#include "rdmap/rtr.h"
+#include "rdmap/stream.h"
+
+namespace softndk::ndk {
+
+tcp::ConnSettings conn_settings(Adapter* a) {
+  const SOFTNDK_OPEN_PARAMETERS& p = a->params();
+  tcp::ConnSettings s;
+  s.mpa.revision = static_cast<uint8_t>(p.MpaRevision == 0 ? 2 : p.MpaRevision);
+  s.mpa.crc_required = (p.MpaFlags & SOFTNDK_MPA_CRC_REQUIRED) != 0;
+  s.mpa.crc_strict_off = (p.MpaFlags & SOFTNDK_MPA_CRC_STRICT_OFF) != 0;
+  s.mpa.peer_to_peer = (p.MpaFlags & SOFTNDK_MPA_PEER_TO_PEER) != 0;
+  uint8_t rtr = static_cast<uint8_t>((p.MpaFlags >> 4) & 0x7);
+  if (rtr != 0) s.mpa.rtr_types = rtr;
+  s.mpa.max_ird = static_cast<uint16_t>(Limits::kMaxIrd);
+  s.mpa.max_ord = static_cast<uint16_t>(Limits::kMaxOrd);
+  if (p.ConnectTimeoutMs != 0) s.connect_timeout = std::chrono::milliseconds(p.ConnectTimeoutMs);
+  if (p.DisconnectTimeoutMs != 0)
+    s.disconnect_timeout = std::chrono::milliseconds(p.DisconnectTimeoutMs);
+  return s;
+}
+
+namespace {
+
+uint16_t cap_limit(ULONG v, uint32_t max) { return static_cast<uint16_t>(std::min<ULONG>(v, max)); }
+
+void to_storage(const tcp::SockAddr& a, sockaddr_storage* out) {
+  std::memset(out, 0, sizeof *out);
+  std::memcpy(out, &a.ss, a.len);
+}
+
+}  // namespace
+
+ConnectorNet::ConnectorNet(Connector* c) : obj_(c), adapter_(c->adapter()) {}
+
+void ConnectorNet::complete(NDK_FN_REQUEST_COMPLETION done, void* ctx, NTSTATUS st) {
+  if (done != nullptr) done(ctx, st);
+  obj_->release();
+}
+
+void ConnectorNet::bind_qp(Qp* qp) {
+  if (qp_ == qp) return;
+  qp->hold();
+  if (qp_ != nullptr) qp_->release();
+  qp_ = qp;
+}
+
+void ConnectorNet::end_active_locked() {
+  if (!counted_active_) return;
+  counted_active_ = false;
+  adapter_->counters().active_connection.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// ---- active side ---------------------------------------------------------------
+
+NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, SharedEndpoint* se,
+                               const SOCKADDR* dst, ULONG dst_len, ULONG ird, ULONG ord,
+                               const void* pd, ULONG pd_len, NDK_FN_REQUEST_COMPLETION done,
+                               void* ctx) {
+  if (qp->adapter() != adapter_) return STATUS_INVALID_PARAMETER;
+  if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
+  if (pd_len > adapter_->info().MaxCallerData) return STATUS_INVALID_PARAMETER;
+  auto d = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(dst), dst_len);
+  if (!d) return STATUS_INVALID_PARAMETER;
+  if (d->is_any() || d->port() == 0) return STATUS_INVALID_ADDRESS;
+  tcp::ConnectArgs args;
+  args.dst = *d;
+  if (se != nullptr) {
+    args.shared = se->endpoint();
+    if (args.shared == nullptr) return STATUS_FILE_CLOSED;
+    if (args.shared->local().family() != d->family()) return STATUS_INVALID_PARAMETER;
+  } else if (src != nullptr) {
+    auto s = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(src), src_len);
+    if (!s) return STATUS_INVALID_PARAMETER;
+    if (s->family() != d->family()) return STATUS_INVALID_PARAMETER;
+    if (!s->is_any()) {
+      sockaddr_storage l{};
+      NTSTATUS st = check_local_address(adapter_->device(), src, src_len, &l);
+      if (st != STATUS_SUCCESS) return st;
+      s = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&l), sockaddr_length(l));
+    }
+    args.src = *s;
+  }
+  args.ird = cap_limit(ird, adapter_->info().MaxInboundReadLimit);
+  args.ord = cap_limit(ord, adapter_->info().MaxOutboundReadLimit);
+  if (pd_len > 0) {
+    auto* b = static_cast<const uint8_t*>(pd);
+    args.private_data.assign(b, b + pd_len);
+  }
+  {
+    std::lock_guard lk(mu_);
+    if (torn_down_) return STATUS_FILE_CLOSED;
+    if (state_ != ConnState::kIdle && state_ != ConnState::kFailed)
+      return STATUS_CONNECTION_INVALID;
+    if (qp->state() != QpState::kIdle) return STATUS_INVALID_DEVICE_REQUEST;
+    state_ = ConnState::kConnecting;
+    passive_ = false;
+    bind_qp(qp);
+    if (se != nullptr && se_ != se) {
+      se->hold();
+      if (se_ != nullptr) se_->release();
+      se_ = se;
+    }
+    have_data_ = false;
+    peer_pd_.clear();
+  }
+  obj_->hold();  // until the completion returned
+  auto self = shared_from_this();
+  std::shared_ptr<tcp::ActiveConnect> ac;
+  NTSTATUS st = tcp::ActiveConnect::start(
+      adapter_->engine().pick(), conn_settings(adapter_), std::move(args),
+      [self, done, ctx](tcp::ConnectResult r) { self->on_connect_result(std::move(r), done, ctx); },
+      &ac);
+  if (st != STATUS_PENDING) {
+    {
+      std::lock_guard lk(mu_);
+      state_ = ConnState::kFailed;
+    }
+    adapter_->counters().connect_failure.fetch_add(1, std::memory_order_relaxed);
+    obj_->release();
+    return st == STATUS_SUCCESS ? STATUS_INTERNAL_ERROR : st;
+  }
+  bool cancel = false;
+  {
+    std::lock_guard lk(mu_);
+    if (state_ == ConnState::kConnecting) active_ = ac;
+    cancel = torn_down_;
+  }
+  if (cancel && ac) ac->cancel();
+  return STATUS_PENDING;
+}
+
+void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLETION done,
+                                     void* ctx) {
+  NTSTATUS st = r.status;
+  std::shared_ptr<tcp::Connection> drop;
+  {
+    std::lock_guard lk(mu_);
+    active_.reset();
+    if (torn_down_) {
+      drop = std::move(r.connection);
+      if (st == STATUS_SUCCESS) st = STATUS_CANCELLED;
+      state_ = ConnState::kClosed;
+    } else if (st == STATUS_SUCCESS) {
+      conn_ = std::move(r.connection);
+      params_ = conn_->params();
+      have_params_ = true;
+      peer_pd_ = params_.peer_private_data;
+      ird_ = params_.ird;
+      ord_ = params_.ord;
+      have_data_ = true;
+      to_storage(conn_->local(), &local_);
+      to_storage(conn_->peer(), &peer_);
+      have_addrs_ = true;
+      state_ = ConnState::kConnected;
+    } else {
+      state_ = ConnState::kFailed;
+      if (r.mpa == mpa::Status::kRejected) {
+        // The reject's private data, for NdkGetConnectionData.
+        peer_pd_ = std::move(r.peer_private_data);
+        ird_ = ord_ = 0;
+        have_data_ = true;
+      }
+    }
+  }
+  if (st != STATUS_SUCCESS)
+    adapter_->counters().connect_failure.fetch_add(1, std::memory_order_relaxed);
+  if (drop) drop->abort();
+  complete(done, ctx, st);
+}
+
+NTSTATUS ConnectorNet::complete_connect(NDK_FN_DISCONNECT_EVENT_CALLBACK ev,
+                                        NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev_ex, void* ev_ctx,
+                                        NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  std::shared_ptr<tcp::Connection> c;
+  {
+    std::lock_guard lk(mu_);
+    if (state_ != ConnState::kConnected || passive_) return STATUS_CONNECTION_INVALID;
+    state_ = ConnState::kCompleting;
+    ev_ = ev;
+    ev_ex_ = ev_ex;
+    ev_ctx_ = ev_ctx;
+    c = conn_;
+  }
+  obj_->hold();
+  auto self = shared_from_this();
+  c->reactor().post([self, done, ctx] { self->finish_complete_connect(done, ctx); });
+  return STATUS_PENDING;
+}
+
+// On the connection's reactor: the connection's socket is only closed on
+// this thread, so it cannot go away between the check and the RTR.
+void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  NTSTATUS st = STATUS_SUCCESS;
+  std::shared_ptr<tcp::Connection> drop;
+  {
+    std::lock_guard lk(mu_);
+    if (torn_down_) {
+      st = STATUS_CANCELLED;
+    } else if (conn_->closed()) {
+      st = STATUS_CONNECTION_ABORTED;  // the responder gave up meanwhile
+      state_ = ConnState::kClosed;
+    } else {
+      if (params_.p2p) {
+        // The RTR: our first FPDU; the responder's Accept completes on it.
+        uint8_t buf[wire::kRtrReadSize + 8];
+        size_t n = params_.rtr == mpa::kRtrRead
+                       ? wire::encode_rtr_read(std::span<uint8_t>(buf), 1, params_.crc)
+                       : wire::encode_rtr_write(std::span<uint8_t>(buf), params_.crc);
+        ssize_t k = ::send(conn_->fd(), buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n == 0 || k != static_cast<ssize_t>(n)) {
+          st = STATUS_CONNECTION_ABORTED;
+          state_ = ConnState::kClosed;
+          drop = conn_;
+        }
+      }
+      if (st == STATUS_SUCCESS && !establish_locked(true)) {
+        st = STATUS_CONNECTION_ABORTED;
+        state_ = ConnState::kClosed;
+      }
+    }
+  }
+  if (drop) drop->abort();
+  complete(done, ctx, st);
+}
+
+bool ConnectorNet::establish_locked(bool initiator) {
+  stream_ = rdmap::start_stream(qp_, conn_);
+  if (stream_ == nullptr) return false;
+  state_ = ConnState::kEstablished;
+  counted_active_ = true;
+  auto& k = adapter_->counters();
+  k.active_connection.fetch_add(1, std::memory_order_relaxed);
+  (initiator ? k.connect : k.accept).fetch_add(1, std::memory_order_relaxed);
+  std::weak_ptr<ConnectorNet> w = shared_from_this();
+  conn_->on_peer_close([w](NTSTATUS s) {
+    if (auto self = w.lock()) self->on_peer_close(s);
+  });
+  return true;
+}
+
+void ConnectorNet::on_peer_close(NTSTATUS st) {
+  NDK_FN_DISCONNECT_EVENT_CALLBACK ev;
+  NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev_ex;
+  void* ev_ctx;
+  {
+    std::lock_guard lk(mu_);
+    if (torn_down_ || event_done_ || state_ != ConnState::kEstablished) return;
+    event_done_ = true;
+    end_active_locked();
+    ev = ev_;
+    ev_ex = ev_ex_;
+    ev_ctx = ev_ctx_;
+    if (ev == nullptr && ev_ex == nullptr) return;
+    obj_->hold();
+  }
+  // NDKPI 6.4: the event alone flushes nothing (the data path already
+  // moved the QP to error if the stream broke).
+  if (ev_ex != nullptr) {
+    ev_ex(ev_ctx, st == STATUS_CONNECTION_DISCONNECTED ? 0 : static_cast<ULONG>(st));
+  } else {
+    ev(ev_ctx);
+  }
+  obj_->release();
+}
+
+// ---- passive side --------------------------------------------------------------
+
+void ConnectorNet::set_incoming(std::shared_ptr<tcp::PendingConnection> p) {
+  std::lock_guard lk(mu_);
+  passive_ = true;
+  state_ = ConnState::kIncoming;
+  const mpa::PeerRequest& r = p->request();
+  peer_pd_ = r.private_data;
+  ird_ = r.proposed_ird;
+  ord_ = r.proposed_ord;
+  have_data_ = true;
+  to_storage(p->local(), &local_);
+  to_storage(p->peer(), &peer_);
+  have_addrs_ = true;
+  pending_ = std::move(p);
+}
+
+NTSTATUS ConnectorNet::accept(Qp* qp, ULONG ird, ULONG ord, const void* pd, ULONG pd_len,
+                              NDK_FN_DISCONNECT_EVENT_CALLBACK ev,
+                              NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev_ex, void* ev_ctx,
+                              NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  if (qp->adapter() != adapter_) return STATUS_INVALID_PARAMETER;
+  if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
+  if (pd_len > adapter_->info().MaxCalleeData) return STATUS_INVALID_PARAMETER;
+  std::vector<uint8_t> data;
+  if (pd_len > 0)
+    data.assign(static_cast<const uint8_t*>(pd), static_cast<const uint8_t*>(pd) + pd_len);
+  std::shared_ptr<tcp::PendingConnection> p;
+  {
+    std::lock_guard lk(mu_);
+    if (state_ != ConnState::kIncoming) return STATUS_CONNECTION_INVALID;
+    if (qp->state() != QpState::kIdle) return STATUS_INVALID_DEVICE_REQUEST;
+    state_ = ConnState::kAccepting;
+    bind_qp(qp);
+    ev_ = ev;
+    ev_ex_ = ev_ex;
+    ev_ctx_ = ev_ctx;
+    p = pending_;
+  }
+  obj_->hold();
+  auto self = shared_from_this();
+  NTSTATUS st = p->accept(cap_limit(ird, adapter_->info().MaxInboundReadLimit),
+                          cap_limit(ord, adapter_->info().MaxOutboundReadLimit), std::move(data),
+                          [self, done, ctx](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
+                            self->on_accept_result(s, std::move(c), done, ctx);
+                          });
+  if (st != STATUS_PENDING) {
+    {
+      std::lock_guard lk(mu_);
+      if (state_ == ConnState::kAccepting)
+        state_ = st == STATUS_INVALID_PARAMETER ? ConnState::kIncoming : ConnState::kClosed;
+    }
+    obj_->release();
+    return st == STATUS_SUCCESS ? STATUS_INTERNAL_ERROR : st;
+  }
+  return STATUS_PENDING;
+}
+
+void ConnectorNet::on_accept_result(NTSTATUS st, std::shared_ptr<tcp::Connection> c,
+                                    NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  std::shared_ptr<tcp::Connection> drop;
+  {
+    std::lock_guard lk(mu_);
+    pending_.reset();
+    if (torn_down_) {
+      drop = std::move(c);
+      if (st == STATUS_SUCCESS) st = STATUS_CANCELLED;
+      state_ = ConnState::kClosed;
+    } else if (st == STATUS_SUCCESS) {
+      conn_ = std::move(c);
+      params_ = conn_->params();
+      have_params_ = true;
+      ird_ = params_.ird;
+      ord_ = params_.ord;
+      if (!establish_locked(false)) {
+        st = STATUS_CONNECTION_ABORTED;
+        state_ = ConnState::kClosed;
+      }
+    } else {
+      state_ = ConnState::kClosed;
+    }
+  }
+  if (drop) drop->abort();
+  complete(done, ctx, st);
+}
+
+NTSTATUS ConnectorNet::reject(const void* pd, ULONG pd_len) {
+  if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
+  std::shared_ptr<tcp::PendingConnection> p;
+  std::shared_ptr<tcp::Connection> c;
+  {
+    std::lock_guard lk(mu_);
+    if (state_ == ConnState::kIncoming) {
+      if (pd_len > adapter_->info().MaxCalleeData) return STATUS_INVALID_PARAMETER;
+      p = pending_;
+    } else if (state_ == ConnState::kConnected && !passive_) {
+      // Active side after Connect completed: no MPA message exists for
+      // this; the connection is reset.
+      c = std::move(conn_);
+      state_ = ConnState::kClosed;
+    } else {
+      return STATUS_CONNECTION_INVALID;
+    }
+  }
+  if (c) {
+    c->abort();
+    return STATUS_SUCCESS;
+  }
+  NTSTATUS st = p->reject(
+      std::span<const uint8_t>(static_cast<const uint8_t*>(pd), static_cast<size_t>(pd_len)));
+  if (st == STATUS_SUCCESS || st == STATUS_CONNECTION_ABORTED) {
+    std::lock_guard lk(mu_);
+    if (state_ == ConnState::kIncoming) state_ = ConnState::kClosed;
+    pending_.reset();
+  }
+  return st;
+}
+
+// ---- queries ------------------------------------------------------------------
+
+NTSTATUS ConnectorNet::connection_data(ULONG* ird, ULONG* ord, void* pd, ULONG* pd_len) {
+  std::lock_guard lk(mu_);
+  if (!have_data_) return STATUS_CONNECTION_INVALID;
+  if (pd_len == nullptr) {
+    if (pd != nullptr) return STATUS_INVALID_PARAMETER;
+  } else if (pd == nullptr && *pd_len != 0) {
+    return STATUS_INVALID_PARAMETER;
+  }
+  if (ird != nullptr) *ird = ird_;
+  if (ord != nullptr) *ord = ord_;
+  if (pd_len == nullptr) return STATUS_SUCCESS;
+  // RDS: the peer's private data without the MPA v2 IRD/ORD block.
+  ULONG rds = static_cast<ULONG>(peer_pd_.size());
+  if (pd == nullptr) {
+    *pd_len = rds;
+    return STATUS_SUCCESS;
+  }
+  ULONG n = std::min(*pd_len, rds);
+  if (n > 0) std::memcpy(pd, peer_pd_.data(), n);
+  NTSTATUS st = *pd_len >= rds ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
+  *pd_len = rds;
+  return st;
+}
+
+NTSTATUS ConnectorNet::local_address(SOCKADDR* out, ULONG* len) {
+  std::lock_guard lk(mu_);
+  if (!have_addrs_) return STATUS_CONNECTION_INVALID;
+  return copy_address_out(local_, out, len);
+}
+
+NTSTATUS ConnectorNet::peer_address(SOCKADDR* out, ULONG* len) {
+  std::lock_guard lk(mu_);
+  if (!have_addrs_) return STATUS_CONNECTION_INVALID;
+  return copy_address_out(peer_, out, len);
+}
+
+NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
+  std::shared_ptr<rdmap::Stream> s;
+  std::memset(info, 0, sizeof *info);
+  {
+    std::lock_guard lk(mu_);
+    info->State = static_cast<ULONG>(state_);
+    if (have_params_) {
+      info->MpaRevision = params_.revision;
+      info->Crc = params_.crc;
+      info->Markers = params_.markers;
+      info->PeerToPeer = params_.p2p;
+      info->RtrType = params_.p2p ? params_.rtr : 0;
+      info->Ird = params_.ird;
+      info->Ord = params_.ord;
+    }
+    info->LastTerminateSent = term_sent_;
+    info->LastTerminateReceived = term_received_;
+    if (have_addrs_) {
+      info->Local = local_;
+      info->Peer = peer_;
+    }
+    s = stream_;
+  }
+  if (s) {
+    info->LastTerminateSent = s->last_terminate_sent();
+    info->LastTerminateReceived = s->last_terminate_received();
+  }
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS ConnectorNet::inject(const SOFTNDK_FAULT* f) {
+  if (f == nullptr) return STATUS_INVALID_PARAMETER;
+  switch (f->Type) {
+    case SoftNdkFaultResetConnection:
+      break;
+    case SoftNdkFaultDropTx:
+    case SoftNdkFaultDelayTx:
+    case SoftNdkFaultCorruptTx:
+      return STATUS_NOT_SUPPORTED;  // the data path has no transmit hooks
+    default:
+      return STATUS_INVALID_PARAMETER;
+  }
+  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<rdmap::Stream> s;
+  Qp* q = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    if (state_ != ConnState::kEstablished) return STATUS_CONNECTION_INVALID;
+    state_ = ConnState::kClosed;
+    event_done_ = true;
+    end_active_locked();
+    c = conn_;
+    s = stream_;
+    q = qp_;
+  }
+  // Abort with RST now; the QP is dead like after any connection loss.
+  if (s) {
+    s->stop();
+    std::lock_guard lk(mu_);
+    term_sent_ = s->last_terminate_sent();
+    term_received_ = s->last_terminate_received();
+  }
+  c->abort();
+  q->to_error();
+  return STATUS_SUCCESS;
+}
+
+// ---- teardown -----------------------------------------------------------------
+
+NTSTATUS ConnectorNet::disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<rdmap::Stream> s;
+  Qp* q = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    if (state_ != ConnState::kEstablished && !(state_ == ConnState::kConnected && !passive_))
+      return STATUS_CONNECTION_INVALID;
+    state_ = ConnState::kDisconnecting;
+    event_done_ = true;  // NDKPI 6.4: no event after our own Disconnect
+    end_active_locked();
+    c = conn_;
+    s = stream_;
+    q = qp_;
+  }
+  if (s) s->stop();  // before the connection: the stream writes through its own dup
+  obj_->hold();
+  auto self = shared_from_this();
+  c->disconnect([self, s, q, done, ctx](NTSTATUS st) {
+    {
+      std::lock_guard lk(self->mu_);
+      if (self->state_ == ConnState::kDisconnecting) self->state_ = ConnState::kClosed;
+      if (s) {
+        self->term_sent_ = s->last_terminate_sent();
+        self->term_received_ = s->last_terminate_received();
+      }
+    }
+    // Everything still queued completes with STATUS_CANCELLED before the
+    // consumer hears that the disconnect is done.
+    q->to_error();
+    self->complete(done, ctx, st);
+  });
+  return STATUS_PENDING;
+}
+
+void ConnectorNet::teardown() {
+  std::shared_ptr<tcp::ActiveConnect> a;
+  std::shared_ptr<tcp::PendingConnection> p;
+  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<rdmap::Stream> s;
+  Qp* q = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    torn_down_ = true;
+    event_done_ = true;
+    end_active_locked();
+    a = std::move(active_);
+    if (state_ == ConnState::kIncoming || state_ == ConnState::kAccepting) p = pending_;
+    s = stream_;
+    // A disconnect in progress finishes on its own (it holds the connector).
+    if (state_ != ConnState::kDisconnecting) c = conn_;
+    if (state_ == ConnState::kEstablished) q = qp_;
+  }
+  if (a) a->cancel();
+  if (p) p->abandon();
+  if (s) s->stop();
+  if (c) c->abort();  // RST (a no-op if it is already closed)
+  if (q) q->to_error();
+}
+
+void ConnectorNet::closed() {
+  Qp* q;
+  SharedEndpoint* se;
+  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<rdmap::Stream> s;
+  std::shared_ptr<tcp::PendingConnection> p;
+  {
+    std::lock_guard lk(mu_);
+    q = std::exchange(qp_, nullptr);
+    se = std::exchange(se_, nullptr);
+    c = std::move(conn_);
+    s = std::move(stream_);
+    p = std::move(pending_);
+  }
+  s.reset();
+  c.reset();
+  if (q != nullptr) q->release();
+  if (se != nullptr) se->release();
+}
+
+}  // namespace softndk::ndk

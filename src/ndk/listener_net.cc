@@ -1,0 +1,130 @@
+// listener_net.cc - NdkListen / NdkGetListenerLocalAddress /
+// NdkControlConnectEvents and the connect event (net_glue.h).
+//
+// Each request the engine presents becomes a new NDK_CONNECTOR, a successor
+// of the listener (so the listener's close pends until the connectors it
+// delivered are closed), handed to the consumer's connect-event callback on
+// the reactor that ran the handshake. Closing the listener stops accepting
+// at once; a request the engine is presenting concurrently is abandoned.
+#include <cstring>
+#include <new>
+
+#include "ndk/adapter.h"
+#include "ndk/endpoint_address.h"
+#include "ndk/endpoints.h"
+#include "ndk/net_glue.h"
+
+namespace softndk::ndk {
+
+namespace {
+constexpr int kBacklog = 128;
+}
+
+NTSTATUS ListenerNet::listen(const SOCKADDR* addr, ULONG len) {
+  Adapter* a = obj_->adapter();
+  auto sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(addr), len);
+  if (!sa) return STATUS_INVALID_PARAMETER;
+  if (!sa->is_any()) {
+    sockaddr_storage l{};
+    NTSTATUS st = check_local_address(a->device(), addr, len, &l);
+    if (st != STATUS_SUCCESS) return st;
+    sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&l), sockaddr_length(l));
+  }
+  {
+    std::lock_guard lk(mu_);
+    if (torn_down_) return STATUS_FILE_CLOSED;
+    if (tl_) return STATUS_INVALID_DEVICE_REQUEST;  // already listening
+  }
+  std::weak_ptr<ListenerNet> w = shared_from_this();
+  std::shared_ptr<tcp::Listener> tl;
+  NTSTATUS st = tcp::Listener::create(
+      a->engine(), conn_settings(a), *sa, kBacklog,
+      [w](std::shared_ptr<tcp::PendingConnection> p) {
+        if (auto self = w.lock()) {
+          self->on_request(std::move(p));
+        } else {
+          p->abandon();
+        }
+      },
+      &tl);
+  if (st != STATUS_SUCCESS) return st;
+  bool close_now = false, paused = false;
+  {
+    std::lock_guard lk(mu_);
+    if (torn_down_ || tl_) {
+      close_now = true;
+    } else {
+      tl_ = tl;
+      paused = paused_;
+    }
+  }
+  if (close_now) {
+    tl->close();
+    return STATUS_INVALID_DEVICE_REQUEST;
+  }
+  if (paused) tl->pause(true);
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS ListenerNet::local_address(SOCKADDR* out, ULONG* len) {
+  sockaddr_storage s{};
+  {
+    std::lock_guard lk(mu_);
+    if (!tl_) return STATUS_INVALID_DEVICE_REQUEST;  // not listening
+    std::memcpy(&s, &tl_->local().ss, tl_->local().len);
+  }
+  return copy_address_out(s, out, len);
+}
+
+void ListenerNet::pause(bool p) {
+  std::shared_ptr<tcp::Listener> tl;
+  {
+    std::lock_guard lk(mu_);
+    paused_ = p;
+    tl = tl_;
+  }
+  if (tl) tl->pause(p);
+}
+
+void ListenerNet::teardown() {
+  std::shared_ptr<tcp::Listener> tl;
+  {
+    std::lock_guard lk(mu_);
+    torn_down_ = true;
+    tl = std::move(tl_);
+  }
+  if (tl) tl->close();  // stops accepting at once
+}
+
+void ListenerNet::on_request(std::shared_ptr<tcp::PendingConnection> p) {
+  Adapter* a = obj_->adapter();
+  {
+    std::lock_guard lk(mu_);
+    if (torn_down_ || paused_ || a->dead()) {
+      p->abandon();
+      return;
+    }
+    obj_->hold();  // the listener cannot finish its close while we deliver
+  }
+  Connector* c = nullptr;
+  if (a->reserve(Resource::kConnector)) {
+    try {
+      Connector::create(a, &c);
+    } catch (const std::bad_alloc&) {
+      c = nullptr;
+    }
+    if (c == nullptr) a->unreserve(Resource::kConnector);
+  }
+  if (c == nullptr) {
+    p->abandon();
+    obj_->release();
+    return;
+  }
+  c->depend_on(obj_);
+  c->net().set_incoming(std::move(p));
+  a->publish(c);
+  obj_->callback()(obj_->callback_context(), c->ndk());
+  obj_->release();
+}
+
+}  // namespace softndk::ndk
