@@ -49,7 +49,7 @@ TEST(SvgPlot, WellFormedWithBothPanels) {
   EXPECT_NE(svg.find("bandwidth [Gb/s]"), std::string::npos);
   EXPECT_NE(svg.find("latency, median [us]"), std::string::npos);
   EXPECT_NE(svg.find("softndk write_bw"), std::string::npos);
-  EXPECT_NE(svg.find("TCP write_bw (tcp_stream)"), std::string::npos);
+  EXPECT_NE(svg.find("TCP tcp_stream"), std::string::npos);
   EXPECT_NE(svg.find(">8M<"), std::string::npos);
   EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
   std::remove(path.c_str());

@@ -46,18 +46,16 @@ std::string tick_text(double v) {
   char b[32];
   if (v == 0 || std::fabs(v) >= 10)
     std::snprintf(b, sizeof b, "%.0f", v);
-  else if (std::fabs(v) >= 1)
-    std::snprintf(b, sizeof b, "%.1f", v);
   else
-    std::snprintf(b, sizeof b, "%.2g", v);
+    std::snprintf(b, sizeof b, "%.3g", v);
   return b;
 }
 
-// 1, 2 or 5 times a power of ten, at least v.
+// A round number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n) at least v.
 double nice_ceiling(double v) {
   if (v <= 0) return 1;
   double p = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
+  for (double m : {1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0})
     if (m * p >= v) return m * p;
   return 10 * p;
 }
@@ -150,8 +148,7 @@ std::string size_label(size_t b) {
 }
 
 std::string render_plot_svg(const std::vector<PerfResult>& results, const std::string& title) {
-  // Group by test, keeping first-seen order; one softndk and one baseline
-  // series per test.
+  // Group by test, keeping first-seen order.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const PerfResult*>> by_test;
   for (const auto& r : results) {
@@ -159,24 +156,39 @@ std::string render_plot_svg(const std::vector<PerfResult>& results, const std::s
     if (!by_test.count(r.test)) order.push_back(r.test);
     by_test[r.test].push_back(&r);
   }
+  // softndk: one series per test. TCP: one dashed grey series per baseline
+  // kind and panel (every bw test runs the same TCP stream, so separate
+  // lines would only overlap), averaged over the tests at each size.
   std::vector<Series> bw, lat;
+  std::map<std::string, std::map<size_t, std::pair<double, int>>> base[2];
   size_t color = 0;
   for (const auto& t : order) {
     auto rs = by_test[t];
     std::sort(rs.begin(), rs.end(), [](auto* a, auto* b) { return a->size < b->size; });
     bool is_lat = rs.front()->latency;
     std::string c = kColors[color++ % (sizeof kColors / sizeof *kColors)];
-    Series s{"softndk " + t, c, false, {}}, b{"TCP " + t, c, true, {}};
+    Series s{"softndk " + t, c, false, {}};
     for (const auto* r : rs) {
       s.points.push_back({r->size, is_lat ? r->lat_p50_us : r->gbps});
       if (r->has_baseline && r->baseline_error.empty()) {
-        b.label = "TCP " + t + (r->baseline_name.empty() ? "" : " (" + r->baseline_name + ")");
-        b.points.push_back({r->size, is_lat ? r->base_lat_p50_us : r->base_gbps});
+        std::string name =
+            "TCP " + (r->baseline_name.empty() ? std::string("baseline") : r->baseline_name);
+        if (t == "read_lat") name += " (round trip)";
+        auto& slot = base[is_lat][name][r->size];
+        slot.first += is_lat ? r->base_lat_p50_us : r->base_gbps;
+        slot.second += 1;
       }
     }
-    auto& dst = is_lat ? lat : bw;
-    dst.push_back(std::move(s));
-    if (!b.points.empty()) dst.push_back(std::move(b));
+    (is_lat ? lat : bw).push_back(std::move(s));
+  }
+  const char* kGreys[] = {"#555555", "#999999"};
+  for (int panel_lat = 0; panel_lat < 2; ++panel_lat) {
+    int g = 0;
+    for (const auto& [name, pts] : base[panel_lat]) {
+      Series b{name, kGreys[g++ % 2], true, {}};
+      for (const auto& [size, acc] : pts) b.points.push_back({size, acc.first / acc.second});
+      (panel_lat ? lat : bw).push_back(std::move(b));
+    }
   }
   int panels = (bw.empty() ? 0 : 1) + (lat.empty() ? 0 : 1);
   double height = 40 + std::max(panels, 1) * kPanelH;
