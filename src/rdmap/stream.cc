@@ -15,6 +15,7 @@
 #include "ndk/pd.h"
 #include "rdmap/rtr.h"
 #include "rdmap/terminate_fpdu.h"
+#include "rdmap/tsan_edge.h"
 
 namespace softndk::rdmap {
 
@@ -98,6 +99,7 @@ void Stream::begin() {
       return;
     }
     fd_ = fd;
+    tsan_edge_ = tsan::edge_of(fd);
     if (left.size() > staging_.size()) staging_.resize(left.size());
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
     st_pos_ = 0;
@@ -220,7 +222,14 @@ void Stream::queue_terminate(const wire::TerminateMessage& t) {
 }
 
 void Stream::after_unlock() {
-  if (!failed_.load(std::memory_order_acquire)) return;
+  if (!failed_.load(std::memory_order_acquire)) {
+    if (eof_.exchange(false)) {
+      // Graceful peer close: report it (the disconnect event), no flush.
+      auto conn = conn_;
+      conn->reactor().post([conn] { conn->report_peer_closed(0); });
+    }
+    return;
+  }
   if (error_acted_.exchange(true)) return;
   kick_tx();  // the Terminate, if any, then FIN
   {

@@ -112,7 +112,8 @@ class Stream final : public ndk::QpTransport,
 
   ndk::Qp* const qp_;
   std::shared_ptr<tcp::Connection> conn_;
-  int fd_ = -1;  // our own dup of the connection's socket
+  int fd_ = -1;                // our own dup of the connection's socket
+  void* tsan_edge_ = nullptr;  // rdmap/tsan_edge.h (TSan builds only)
   const bool crc_;
   const uint16_t ird_, ord_;
   const void* const pd_;
@@ -124,6 +125,7 @@ class Stream final : public ndk::QpTransport,
   std::atomic<bool> error_acted_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<bool> peer_closed_{false};
+  std::atomic<bool> eof_{false};  // FIN seen, not yet reported
   std::atomic<int> sock_err_{0};
   std::atomic<uint32_t> term_sent_{0xFFFFFFFFu}, term_received_{0xFFFFFFFFu};
 

@@ -16,6 +16,7 @@
 #include "ndk/adapter.h"
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
+#include "rdmap/tsan_edge.h"
 
 namespace softndk::rdmap {
 
@@ -82,6 +83,7 @@ bool Stream::run_rx(size_t budget) {
       size_t want = large_ ? kSmallRead : staging_.size();
       n = ::recv(fd_, staging_.data(), want, MSG_DONTWAIT);
       if (n > 0) {
+        tsan::after_recv(tsan_edge_);
         st_pos_ = 0;
         st_len_ = static_cast<size_t>(n);
       }
@@ -94,10 +96,18 @@ bool Stream::run_rx(size_t budget) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    // EOF or a socket error: the peer is gone. Outstanding requests flush.
     peer_closed_.store(true);
-    fail(n == 0 ? STATUS_CONNECTION_DISCONNECTED : STATUS_CONNECTION_RESET, n == 0 ? 0 : errno);
     rx_done_ = true;
+    if (n == 0) {
+      // The peer's graceful close (FIN) is no error (NDKPI 6.4): nothing
+      // more arrives, but the QP stays connected and nothing is flushed
+      // until the consumer's own NdkDisconnect; the connection layer only
+      // delivers the disconnect event (after_unlock reports it).
+      eof_.store(true);
+      return false;
+    }
+    // A socket error: the peer is gone. Outstanding requests flush.
+    fail(STATUS_CONNECTION_RESET, errno);
     return false;
   }
   return true;
@@ -152,6 +162,7 @@ ssize_t Stream::direct_recv() {
   m.msg_iovlen = static_cast<size_t>(niov);
   ssize_t n = land_recvmsg(fd_, &m);
   if (n <= 0) return n;
+  tsan::after_recv(tsan_edge_);
   uint32_t crc = 0;
   if (crc_) {
     // CRC over the bytes as they landed, right after they arrived.

@@ -18,6 +18,7 @@
 #include "rdmap/fr_map.h"
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
+#include "rdmap/tsan_edge.h"
 
 namespace softndk::rdmap {
 
@@ -77,6 +78,7 @@ void Stream::run_tx() {
     msghdr m{};
     m.msg_iov = &b.iov[b.iov_pos];
     m.msg_iovlen = static_cast<size_t>(std::min(b.niov - b.iov_pos, IOV_MAX));
+    tsan::before_send(tsan_edge_);
     ssize_t n = emit_sendmsg(fd_, &m);
     if (n < 0) {
       if (errno == EINTR) continue;

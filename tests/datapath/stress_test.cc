@@ -18,9 +18,11 @@ TEST_F(Stress, ManyQpsManyThreads) {
     b.push_back(&new_side());
     connect(*a.back(), *b.back());
   }
-  std::vector<Buf> src, dst, rbuf;
+  std::vector<Buf> src, sink, dst, rbuf;
   for (int i = 0; i < kPairs; ++i) {
     src.push_back(reg(a[i]->pd, 64 * 1024, kAll, static_cast<uint8_t>(i)));
+    // Reads land apart from the Send/Write source they would race with.
+    sink.push_back(reg(a[i]->pd, 64 * 1024, kAll));
     dst.push_back(reg(b[i]->pd, 64 * 1024, kAll));
     rbuf.push_back(reg(b[i]->pd, 4096, kAll));
   }
@@ -53,7 +55,7 @@ TEST_F(Stress, ManyQpsManyThreads) {
     // Sender thread: Sends, Writes and Reads mixed, bounded outstanding.
     th.emplace_back([&, i] {
       int sent = 0, done = 0, outstanding = 0;
-      NDK_SGE s = src[i].sge(0, 2048), w = src[i].sge(0, 64 * 1024);
+      NDK_SGE s = src[i].sge(0, 2048), w = src[i].sge(0, 64 * 1024), k = sink[i].sge(0, 64 * 1024);
       auto deadline = std::chrono::steady_clock::now() + 20s;
       NDK_RESULT r[16];
       while ((sent < kMsgs || outstanding > 0) && std::chrono::steady_clock::now() < deadline) {
@@ -62,7 +64,7 @@ TEST_F(Stress, ManyQpsManyThreads) {
           if (sent % 3 == 1)
             a[i]->d()->NdkWrite(a[i]->qp, nullptr, &w, 1, dst[i].addr(), dst[i].token, 0);
           else if (sent % 3 == 2)
-            a[i]->d()->NdkRead(a[i]->qp, nullptr, &w, 1, dst[i].addr(), dst[i].token, 0);
+            a[i]->d()->NdkRead(a[i]->qp, nullptr, &k, 1, dst[i].addr(), dst[i].token, 0);
           a[i]->d()->NdkSend(a[i]->qp, nullptr, &s, 1, 0);
           ++sent;
           outstanding += ops;
