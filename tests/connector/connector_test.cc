@@ -880,3 +880,25 @@ TEST_F(ConnTest, CrcRequired) {
 }
 
 }  // namespace
+
+namespace {
+TEST_F(ConnTest, DisconnectTimesOutWhenThePeerNeverCloses) {
+  open();
+  Side c, s;
+  make_side(c);
+  make_side(s);
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(in, &port);
+  establish(c, s, in, port);
+  Req dr;
+  auto t0 = std::chrono::steady_clock::now();
+  NTSTATUS st = c.conn->Dispatch->NdkDisconnect(c.conn, &Req::cb, &dr);
+  EXPECT_EQ(dr.wait(st, 6000ms), STATUS_IO_TIMEOUT);  // DisconnectTimeoutMs = 2000
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 4000ms);
+  EXPECT_TRUE(eventually([&] { return s.ev.n.load() == 1; }));
+  close(c.conn);
+  close(s.conn);
+  close(l);
+}
+}  // namespace

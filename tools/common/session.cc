@@ -406,13 +406,20 @@ struct Listener::Queue {
   std::condition_variable cv;
   std::deque<NDK_CONNECTOR*> q;
   bool cancelled = false;
+  bool closing = false;  // the listener goes: refuse what still comes
 };
 
 void Listener::on_connect(PVOID ctx, NDK_CONNECTOR* connector) {
   auto* q = static_cast<Queue*>(ctx);
-  std::lock_guard lk(q->m);
-  q->q.push_back(connector);
-  q->cv.notify_all();
+  {
+    std::lock_guard lk(q->m);
+    if (!q->closing) {
+      q->q.push_back(connector);
+      q->cv.notify_all();
+      return;
+    }
+  }
+  connector->Dispatch->NdkCloseConnector(&connector->Header, nullptr, nullptr);
 }
 
 Listener::Listener(Adapter& a, const SockAddr& address) : a_(a), queue_(new Queue) {
@@ -440,11 +447,19 @@ Listener::Listener(Adapter& a, const SockAddr& address) : a_(a), queue_(new Queu
 
 Listener::~Listener() {
   if (!listener_) return;
+  // Requests nobody took: close their connectors (which refuses them)
+  // first, since a listener's close completes only once the connectors it
+  // delivered are closed (NDKPI 6.1).
+  std::deque<NDK_CONNECTOR*> left;
+  {
+    std::lock_guard lk(queue_->m);
+    queue_->closing = true;
+    left.swap(queue_->q);
+  }
+  for (NDK_CONNECTOR* c : left)
+    close_object(&c->Header, c->Dispatch->NdkCloseConnector, a_.timeout());
   if (!close_object(&listener_->Header, listener_->Dispatch->NdkCloseListener, a_.timeout()))
     return;  // queue_ leaked: a connect event may still come
-  // Requests nobody took: close their connectors (which refuses them).
-  for (NDK_CONNECTOR* c : queue_->q)
-    close_object(&c->Header, c->Dispatch->NdkCloseConnector, a_.timeout());
   delete queue_;
 }
 

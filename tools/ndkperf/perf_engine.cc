@@ -595,9 +595,19 @@ class Server : public Side {
     listener_.cancel();
   }
 
+  // The connections (connectors and QPs) go before the listener: a
+  // listener's close waits for the connectors it delivered (NDKPI 6.1).
+  ~Server() override { qps_.clear(); }
+
   std::vector<PerfResult> serve(double accept_seconds) {
     accept_all(accept_seconds);
-    return loop();
+    auto out = loop();
+    // Disconnect now rather than when the server object goes: a graceful
+    // NdkDisconnect completes on the peer's own disconnect, and the client
+    // (in loopback mode, on another thread of this process) waits for ours.
+    for (auto& q : qps_)
+      if (q->conn) q->conn->disconnect();
+    return out;
   }
 
  private:
