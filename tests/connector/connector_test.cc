@@ -279,7 +279,17 @@ TEST_F(ConnTest, ConnectAcceptSendAndWrite) {
   auto w = poll(c.cq, 1);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].Status, STATUS_SUCCESS);
-  EXPECT_TRUE(eventually([&] { return std::memcmp(c.mem.data(), s.mem.data() + 4096, n) == 0; }));
+  // A Send behind the Write: its receive completion says the Write landed
+  // (and orders the check after the placement).
+  NDK_SGE rs = s.sge(1 << 19, 8);
+  ASSERT_EQ(s.qp->Dispatch->NdkReceive(s.qp, &s, &rs, 1), STATUS_SUCCESS);
+  NDK_SGE ss = c.sge(0, 8);
+  ASSERT_EQ(c.qp->Dispatch->NdkSend(c.qp, &c, &ss, 1, 0), STATUS_SUCCESS);
+  ASSERT_EQ(poll(c.cq, 1).size(), 1u);
+  auto rr = poll(s.cq, 1);
+  ASSERT_EQ(rr.size(), 1u);
+  EXPECT_EQ(rr[0].Status, STATUS_SUCCESS);
+  EXPECT_EQ(std::memcmp(c.mem.data(), s.mem.data() + 4096, n), 0);
 
   // Addresses and counters.
   sockaddr_in la{}, pa{};
