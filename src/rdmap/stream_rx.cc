@@ -63,7 +63,11 @@ wire::TerminateMessage term_msg(const wire::TerminateCode& code, const wire::Seg
 bool Stream::run_rx(size_t budget) {
   if (rx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return false;
   size_t done = 0;
-  while (done < budget) {
+  for (;;) {
+    // Staged bytes are always parsed before the budget may end the turn: a
+    // socket that is empty by now would never wake the reactor for them
+    // (level-triggered EPOLLIN), and a Read Request or the last segment of a
+    // message left in staging would stall the peer until someone polls.
     if (st_pos_ < st_len_) {
       std::span<const uint8_t> in(staging_.data() + st_pos_, st_len_ - st_pos_);
       bool ok = feed(in);
@@ -75,6 +79,7 @@ bool Stream::run_rx(size_t budget) {
       }
       continue;
     }
+    if (done >= budget) break;  // the socket still readable: EPOLLIN fires again
     ssize_t n;
     if (parser_.state() == wire::StreamParser::State::kPayload && tgt_ != Tgt::kNone &&
         parser_.payload_remaining() >= kDirectMin) {

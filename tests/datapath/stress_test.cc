@@ -18,12 +18,13 @@ TEST_F(Stress, ManyQpsManyThreads) {
     b.push_back(&new_side());
     connect(*a.back(), *b.back());
   }
-  std::vector<Buf> src, sink, dst, rbuf;
+  std::vector<Buf> src, sink, dst, rsrc, rbuf;
   for (int i = 0; i < kPairs; ++i) {
     src.push_back(reg(a[i]->pd, 64 * 1024, kAll, static_cast<uint8_t>(i)));
     // Reads land apart from the Send/Write source they would race with.
     sink.push_back(reg(a[i]->pd, 64 * 1024, kAll));
     dst.push_back(reg(b[i]->pd, 64 * 1024, kAll));
+    rsrc.push_back(reg(b[i]->pd, 64 * 1024, kAll));  // Read source, apart from Write targets
     rbuf.push_back(reg(b[i]->pd, 4096, kAll));
   }
   std::vector<std::thread> th;
@@ -64,7 +65,7 @@ TEST_F(Stress, ManyQpsManyThreads) {
           if (sent % 3 == 1)
             a[i]->d()->NdkWrite(a[i]->qp, nullptr, &w, 1, dst[i].addr(), dst[i].token, 0);
           else if (sent % 3 == 2)
-            a[i]->d()->NdkRead(a[i]->qp, nullptr, &k, 1, dst[i].addr(), dst[i].token, 0);
+            a[i]->d()->NdkRead(a[i]->qp, nullptr, &k, 1, rsrc[i].addr(), rsrc[i].token, 0);
           a[i]->d()->NdkSend(a[i]->qp, nullptr, &s, 1, 0);
           ++sent;
           outstanding += ops;
