@@ -218,11 +218,14 @@ namespace {
 
 // Serves one connected client until it disconnects; throws on errors.
 void serve_one(const PingOptions& o, tools::Adapter& adapter,
-               std::unique_ptr<tools::Connection> conn, std::ostream& out) {
+               std::unique_ptr<tools::Connection> client, std::ostream& out) {
   // rping's server buffer is its own -S; accept any rping client (< 64 KiB)
   // without one.
   size_t bufsize = std::max<size_t>(o.size, 65536);
   Endpoint ep(adapter, bufsize, false);
+  // Declared after the endpoint so it is closed first: the connector is the
+  // QP's successor, and the QP's close waits for it (NDKPI lifetime rules).
+  std::unique_ptr<tools::Connection> conn = std::move(client);
   ep.conn = conn.get();
   std::string who = conn->peer_address().to_string();
   conn->accept(ep.qp(), 1, 1, {});
