@@ -28,17 +28,7 @@ using softndk::create_and_wait;
 using softndk::request_and_wait;
 using softndk::status_name;
 
-// Weak: libsoftndk may not export it yet (the connection engine is being
-// wired); the driver then reports "info": "not in libsoftndk" instead of
-// failing to link, so the other fields still tell what works.
-#pragma weak SoftNdkQueryConnectionInfo
-
 namespace {
-
-NTSTATUS query_info(NDK_CONNECTOR* c, SOFTNDK_CONNECTION_INFO* ci) {
-  if (&SoftNdkQueryConnectionInfo == nullptr) return STATUS_NOT_SUPPORTED;
-  return SoftNdkQueryConnectionInfo(c, ci);
-}
 
 struct RdmaOpts {
   std::vector<std::string> ops;
@@ -191,7 +181,7 @@ class Peer {
 
   void add_info(Json& j, NDK_CONNECTOR* c) {
     SOFTNDK_CONNECTION_INFO ci{};
-    NTSTATUS s = query_info(c, &ci);
+    NTSTATUS s = SoftNdkQueryConnectionInfo(c, &ci);
     if (s != STATUS_SUCCESS) {
       j.s("info", status_name(s));
       return;
@@ -475,7 +465,7 @@ int do_listen(const Options& o) {
     }
     auto t0 = Clock::now();
     SOFTNDK_CONNECTION_INFO ci{};
-    if (query_info(c, &ci) == STATUS_SUCCESS)
+    if (SoftNdkQueryConnectionInfo(c, &ci) == STATUS_SUCCESS)
       j.n("req_rev", ci.MpaRevision).b("req_crc", ci.Crc).b("req_p2p", ci.PeerToPeer);
     uint8_t pd[512];
     ULONG len = sizeof pd, ird = 0, ord = 0;
