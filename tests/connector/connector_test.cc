@@ -912,3 +912,28 @@ TEST_F(ConnTest, DisconnectTimesOutWhenThePeerNeverCloses) {
   close(l);
 }
 }  // namespace
+
+namespace {
+TEST_F(ConnTest, PassiveQpClosesAfterItsConnector) {
+  open();
+  Side c, s;
+  make_side(c);
+  make_side(s);
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(in, &port);
+  establish(c, s, in, port);
+  send_and_check(c, s, 10);
+  Req dr;
+  NTSTATUS st = c.conn->Dispatch->NdkDisconnect(c.conn, &Req::cb, &dr);
+  ASSERT_TRUE(eventually([&] { return s.ev.n.load() == 1; }));
+  Req sdr;
+  EXPECT_EQ(sdr.wait(s.conn->Dispatch->NdkDisconnect(s.conn, &Req::cb, &sdr)), STATUS_SUCCESS);
+  EXPECT_EQ(dr.wait(st), STATUS_SUCCESS);
+  EXPECT_EQ(close(s.conn), STATUS_SUCCESS);
+  EXPECT_EQ(close(s.qp), STATUS_SUCCESS);
+  EXPECT_EQ(close(c.conn), STATUS_SUCCESS);
+  EXPECT_EQ(close(c.qp), STATUS_SUCCESS);
+  close(l);
+}
+}  // namespace
