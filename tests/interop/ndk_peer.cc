@@ -142,10 +142,14 @@ class Peer {
     NTSTATUS s = create_connector(&conn_);
     if (s != STATUS_SUCCESS) return s;
     sockaddr_in dst = make_addr(o_.host, o_.port);
+    // NdkConnect needs a source address: the wildcard, any port.
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
     s = request_and_wait([&](NDK_FN_REQUEST_COMPLETION cb, PVOID ctx) {
       return conn_->Dispatch->NdkConnect(
-          conn_, qp_, nullptr, 0, reinterpret_cast<const SOCKADDR*>(&dst), sizeof dst, o_.ird,
-          o_.ord, o_.pd.empty() ? nullptr : const_cast<uint8_t*>(o_.pd.data()),
+          conn_, qp_, reinterpret_cast<const SOCKADDR*>(&src), sizeof src,
+          reinterpret_cast<const SOCKADDR*>(&dst), sizeof dst, o_.ird, o_.ord,
+          o_.pd.empty() ? nullptr : const_cast<uint8_t*>(o_.pd.data()),
           static_cast<ULONG>(o_.pd.size()), cb, ctx);
     });
     if (s != STATUS_SUCCESS) {
