@@ -242,7 +242,9 @@ typedef struct _SOFTNDK_COUNTERS {
 NTSTATUS SoftNdkQueryAdapterCounters(NDK_ADAPTER* pNdkAdapter, SOFTNDK_COUNTERS* pCounters);
 NTSTATUS SoftNdkQueryQpCounters(NDK_QP* pNdkQp, SOFTNDK_COUNTERS* pCounters);
 
-/* The outcome of MPA negotiation and the last Terminate of a connection. */
+/* The outcome of MPA negotiation and the last Terminate of a connection.
+ * On an incoming connector not yet accepted or rejected, the MPA fields
+ * describe the peer's Request (RtrType: the RTR types offered, a mask). */
 typedef struct _SOFTNDK_CONNECTION_INFO {
   ULONG State;          /* internal state, for diagnostics */
   ULONG MpaRevision;    /* 1 or 2; 0 before negotiation */

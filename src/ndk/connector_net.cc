@@ -458,6 +458,17 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
       info->RtrType = params_.p2p ? params_.rtr : 0;
       info->Ird = params_.ird;
       info->Ord = params_.ord;
+    } else if (state_ == ConnState::kIncoming && pending_) {
+      // Not negotiated yet: what the peer's MPA Request asks for, so that a
+      // listener can judge a request before accepting or rejecting it.
+      const mpa::PeerRequest& r = pending_->request();
+      info->MpaRevision = r.rev;
+      info->Crc = r.crc;
+      info->Markers = r.markers;
+      info->PeerToPeer = r.p2p;
+      info->RtrType = r.p2p ? r.rtr_offered : 0;
+      info->Ird = r.proposed_ird;
+      info->Ord = r.proposed_ord;
     }
     info->LastTerminateSent = term_sent_;
     info->LastTerminateReceived = term_received_;
