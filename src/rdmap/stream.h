@@ -10,7 +10,7 @@
 //
 // Locks (never held while calling the consumer; CQ notifications run on the
 // reactor by the CQ's own mechanism):
-//   tx_mu_  transmitter (try-lock from posters, tx_more_ re-check);
+//   tx_mu_  transmitter (held by the one runner tx_kicks_ elects);
 //   rx_mu_  receiver (try-lock from pollers, blocking on the reactor);
 //   q_mu_   the read queues shared by both halves (ORQ, IRQ, Terminate).
 // Order: tx_mu_ or rx_mu_ -> q_mu_ -> QP queue locks -> CQ lock. The halves
@@ -131,7 +131,7 @@ class Stream final : public ndk::QpTransport,
 
   // ---- transmitter state (tx_mu_) ----
   std::mutex tx_mu_;
-  std::atomic<bool> tx_more_{false};
+  std::atomic<uint32_t> tx_kicks_{0};  // kick_tx(): kicks the runner has not served
   bool tx_blocked_ = false;  // EAGAIN: waiting for EPOLLOUT
   bool tx_done_ = false;     // Terminate sent or stream dead: nothing more goes out
   bool sq_turn_ = true;      // fairness: alternate SQ and Read Responses

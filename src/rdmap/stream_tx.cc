@@ -2,9 +2,10 @@
 // into FPDUs and handed to TCP with scatter-gather sendmsg straight from
 // registered memory (docs/datapath.md "Transmit").
 //
-// Whoever wins the try-lock (a posting thread, the receiver with Read
-// Responses to send, the reactor on EPOLLOUT) transmits; the others set
-// tx_more_ and leave, and the winner loops until tx_more_ stays clear.
+// Every kick (a posting thread, the receiver with Read Responses to send or
+// an ORD slot freed, the reactor on EPOLLOUT) counts itself in tx_kicks_;
+// the one that finds the count at zero becomes the runner and transmits
+// until no kick arrived during its last pass; the others leave at once.
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -46,12 +47,23 @@ wire::Opcode send_opcode(const ndk::WorkRequest& wr) {
 }  // namespace
 
 void Stream::kick_tx() {
-  tx_more_.store(true, std::memory_order_release);
-  while (tx_more_.load(std::memory_order_acquire)) {
-    if (!tx_mu_.try_lock()) return;  // the holder re-checks tx_more_
-    tx_more_.store(false, std::memory_order_relaxed);
-    run_tx();
-    tx_mu_.unlock();
+  // A "set a flag, try-lock, leave if busy" protocol lost kicks: the lock is
+  // also held outside the transmitter (begin, flushed, stop, after_unlock),
+  // and those holders never re-checked the flag; nor does a failed try-lock
+  // order the flag store before the holder's unlock-then-check. Ownership
+  // by a single atomic counter has neither hole: a kick either makes its
+  // caller the runner or is seen by the runner's fetch_sub, which fails to
+  // reach zero and sends it round once more.
+  if (tx_kicks_.fetch_add(1, std::memory_order_acq_rel) != 0) return;
+  for (;;) {
+    uint32_t seen = tx_kicks_.load(std::memory_order_acquire);
+    {
+      // Only the runner transmits; the other holders are brief (attach,
+      // flush, stop), so waiting for them here is bounded.
+      std::lock_guard lk(tx_mu_);
+      run_tx();
+    }
+    if (tx_kicks_.fetch_sub(seen, std::memory_order_acq_rel) == seen) break;
   }
   after_unlock();
 }
