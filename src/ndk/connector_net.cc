@@ -249,7 +249,9 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
 }
 
 bool ConnectorNet::establish_locked(bool initiator) {
-  stream_ = rdmap::start_stream(qp_, conn_);
+  rdmap::StreamOptions so;
+  so.await_peer_fpdu = !initiator;  // RFC 5044 7.1.2 (with P2P the RTR is here already)
+  stream_ = rdmap::start_stream(qp_, conn_, so);
   if (stream_ == nullptr) return false;
   state_ = ConnState::kEstablished;
   counted_active_ = true;

@@ -46,6 +46,7 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
     max_tagged_ = std::min(max_tagged_, opt.max_fpdu_payload);
     max_untagged_ = std::min(max_untagged_, opt.max_fpdu_payload);
   }
+  tx_gated_.store(opt.await_peer_fpdu, std::memory_order_relaxed);
   b_ = std::make_unique<Batch>();
 }
 

@@ -41,6 +41,10 @@ namespace softndk::rdmap {
 struct StreamOptions {
   // Max DDP payload per FPDU (0: the largest that keeps ULPDU <= 65535).
   uint32_t max_fpdu_payload = 0;
+  // MPA responder (RFC 5044 7.1.2): send no FPDU until the initiator's first
+  // FPDU has arrived. siw as initiator fails the connection (EPROTO) if an
+  // FPDU arrives together with or before it has processed the Reply.
+  bool await_peer_fpdu = false;
 };
 
 class Stream final : public ndk::QpTransport,
@@ -132,6 +136,9 @@ class Stream final : public ndk::QpTransport,
   // ---- transmitter state (tx_mu_) ----
   std::mutex tx_mu_;
   std::atomic<uint32_t> tx_kicks_{0};  // kick_tx(): kicks the runner has not served
+  // await_peer_fpdu: nothing arrived yet (the receiver opens it).
+  std::atomic<bool> tx_gated_{false};
+
   bool tx_blocked_ = false;  // EAGAIN: waiting for EPOLLOUT
   bool tx_done_ = false;     // Terminate sent or stream dead: nothing more goes out
   bool sq_turn_ = true;      // fairness: alternate SQ and Read Responses

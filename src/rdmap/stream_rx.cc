@@ -121,6 +121,12 @@ bool Stream::run_rx(size_t budget) {
 bool Stream::feed(std::span<const uint8_t>& in) {
   while (!in.empty()) {
     wire::Event ev = parser_.next(in);
+    if (ev.kind != wire::EventKind::kNeedMore && tx_gated_.load(std::memory_order_relaxed)) {
+      // The initiator's first FPDU (or a bad one, to be answered with a
+      // Terminate): the responder may transmit from now on.
+      tx_gated_.store(false, std::memory_order_release);
+      kick_after_rx_ = true;
+    }
     switch (ev.kind) {
       case wire::EventKind::kNeedMore:
         return true;

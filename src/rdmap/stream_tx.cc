@@ -75,6 +75,7 @@ bool Stream::batch_room(int pieces) const {
 
 void Stream::run_tx() {
   if (tx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
+  if (tx_gated_.load(std::memory_order_acquire)) return;  // feed() opens it and kicks
   Batch& b = *b_;
   bool was_blocked = tx_blocked_;
   for (;;) {
