@@ -613,14 +613,21 @@ int run_active(Peer& p, const RdmaOpts& ro) {
           if (p.post_data(NdkOperationTypeSend, n) != STATUS_SUCCESS) break;
           ++sent;
         }
-        last = p.wait_send(20s);
+        last = p.wait_send(1s);
+        if (last == STATUS_IO_TIMEOUT) {
+          if (p.disconnected) break;  // the peer closed: see below
+          last = STATUS_SUCCESS;
+          continue;
+        }
         ++done;
       }
+      // A peer's graceful close flushes nothing until our own NdkDisconnect
+      // (NDKPI 6.4); a reset or Terminate flushes at once.
+      if (p.disconnected && done < sent) j.s("disconnect", p.disconnect());
       // Everything still outstanding must come back flushed.
-      unsigned drained = 0;
-      while (done < sent && p.wait_send(5s) != STATUS_IO_TIMEOUT) ++done, ++drained;
+      while (done < sent && p.wait_send(5s) != STATUS_IO_TIMEOUT) ++done;
       j.n("sent", sent).n("completed", done).s("first_error", status_name(last));
-      j.b("flushed", done == sent && last != STATUS_SUCCESS);
+      j.b("flushed", done == sent && p.flushed > 0);
       for (int i = 0; i < 50 && !p.disconnected; ++i) std::this_thread::sleep_for(100ms);
       if (p.disconnected)
         j.s("disconnect_event", "reason " + std::to_string(p.disconnect_reason.load()));
