@@ -405,11 +405,21 @@ void bw_server(const FiOptions& o, Side& s, Shared& sh, Clock::time_point deadli
         return;
       }
   Clock::time_point last{};
+  const bool writes = o.test == FiTest::WriteBw || o.test == FiTest::WriteRate;
+  Clock::time_point stop_seen{};
   for (;;) {
     if (sh.stop.load(std::memory_order_acquire)) {
       // For Send, drain until every message the client completed arrived.
+      // For Write, a local completion at the client does not mean the data
+      // was placed here (progress is manual): keep driving progress until
+      // it lands, for at most 2 s.
+      if (stop_seen == Clock::time_point{}) stop_seen = Clock::now();
+      bool landed = !writes || (buf[0] == 'w' && buf[o.msg_size - 1] == 'w') ||
+                    Clock::now() - stop_seen > std::chrono::seconds(2);
       std::lock_guard g(sh.mu);
-      if (!sends || got >= sh.r.iters || !sh.r.error.empty()) break;
+      if (!sh.r.error.empty()) break;
+      if (!sends && landed) break;
+      if (sends && got >= sh.r.iters) break;
     }
     int n = d.poll(true);
     if (n < 0) {
