@@ -673,8 +673,10 @@ need_verbs_peer() {
   fi
 }
 
-# softndk active: Write, Read, Send, Send with Invalidate toward a
-# verbs_peer server on siw; both sides verify the data.
+# softndk active: Write, Read, Send toward a verbs_peer server on siw; both
+# sides verify the data. Send with Invalidate is left out for now: siw's
+# receive completion does not report the invalidated key to verbs_peer
+# (docs/compatibility.md, note 7); it is an open item, not a pass.
 case_rdma_ndk_active() {
   local t0 job rc
   t0=$(now)
@@ -682,23 +684,25 @@ case_rdma_ndk_active() {
   g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
   g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
   rc=0
-  timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,read,send,sendinv --size 65536 \
+  timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,read,send --size 65536 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
   g_wait "$job" "$(partner_wait)" || true
   g_out "$job" | sed 's/^/  verbs| /' | tee "$CDIR/verbs.txt" >/dev/null
   check "ndk_peer rc 0" test $rc -eq 0
   local op
-  for op in write read send sendinv; do
+  for op in write read send; do
     check "$op verified by both sides" jtrue "$CDIR/peer.json" "map(select(.op == \"$op\")) | length == 1 and .[0].ok == true"
     check "$op: siw side ok" has "$CDIR/verbs.txt" "\"op\": \"$op\".*\"ok\": true"
   done
-  check "siw saw the invalidated STag" has "$CDIR/verbs.txt" '"op": "sendinv".*"invalidated": true'
   cap_window "$t0"
-  cap_has "Send with Invalidate on the wire" 'Send with Invalidate'
 }
 
 # siw active: verbs_peer connects from the guest to ndk_peer's server.
+# Without Send with Invalidate: verbs_peer invalidates a normally registered
+# MR, which NDK forbids (only fast-registered MRs and windows can be
+# remotely invalidated), so that step needs a fast-register-capable peer
+# (docs/compatibility.md, note 7).
 case_rdma_siw_active() {
   local t0 rc=0
   t0=$(now)
@@ -709,17 +713,16 @@ case_rdma_siw_active() {
   local lp=$!
   HOST_PIDS+=("$lp")
   listener_ready || return 0
-  g_run 120 "./verbs_peer client -a $TO_HOST_IP -p $G_TOHOST_A -s 65536 -r active -o write,read,send,sendinv" >"$CDIR/verbs.txt" 2>&1 || rc=$?
+  g_run 120 "./verbs_peer client -a $TO_HOST_IP -p $G_TOHOST_A -s 65536 -r active -o write,read,send" >"$CDIR/verbs.txt" 2>&1 || rc=$?
   sed 's/^/  verbs| /' "$CDIR/verbs.txt"
   wait "$lp" || true
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
   check "verbs_peer rc 0" test $rc -eq 0
   local op
-  for op in write read send sendinv; do
+  for op in write read send; do
     check "$op verified (siw side)" has "$CDIR/verbs.txt" "\"op\": \"$op\".*\"ok\": true"
     check "$op verified (softndk side)" jtrue "$CDIR/peer.json" "map(select(.op == \"$op\")) | length == 1 and .[0].ok == true"
   done
-  check "softndk reported the invalidated token" jtrue "$CDIR/peer.json" 'map(select(.op == "sendinv")) | .[0].invalidated == true'
   cap_window "$t0"
 }
 
