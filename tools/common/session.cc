@@ -429,13 +429,19 @@ Listener::Listener(Adapter& a, const SockAddr& address) : a_(a), queue_(new Queu
                                                      &Pending::on_create, p, &l);
   NDK_OBJECT_HEADER* obj = nullptr;
   st = Pending::finish(p, st, a.timeout(), &obj);
-  if (st != STATUS_SUCCESS) fail("NdkCreateListener", st);
+  if (st != STATUS_SUCCESS) {
+    delete queue_;
+    fail("NdkCreateListener", st);
+  }
   listener_ = l ? l : reinterpret_cast<NDK_LISTENER*>(obj);
   p = new Pending;
   st =
       listener_->Dispatch->NdkListen(listener_, address.sa(), address.len, &Pending::on_request, p);
   st = Pending::finish(p, st, a.timeout());
-  if (st != STATUS_SUCCESS) throw ToolError(listen_failure_text(st, address.to_string()));
+  if (st != STATUS_SUCCESS) {
+    release();
+    throw ToolError(listen_failure_text(st, address.to_string()));
+  }
   SockAddr bound;
   ULONG len = sizeof bound.ss;
   if (listener_->Dispatch->NdkGetLocalAddress(listener_, bound.sa(), &len) == STATUS_SUCCESS) {
@@ -445,7 +451,7 @@ Listener::Listener(Adapter& a, const SockAddr& address) : a_(a), queue_(new Queu
   if (port_ == 0) port_ = address.port();
 }
 
-Listener::~Listener() {
+void Listener::release() {
   if (!listener_) return;
   // Requests nobody took: close their connectors (which refuses them)
   // first, since a listener's close completes only once the connectors it

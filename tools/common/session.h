@@ -228,7 +228,7 @@ class Connection {
 class Listener {
  public:
   Listener(Adapter& a, const SockAddr& address);
-  ~Listener();
+  ~Listener() { release(); }
   uint16_t port() const { return port_; }
   // The next incoming connection request, or nullptr at the deadline or
   // after cancel().
@@ -237,6 +237,9 @@ class Listener {
   void cancel();
 
  private:
+  // Closes unclaimed connectors, then the listener (also on a failed
+  // construction, which has no destructor run).
+  void release();
   struct Queue;
   static void on_connect(PVOID ctx, NDK_CONNECTOR* connector);
   Adapter& a_;
