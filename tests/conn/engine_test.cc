@@ -73,9 +73,16 @@ class EngineTest : public ::testing::Test {
 
   // A normal connect still works (the listener keeps serving others).
   void expect_listener_serves(const SockAddr& at) {
+    int before = accepted_.sets();
     auto r = connect(at);
     EXPECT_STATUS(r.status, STATUS_SUCCESS);
     if (r.connection) r.connection->abort();
+    // The responder's accept callback may still be on its way (it runs on
+    // the engine after the Reply went out): wait for it, so it cannot touch
+    // the fixture's slots while the test tears down (TSan).
+    auto until = std::chrono::steady_clock::now() + 5s;
+    while (accepted_.sets() == before && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(1ms);
   }
 
   Engine engine_;
