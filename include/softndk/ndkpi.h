@@ -344,8 +344,7 @@ typedef void (*NDK_FN_CREATE_COMPLETION)(PVOID Context, NTSTATUS Status,
 typedef void (*NDK_FN_REQUEST_COMPLETION)(PVOID Context, NTSTATUS Status);
 typedef void (*NDK_FN_CLOSE_COMPLETION)(PVOID Context);
 typedef void (*NDK_FN_CQ_NOTIFICATION_CALLBACK)(PVOID CqNotificationContext, NTSTATUS CqStatus);
-typedef void (*NDK_FN_SRQ_NOTIFICATION_CALLBACK)(PVOID SrqNotificationContext,
-                                                 NTSTATUS SrqStatus);
+typedef void (*NDK_FN_SRQ_NOTIFICATION_CALLBACK)(PVOID SrqNotificationContext, NTSTATUS SrqStatus);
 typedef void (*NDK_FN_CONNECT_EVENT_CALLBACK)(PVOID ConnectEventContext,
                                               NDK_CONNECTOR* pNdkConnector);
 typedef void (*NDK_FN_DISCONNECT_EVENT_CALLBACK)(PVOID DisconnectEventContext);
@@ -393,8 +392,7 @@ typedef NTSTATUS (*NDK_FN_BUILD_LAM)(NDK_ADAPTER* pNdkAdapter, MDL* Mdl, SIZE_T 
                                      NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                      PVOID RequestContext, NDK_LOGICAL_ADDRESS_MAPPING* pNdkLAM,
                                      ULONG* pLAMSize, ULONG* pFBO);
-typedef void (*NDK_FN_RELEASE_LAM)(NDK_ADAPTER* pNdkAdapter,
-                                   NDK_LOGICAL_ADDRESS_MAPPING* pNdkLAM);
+typedef void (*NDK_FN_RELEASE_LAM)(NDK_ADAPTER* pNdkAdapter, NDK_LOGICAL_ADDRESS_MAPPING* pNdkLAM);
 
 /* Completion queue */
 typedef NTSTATUS (*NDK_FN_RESIZE_CQ)(NDK_CQ* pNdkCq, ULONG CqDepth,
@@ -402,10 +400,8 @@ typedef NTSTATUS (*NDK_FN_RESIZE_CQ)(NDK_CQ* pNdkCq, ULONG CqDepth,
                                      PVOID RequestContext);
 typedef void (*NDK_FN_ARM_CQ)(NDK_CQ* pNdkCq, ULONG NotifyType);
 typedef ULONG (*NDK_FN_GET_CQ_RESULTS)(NDK_CQ* pNdkCq, NDK_RESULT pResult[], ULONG nResults);
-typedef ULONG (*NDK_FN_GET_CQ_RESULTS_EX)(NDK_CQ* pNdkCq, NDK_RESULT_EX pResult[],
-                                          ULONG nResults);
-typedef NTSTATUS (*NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION)(NDK_CQ* pNdkCq,
-                                                           ULONG ModerationInterval,
+typedef ULONG (*NDK_FN_GET_CQ_RESULTS_EX)(NDK_CQ* pNdkCq, NDK_RESULT_EX pResult[], ULONG nResults);
+typedef NTSTATUS (*NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION)(NDK_CQ* pNdkCq, ULONG ModerationInterval,
                                                            ULONG ModerationCount);
 
 /* Protection domain */
@@ -427,12 +423,13 @@ typedef NTSTATUS (*NDK_FN_CREATE_QP)(NDK_PD* pNdkPd, NDK_CQ* pReceiveCq, NDK_CQ*
                                      NDK_FN_CREATE_COMPLETION CreateCompletion,
                                      PVOID RequestContext, NDK_QP** ppNdkQp);
 typedef NTSTATUS (*NDK_FN_CREATE_QP_WITH_SRQ)(NDK_PD* pNdkPd, NDK_CQ* pReceiveCq,
-                                              NDK_CQ* pInitiatorCq, NDK_SRQ* pSrq,
-                                              PVOID QPContext, ULONG InitiatorQueueDepth,
+                                              NDK_CQ* pInitiatorCq, NDK_SRQ* pSrq, PVOID QPContext,
+                                              ULONG InitiatorQueueDepth,
                                               ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
                                               NDK_FN_CREATE_COMPLETION CreateCompletion,
                                               PVOID RequestContext, NDK_QP** ppNdkQp);
-typedef void (*NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN)(NDK_PD* pNdkPd, UINT32* pPrivilegedMemoryRegionToken);
+typedef void (*NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN)(NDK_PD* pNdkPd,
+                                                          UINT32* pPrivilegedMemoryRegionToken);
 
 /* Memory region */
 typedef NTSTATUS (*NDK_FN_REGISTER_MR)(NDK_MR* pNdkMr, MDL* Mdl, SIZE_T Length, ULONG Flags,
@@ -455,8 +452,8 @@ typedef UINT32 (*NDK_FN_GET_REMOTE_TOKEN_FROM_MW)(NDK_MW* pNdkMw);
 typedef NTSTATUS (*NDK_FN_MODIFY_SRQ)(NDK_SRQ* pNdkSrq, ULONG SrqDepth, ULONG NotifyThreshold,
                                       NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                       PVOID RequestContext);
-typedef NTSTATUS (*NDK_FN_SRQ_RECEIVE)(NDK_SRQ* pNdkSrq, PVOID RequestContext,
-                                       const NDK_SGE* pSgl, ULONG nSge);
+typedef NTSTATUS (*NDK_FN_SRQ_RECEIVE)(NDK_SRQ* pNdkSrq, PVOID RequestContext, const NDK_SGE* pSgl,
+                                       ULONG nSge);
 
 /* Queue pair */
 typedef void (*NDK_FN_FLUSH)(NDK_QP* pNdkQp);
@@ -467,22 +464,18 @@ typedef NTSTATUS (*NDK_FN_SEND_AND_INVALIDATE)(NDK_QP* pNdkQp, PVOID RequestCont
                                                UINT32 RemoteToken);
 typedef NTSTATUS (*NDK_FN_RECEIVE)(NDK_QP* pNdkQp, PVOID RequestContext, const NDK_SGE* pSgl,
                                    ULONG nSge);
-typedef NTSTATUS (*NDK_FN_BIND)(NDK_QP* pNdkQp, PVOID RequestContext, NDK_MR* pMr,
-                                NDK_MW* pMw, PVOID VirtualAddress, SIZE_T Length,
-                                ULONG Flags);
+typedef NTSTATUS (*NDK_FN_BIND)(NDK_QP* pNdkQp, PVOID RequestContext, NDK_MR* pMr, NDK_MW* pMw,
+                                PVOID VirtualAddress, SIZE_T Length, ULONG Flags);
 typedef NTSTATUS (*NDK_FN_FAST_REGISTER)(NDK_QP* pNdkQp, PVOID RequestContext, NDK_MR* pMr,
                                          ULONG AdapterPageCount,
-                                         const NDK_LOGICAL_ADDRESS* AdapterPageArray,
-                                         ULONG FBO, SIZE_T Length, PVOID BaseVirtualAddress,
-                                         ULONG Flags);
+                                         const NDK_LOGICAL_ADDRESS* AdapterPageArray, ULONG FBO,
+                                         SIZE_T Length, PVOID BaseVirtualAddress, ULONG Flags);
 typedef NTSTATUS (*NDK_FN_INVALIDATE)(NDK_QP* pNdkQp, PVOID RequestContext,
                                       NDK_OBJECT_HEADER* pMrOrMw, ULONG Flags);
 typedef NTSTATUS (*NDK_FN_READ)(NDK_QP* pNdkQp, PVOID RequestContext, const NDK_SGE* pSgl,
-                                ULONG nSge, UINT64 RemoteAddress, UINT32 RemoteToken,
-                                ULONG Flags);
+                                ULONG nSge, UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags);
 typedef NTSTATUS (*NDK_FN_WRITE)(NDK_QP* pNdkQp, PVOID RequestContext, const NDK_SGE* pSgl,
-                                 ULONG nSge, UINT64 RemoteAddress, UINT32 RemoteToken,
-                                 ULONG Flags);
+                                 ULONG nSge, UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags);
 
 /* Connector */
 typedef NTSTATUS (*NDK_FN_CONNECT)(NDK_CONNECTOR* pNdkConnector, NDK_QP* pNdkQp,
@@ -524,9 +517,8 @@ typedef NTSTATUS (*NDK_FN_ACCEPT_EX)(NDK_CONNECTOR* pNdkConnector, NDK_QP* pNdkQ
 typedef NTSTATUS (*NDK_FN_REJECT)(NDK_CONNECTOR* pNdkConnector, const PVOID pPrivateData,
                                   ULONG PrivateDataLength);
 typedef NTSTATUS (*NDK_FN_GET_CONNECTION_DATA)(NDK_CONNECTOR* pNdkConnector,
-                                               ULONG* pInboundReadLimit,
-                                               ULONG* pOutboundReadLimit, PVOID pPrivateData,
-                                               ULONG* pPrivateDataLength);
+                                               ULONG* pInboundReadLimit, ULONG* pOutboundReadLimit,
+                                               PVOID pPrivateData, ULONG* pPrivateDataLength);
 typedef NTSTATUS (*NDK_FN_GET_LOCAL_ADDRESS)(NDK_CONNECTOR* pNdkConnector, SOCKADDR* pAddress,
                                              ULONG* pAddressLength);
 typedef NTSTATUS (*NDK_FN_GET_PEER_ADDRESS)(NDK_CONNECTOR* pNdkConnector, SOCKADDR* pAddress,
@@ -537,8 +529,7 @@ typedef NTSTATUS (*NDK_FN_DISCONNECT)(NDK_CONNECTOR* pNdkConnector,
 
 /* Listener */
 typedef NTSTATUS (*NDK_FN_LISTEN)(NDK_LISTENER* pNdkListener, const SOCKADDR* pAddress,
-                                  ULONG AddressLength,
-                                  NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                  ULONG AddressLength, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                   PVOID RequestContext);
 typedef NTSTATUS (*NDK_FN_GET_LISTENER_LOCAL_ADDRESS)(NDK_LISTENER* pNdkListener,
                                                       SOCKADDR* pAddress, ULONG* pAddressLength);

@@ -59,10 +59,10 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
 #define SOFTNDK_OPEN_FLAG_ASYNC_CLOSE 0x00000002u  /* closes return STATUS_PENDING */
 
 /* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA. */
-#define SOFTNDK_MPA_CRC_REQUIRED 0x00000001u /* ask for CRC, refuse peers without */
+#define SOFTNDK_MPA_CRC_REQUIRED 0x00000001u   /* ask for CRC, refuse peers without */
 #define SOFTNDK_MPA_CRC_STRICT_OFF 0x00000002u /* refuse peers that ask for CRC */
-#define SOFTNDK_MPA_PEER_TO_PEER 0x00000004u /* offer RFC 6581 P2P as initiator */
-#define SOFTNDK_MPA_RTR_WRITE 0x00000010u    /* RTR types offered/accepted */
+#define SOFTNDK_MPA_PEER_TO_PEER 0x00000004u   /* offer RFC 6581 P2P as initiator */
+#define SOFTNDK_MPA_RTR_WRITE 0x00000010u      /* RTR types offered/accepted */
 #define SOFTNDK_MPA_RTR_READ 0x00000020u
 #define SOFTNDK_MPA_RTR_SEND 0x00000040u
 
@@ -71,20 +71,20 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
  * same name in upper case with the prefix SOFTNDK_ (e.g. SOFTNDK_MPA_REVISION)
  * override the defaults but not values given here. */
 typedef struct _SOFTNDK_OPEN_PARAMETERS {
-  ULONG Size;             /* sizeof(SOFTNDK_OPEN_PARAMETERS) */
-  ULONG Flags;            /* SOFTNDK_OPEN_FLAG_* */
-  ULONG MaxQpCount;       /* resource caps [65536 each] */
+  ULONG Size;       /* sizeof(SOFTNDK_OPEN_PARAMETERS) */
+  ULONG Flags;      /* SOFTNDK_OPEN_FLAG_* */
+  ULONG MaxQpCount; /* resource caps [65536 each] */
   ULONG MaxCqCount;
   ULONG MaxPdCount;
   ULONG MaxMrCount;
   ULONG MaxMwCount;
   ULONG MaxSrqCount;
   ULONG MaxConnectorCount;
-  ULONG ConnectTimeoutMs; /* TCP connect + MPA exchange [10000] */
+  ULONG ConnectTimeoutMs;    /* TCP connect + MPA exchange [10000] */
   ULONG DisconnectTimeoutMs; /* graceful disconnect [5000] */
-  ULONG MpaRevision;      /* 1 or 2 [2] */
-  ULONG MpaFlags;         /* SOFTNDK_MPA_* [RTR_WRITE|RTR_READ] */
-  ULONG EngineThreads;    /* progress-engine threads [1] */
+  ULONG MpaRevision;         /* 1 or 2 [2] */
+  ULONG MpaFlags;            /* SOFTNDK_MPA_* [RTR_WRITE|RTR_READ] */
+  ULONG EngineThreads;       /* progress-engine threads [1] */
 } SOFTNDK_OPEN_PARAMETERS;
 
 /* Opens an adapter by interface name ("lo", "eth0") or by one of its IP
@@ -125,8 +125,8 @@ struct _SOFTNDK_REQUEST {
 };
 
 /* Port event codes, returned in SOFTNDK_REQUEST.Information. */
-#define SOFTNDK_PORT_EVENT_ACTIVE 1u  /* the bound interface came up */
-#define SOFTNDK_PORT_EVENT_DOWN 2u    /* the bound interface went down */
+#define SOFTNDK_PORT_EVENT_ACTIVE 1u         /* the bound interface came up */
+#define SOFTNDK_PORT_EVENT_DOWN 2u           /* the bound interface went down */
 #define SOFTNDK_PORT_EVENT_ADDRESS_CHANGE 3u /* an address was added or removed */
 
 /* softndk adapters have exactly one port, number 1. */
@@ -142,8 +142,7 @@ NTSTATUS SoftNdkGetFatalEvent(NDK_ADAPTER* pNdkAdapter, SOFTNDK_REQUEST* pReques
  * one queued request (the oldest) with STATUS_SUCCESS and the event code in
  * Information. STATUS_PENDING; STATUS_INVALID_PARAMETER for a bad port;
  * STATUS_FILE_FORCED_CLOSED after a fatal error. */
-NTSTATUS SoftNdkGetPortEvent(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber,
-                             SOFTNDK_REQUEST* pRequest);
+NTSTATUS SoftNdkGetPortEvent(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, SOFTNDK_REQUEST* pRequest);
 
 /* Cancel a queued request: it completes with STATUS_CANCELLED (through its
  * callback, possibly before this returns). STATUS_SUCCESS if it was queued,
@@ -152,10 +151,10 @@ NTSTATUS SoftNdkCancelRequest(NDK_ADAPTER* pNdkAdapter, SOFTNDK_REQUEST* pReques
 
 /* Attribute buffers start with the size needed for the full attributes. */
 typedef struct _SOFTNDK_PORT_ATTR {
-  ULONG Size;       /* bytes needed for the complete attributes */
+  ULONG Size; /* bytes needed for the complete attributes */
   UCHAR PortNumber;
   UCHAR Reserved[3];
-  ULONG State;      /* SOFTNDK_PORT_STATE */
+  ULONG State; /* SOFTNDK_PORT_STATE */
   ULONG Mtu;
   ULONG LinkSpeedMbps; /* 0 if unknown */
   ULONG IfIndex;
@@ -166,10 +165,10 @@ typedef struct _SOFTNDK_PORT_ATTR {
 } SOFTNDK_PORT_ATTR;
 
 typedef struct _SOFTNDK_ADAPTER_ATTR {
-  ULONG Size;     /* bytes needed for the complete attributes */
+  ULONG Size; /* bytes needed for the complete attributes */
   ULONG PortCount;
   NDK_ADAPTER_INFO Info;
-  ULONG Flags;    /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
+  ULONG Flags; /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
   ULONG Reserved;
   SOFTNDK_PORT_ATTR Ports[1]; /* PortCount entries, each variable-sized:
                                  walk them with SOFTNDK_NEXT_PORT_ATTR */
@@ -182,14 +181,14 @@ typedef struct _SOFTNDK_ADAPTER_ATTR {
  * the leading bytes (Size tells the full size), Information = bytes written.
  * Large enough: STATUS_SUCCESS, Information = bytes written.
  * After a fatal error: STATUS_FILE_FORCED_CLOSED. Completes inline. */
-NTSTATUS SoftNdkQueryAdapter(NDK_ADAPTER* pNdkAdapter, SIZE_T AttrSize,
-                             SOFTNDK_ADAPTER_ATTR* pAttr, SOFTNDK_REQUEST* pRequest);
+NTSTATUS SoftNdkQueryAdapter(NDK_ADAPTER* pNdkAdapter, SIZE_T AttrSize, SOFTNDK_ADAPTER_ATTR* pAttr,
+                             SOFTNDK_REQUEST* pRequest);
 NTSTATUS SoftNdkQueryPort(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, SIZE_T AttrSize,
                           SOFTNDK_PORT_ATTR* pAttr, SOFTNDK_REQUEST* pRequest);
 
 /* Modify. Flags say which fields of the modify structure are valid. */
 #define SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET 0x00000001u /* zero the counters */
-#define SOFTNDK_MODIFY_ADAPTER_TRACE 0x00000002u /* TracePath: start/stop pcap */
+#define SOFTNDK_MODIFY_ADAPTER_TRACE 0x00000002u          /* TracePath: start/stop pcap */
 typedef struct _SOFTNDK_MODIFY_ADAPTER {
   const char* TracePath; /* pcap file for all traffic of this instance; NULL stops */
 } SOFTNDK_MODIFY_ADAPTER;
@@ -233,7 +232,7 @@ typedef struct _SOFTNDK_COUNTERS {
   UINT64 CQError;          /* error completions */
   UINT64 RDMAInOctets;
   UINT64 RDMAOutOctets;
-  UINT64 RDMAInFrames;     /* FPDUs */
+  UINT64 RDMAInFrames; /* FPDUs */
   UINT64 RDMAOutFrames;
   UINT64 TerminatesSent;
   UINT64 TerminatesReceived;
@@ -246,14 +245,14 @@ NTSTATUS SoftNdkQueryQpCounters(NDK_QP* pNdkQp, SOFTNDK_COUNTERS* pCounters);
  * On an incoming connector not yet accepted or rejected, the MPA fields
  * describe the peer's Request (RtrType: the RTR types offered, a mask). */
 typedef struct _SOFTNDK_CONNECTION_INFO {
-  ULONG State;          /* internal state, for diagnostics */
-  ULONG MpaRevision;    /* 1 or 2; 0 before negotiation */
-  BOOLEAN Crc;          /* CRC32c in use */
-  BOOLEAN Markers;      /* always FALSE: softndk refuses markers */
-  BOOLEAN PeerToPeer;   /* RFC 6581 P2P negotiated */
-  UCHAR RtrType;        /* 0 none, else SOFTNDK_MPA_RTR_* >> 4 */
-  ULONG Ird;            /* negotiated inbound read limit */
-  ULONG Ord;            /* negotiated outbound read limit */
+  ULONG State;                 /* internal state, for diagnostics */
+  ULONG MpaRevision;           /* 1 or 2; 0 before negotiation */
+  BOOLEAN Crc;                 /* CRC32c in use */
+  BOOLEAN Markers;             /* always FALSE: softndk refuses markers */
+  BOOLEAN PeerToPeer;          /* RFC 6581 P2P negotiated */
+  UCHAR RtrType;               /* 0 none, else SOFTNDK_MPA_RTR_* >> 4 */
+  ULONG Ird;                   /* negotiated inbound read limit */
+  ULONG Ord;                   /* negotiated outbound read limit */
   ULONG LastTerminateSent;     /* layer<<16 | etype<<8 | code, or 0xFFFFFFFF none */
   ULONG LastTerminateReceived; /* same encoding */
   struct sockaddr_storage Local;
@@ -271,10 +270,10 @@ typedef enum {
   SoftNdkFaultNone = 0,
   SoftNdkFaultFailNthRegistration = 1, /* Count: the Nth next RegisterMr fails */
   SoftNdkFaultFatalAdapterError = 2,   /* inject a fatal adapter error now */
-  SoftNdkFaultDropTx = 3,      /* connection: drop the next Count outgoing FPDUs */
-  SoftNdkFaultDelayTx = 4,     /* connection: delay outgoing data by DelayMs */
-  SoftNdkFaultCorruptTx = 5,   /* connection: flip a bit in the next outgoing FPDU */
-  SoftNdkFaultResetConnection = 6, /* connection: abort with TCP RST now */
+  SoftNdkFaultDropTx = 3,              /* connection: drop the next Count outgoing FPDUs */
+  SoftNdkFaultDelayTx = 4,             /* connection: delay outgoing data by DelayMs */
+  SoftNdkFaultCorruptTx = 5,           /* connection: flip a bit in the next outgoing FPDU */
+  SoftNdkFaultResetConnection = 6,     /* connection: abort with TCP RST now */
 } SOFTNDK_FAULT_TYPE;
 
 typedef struct _SOFTNDK_FAULT {
