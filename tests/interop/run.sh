@@ -199,7 +199,12 @@ cap_window() { # START
   return 0
 }
 cap_has() { # WHAT REGEX: the decode of this case's capture must match
-  printf '%s\t%s\n' "$1" "$2" >>"$CDIR/cap.expect"
+  printf '%s\t%s\t\n' "$1" "$2" >>"$CDIR/cap.expect"
+}
+# WHAT REGEX NOTE: like cap_has, but a miss is a documented peer behaviour
+# (docs/compatibility.md): reported as KNOWN with NOTE, not failed.
+cap_has_known() {
+  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$CDIR/cap.expect"
 }
 
 # For each case of the group (in run order): cut the capture to the case's
@@ -239,8 +244,12 @@ capture_checks() {
     check "no malformed/error-level frame (tshark)" test ! -s "$err"
     [ -e "$cdir/cap.allow-truncated" ] || check "no truncated FPDU" hasnt "$dec" 'truncated FPDU'
     if [ -s "$cdir/cap.expect" ]; then
-      while IFS=$'\t' read -r what re; do
-        check "$what" has "$dec" "$re"
+      while IFS=$'\t' read -r what re note; do
+        if [ -n "$note" ] && ! has "$dec" "$re"; then
+          echo "  KNOWN $what missing ($note)"
+        else
+          check "$what" has "$dec" "$re"
+        fi
       done <"$cdir/cap.expect"
     fi
     local r=PASS
@@ -456,8 +465,16 @@ p2p_case() { # write|read
   else
     cap_has "P2P offer with the Read RTR" 'flags: P2P,RTR:zero-length-RDMA-READ;'
     cap_has "zero-length Read Request RTR" 'I->R  FPDU    52 B .*RDMA Read Request .*size=0'
-    [ $rtr_resp = 0 ] ||
+    if [ $rtr_resp = 0 ]; then
+      :
+    elif [ "$DRIVER" = ndk ] && [ -z "${MPA_PEER_RTR_DELAY_MS:-}" ]; then
+      # The library sends the Read RTR right behind siw's Reply: the same
+      # intermittent siw behaviour as note 1 (the connection does not
+      # depend on the response, so it completes either way).
+      cap_has_known "siw's zero-length Read Response" 'R->I  FPDU    20 B .*RDMA Read Response .*payload 0 B' "note 1"
+    else
       cap_has "siw's zero-length Read Response" 'R->I  FPDU    20 B .*RDMA Read Response .*payload 0 B'
+    fi
   fi
 }
 case_mpa_p2p_write() { p2p_case write; }
