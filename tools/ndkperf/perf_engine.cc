@@ -287,6 +287,7 @@ class Side {
   tools::Cq cq_;
   tools::Buffer data_;
   std::vector<std::unique_ptr<QpState>> qps_;  // destroyed first
+  size_t reports_in_round_ = 0;                // server: QP reports of this round so far
 };
 
 uint8_t volatile_load(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
@@ -721,19 +722,24 @@ class Server : public Side {
     }
   }
 
+  // The QPs of one round report in any order: the first report of a round
+  // opens its row, QP 0's report carries the round's time and CPU figures.
   void add_result(QpState& q, const CtrlMsg& client, std::vector<PerfResult>& out) {
-    if (q.index == 0) {
+    if (reports_in_round_ == 0) {
       PerfResult r;
       r.test = test_name(cfg_.test);
       r.latency = cfg_.test.metric == Metric::Lat;
       r.size = q.size;
-      r.seconds = static_cast<double>(client.elapsed_ns) / 1e9;
-      r.cpu_client_s = static_cast<double>(client.cpu_ns) / 1e9;
-      r.cpu_server_s = static_cast<double>(cpu_phase_) / 1e9;
       fill_conn_info(r);
       out.push_back(r);
     }
+    if (++reports_in_round_ == qps_.size()) reports_in_round_ = 0;
     PerfResult& r = out.back();
+    if (q.index == 0) {
+      r.seconds = static_cast<double>(client.elapsed_ns) / 1e9;
+      r.cpu_client_s = static_cast<double>(client.cpu_ns) / 1e9;
+      r.cpu_server_s = static_cast<double>(cpu_phase_) / 1e9;
+    }
     r.iters += client.iters;
     r.bytes_sent += client.bytes;
     r.bytes += cfg_.test.op == Op::Send ? q.recv_bytes : client.iters * q.size;
