@@ -5,12 +5,15 @@
 //   ndk_peer listen HOST:PORT [--reject-len N] accept (or reject) --count requests
 //   ndk_peer rdma HOST:PORT --ops LIST --size S   connect, then drive the
 //            ivx exchange (ivx_proto.h) as the active side against verbs_peer
-//   ndk_peer serve HOST:PORT --size S [--count N] listen, serve as passive side
+//   ndk_peer serve HOST:PORT --size S [--count N] [--fr]  listen, serve as
+//            passive side; --fr: the advertised buffer is a fast-registered MR
+//            (NdkFastRegister), the kind NDK lets a peer invalidate remotely
 //
 // One JSON object per connection (connect/listen) or per op (rdma/serve) on
 // stdout; the fields match mpa_peer's where they mean the same thing.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <deque>
@@ -33,6 +36,7 @@ namespace {
 struct RdmaOpts {
   std::vector<std::string> ops;
   size_t size = 65536;
+  bool fr = false;  // advertise a fast-registered MR instead of a registered one
 };
 
 std::string term_name(ULONG t) {
@@ -56,6 +60,7 @@ class Peer {
     } else {
       close_and_wait(conn_);
       close_and_wait(qp_);
+      close_and_wait(frmr_);
       for (NDK_MR* m : {mr_, rmr_, cmr_}) {
         if (!m) continue;
         request_and_wait([&](NDK_FN_REQUEST_COMPLETION cb, PVOID ctx) {
@@ -214,7 +219,46 @@ class Peer {
   }
 
   // ---- data path ----
-  UINT32 remote_token() { return mr_->Dispatch->NdkGetRemoteTokenFromMr(mr_); }
+  // The advertised token: the fast-registered MR's once fast_register_buf()
+  // ran, else the registered MR's.
+  UINT32 remote_token() {
+    NDK_MR* m = frmr_ ? frmr_ : mr_;
+    return m->Dispatch->NdkGetRemoteTokenFromMr(m);
+  }
+
+  // Fast-registers the data buffer (needs a connected QP: NdkFastRegister is
+  // a work request) so that remote_token() names a region a peer's Send with
+  // Invalidate may invalidate (NDK: only fast-registered MRs and windows).
+  NTSTATUS fast_register_buf() {
+    auto* pdd = pd_->Dispatch;
+    NTSTATUS s =
+        create_and_wait<NDK_MR>([&](NDK_FN_CREATE_COMPLETION cb, PVOID ctx,
+                                    NDK_MR** o) { return pdd->NdkCreateMr(pd_, TRUE, cb, ctx, o); },
+                                &frmr_);
+    if (s != STATUS_SUCCESS) return s;
+    const ULONG pages = static_cast<ULONG>((size_ + NDK_PAGE_SIZE - 1) / NDK_PAGE_SIZE + 1);
+    s = request_and_wait([&](NDK_FN_REQUEST_COMPLETION cb, PVOID ctx) {
+      return frmr_->Dispatch->NdkInitializeFastRegisterMr(frmr_, pages, TRUE, cb, ctx);
+    });
+    if (s != STATUS_SUCCESS) return s;
+    lam_.resize(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + pages * sizeof(NDK_LOGICAL_ADDRESS));
+    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_.data());
+    ULONG lam_size = static_cast<ULONG>(lam_.size()), fbo = 0;
+    MDL mdl{nullptr, buf_, size_};
+    auto* ad = adapter_->Dispatch;
+    s = request_and_wait([&](NDK_FN_REQUEST_COMPLETION cb, PVOID ctx) {
+      return ad->NdkBuildLAM(adapter_, &mdl, size_, cb, ctx, lam, &lam_size, &fbo);
+    });
+    if (s != STATUS_SUCCESS) return s;
+    // The tagged offsets are the buffer's own addresses, as for the plain MR.
+    s = qp_->Dispatch->NdkFastRegister(
+        qp_, reinterpret_cast<PVOID>(kCtxSend), frmr_, lam->AdapterPageCount, lam->AdapterPageArray,
+        fbo, size_, buf_,
+        NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
+            NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    if (s != STATUS_SUCCESS) return s;
+    return wait_send();
+  }
   uint8_t* buf() { return buf_; }
   size_t size() const { return size_; }
 
@@ -362,6 +406,8 @@ class Peer {
   NDK_MR* mr_ = nullptr;
   NDK_MR* rmr_ = nullptr;
   NDK_MR* cmr_ = nullptr;
+  NDK_MR* frmr_ = nullptr;  // fast_register_buf()
+  std::vector<uint8_t> lam_;
   NDK_CONNECTOR* conn_ = nullptr;
   uint8_t* buf_ = nullptr;
   uint8_t* rbuf_ = nullptr;
@@ -577,8 +623,10 @@ int run_active(Peer& p, const RdmaOpts& ro) {
       uint32_t detail = 0;
       ok = s == STATUS_SUCCESS && result_ok(p, code, &detail);
       if (inv) {
-        j.b("invalidated", detail == 1);
-        ok = ok && detail == 1;
+        // siw's user-space completions never carry the invalidated rkey
+        // (docs/compatibility.md, note 7): reported here, and the
+        // invalidation itself is proven by `invread`.
+        j.n("stag", r.stag).b("peer_wc_reported_invalidation", detail == 1);
       }
     } else if (op == "badwrite") {
       // An STag the peer never handed out: its index bits flipped.
@@ -601,6 +649,21 @@ int run_active(Peer& p, const RdmaOpts& ro) {
       j.b("disconnect_event", p.disconnected.load());
       p.add_info(j, p.connector());
       j.b("ok", true).n("ms", ms_since(t0)).print();
+      return 0;
+    } else if (op == "invread") {
+      // After `sendinv`: an RDMA Read of the invalidated STag must be refused
+      // by the peer (a Terminate) and complete with an error; nothing lands.
+      std::memset(p.buf(), 0xA5, n);
+      NTSTATUS s = p.post_data(NdkOperationTypeRead, n, r.va, r.stag);
+      if (s == STATUS_SUCCESS) s = p.wait_send();
+      bool intact = std::all_of(p.buf(), p.buf() + n, [](uint8_t x) { return x == 0xA5; });
+      for (int i = 0; i < 50 && !p.disconnected; ++i) std::this_thread::sleep_for(100ms);
+      j.n("stag", r.stag).s("read", status_name(s)).b("buffer_untouched", intact);
+      j.b("disconnect_event", p.disconnected.load());
+      p.add_info(j, p.connector());
+      j.b("ok", s != STATUS_SUCCESS && s != STATUS_IO_TIMEOUT && intact)
+          .n("ms", ms_since(t0))
+          .print();
       return 0;
     } else if (op == "stream") {
       // Data Sends until the peer goes away (it dies mid-transfer).
@@ -653,12 +716,15 @@ int run_passive(Peer& p) {
     Json().s("op", "adv").b("ok", false).print();
     return 1;
   }
+  uint32_t inv_seed = 0;
+  uint64_t inv_len = 0;  // after a Send with Invalidate: what the buffer must keep
   for (;;) {
     ivx_ctrl c{};
     if (!p.recv_ctrl(&c, 60s)) {
       Json j;
       j.s("op", "serve").s("end", "connection failed or timed out");
       p.add_info(j, p.connector());
+      if (inv_len) j.b("buffer_kept_after_invalidate", ivx_check(p.buf(), inv_len, inv_seed) < 0);
       j.b("disconnect_event", p.disconnected.load()).print();
       return 0;
     }
@@ -687,8 +753,16 @@ int run_passive(Peer& p) {
       if (got && c.arg == IVX_OP_SENDINV) {
         inv = rr.Type == NdkOperationTypeReceiveAndInvalidate &&
               static_cast<uint32_t>(rr.TypeSpecificCompletionOutput) == p.remote_token();
-        j.b("invalidated", inv).n("completion_type", rr.Type);
-        ok = ok && inv;
+        // `va` is the length the peer RDMA-Wrote into our buffer first.
+        int64_t wbad = c.va ? ivx_check(p.buf(), c.va, c.seed) : -1;
+        j.b("invalidated", inv)
+            .n("completion_type", rr.Type)
+            .n("invalidated_token", static_cast<long long>(rr.TypeSpecificCompletionOutput))
+            .n("token", p.remote_token())
+            .n("written", static_cast<long long>(c.va))
+            .n("written_first_bad", wbad);
+        ok = ok && inv && wbad < 0;
+        if (ok) inv_seed = c.seed, inv_len = c.va;
       }
       if (got) p.repost();
       j.s("status", got ? status_name(rr.Status) : "timeout")
@@ -752,6 +826,11 @@ int do_rdma(const Options& o, const RdmaOpts& ro, bool active) {
       rc = 1;
       continue;
     }
+    if (ro.fr && (as = cp.fast_register_buf()) != STATUS_SUCCESS) {
+      Json().s("op", "fast_register").s("status", status_name(as)).b("ok", false).print();
+      rc = 1;
+      continue;
+    }
     if (run_passive(cp) != 0) rc = 1;
     Json end;
     end.s("op", "end");
@@ -780,6 +859,8 @@ int main(int argc, char** argv) {
         if (c > pos) ro.ops.push_back(l.substr(pos, c - pos));
         pos = c + 1;
       }
+    } else if (a == "--fr") {
+      ro.fr = true;
     } else if (a == "--size" && i + 1 < argc) {
       ro.size = std::strtoul(argv[++i], nullptr, 0);
     } else {

@@ -54,6 +54,7 @@ CASES=(
   # data path: ndkping <-> rping, verbs_peer (libibverbs/librdmacm on siw)
   "stock ndkping_client 240" "stock ndkping_server 240"
   "stock rdma_ndk_active 180" "stock rdma_siw_active 180"
+  "stock sendinv_ndk_to_siw 120" "stock sendinv_siw_to_ndk 120"
   "stock terminate_ndk_to_siw 120" "stock terminate_siw_to_ndk 120"
   "stock badpeer_reject 90" "stock badpeer_reset 120" "stock badpeer_terminate 120"
   # siw-tunable.ko: the same siw with its constants as module parameters,
@@ -207,6 +208,13 @@ cap_has_known() {
   printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$CDIR/cap.expect"
 }
 
+# WHAT FILTER: a tshark display filter that at least one frame of this
+# case's connections must match (fields iwarp-decode.py does not print,
+# e.g. the Invalidate STag of a Send with Invalidate).
+cap_tshark() {
+  printf '%s\t%s\n' "$1" "$2" >>"$CDIR/cap.tshark"
+}
+
 # For each case of the group (in run order): cut the capture to the case's
 # window, decode it with iwarp-decode.py and tshark, and assert: something
 # captured, an MPA exchange, no CRC error, no malformed / error-level frame,
@@ -251,6 +259,14 @@ capture_checks() {
           check "$what" has "$dec" "$re"
         fi
       done <"$cdir/cap.expect"
+    fi
+    if [ -s "$cdir/cap.tshark" ]; then
+      local filt
+      while IFS=$'\t' read -r what filt; do
+        tshark -r "$cut" -n --disable-protocol rpcordma -Y "${pf:+($pf) && }($filt)" \
+          >"$cdir/tshark-match.txt" 2>&1 || true
+        check "$what [tshark: $filt]" test -s "$cdir/tshark-match.txt"
+      done <"$cdir/cap.tshark"
     fi
     local r=PASS
     [ ${#FAILS[@]} -eq 0 ] || r=FAIL bad=1
@@ -741,6 +757,96 @@ case_rdma_siw_active() {
     check "$op verified (softndk side)" jtrue "$CDIR/peer.json" "map(select(.op == \"$op\")) | length == 1 and .[0].ok == true"
   done
   cap_window "$t0"
+}
+
+# ---- Send with Invalidate ----
+# softndk -> siw: NdkSendAndInvalidate naming the rkey of verbs_peer's
+# ibv_reg_mr buffer. siw invalidates any MR of the QP's PD on a Send with
+# Invalidate, but never says so to user space: siw_rqe_complete() fills the
+# CQE's invalidate flag and STag only for kernel CQs, and rdma-core's siw
+# provider (44.0 and upstream) sets wc_flags to 0 in copy_cqe(). So the
+# invalidation is proven by its effect (docs/compatibility.md, note 7): the
+# following softndk RDMA Read of that rkey is refused with siw's Terminate
+# and completes with an error, and nothing lands in softndk's buffer.
+case_sendinv_ndk_to_siw() {
+  local t0 job rc=0
+  t0=$(now)
+  need_verbs_peer || return 0
+  ALLOW_TRUNCATED=1
+  g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
+  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,sendinv,invread --size 65536 \
+    >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
+  sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
+  g_wait "$job" "$(partner_wait)" || true
+  g_out "$job" | sed 's/^/  verbs| /' | tee "$CDIR/verbs.txt" >/dev/null
+  jq -r 'select(.local_port != null) | .local_port' "$CDIR/peer.json" >>"$CDIR/cap.ports" 2>/dev/null || true
+  check "ndk_peer rc 0" test $rc -eq 0
+  check "write verified by both sides" jtrue "$CDIR/peer.json" 'map(select(.op == "write")) | length == 1 and .[0].ok == true'
+  check "sendinv: NdkSendAndInvalidate completed, siw verified the 64 B" jtrue "$CDIR/peer.json" 'map(select(.op == "sendinv")) | length == 1 and .[0].ok == true and .[0].sendinv == "STATUS_SUCCESS"'
+  check "sendinv: siw's receive completion ok (verbs_peer)" has "$CDIR/verbs.txt" '"op": "sendinv", "ok": true, "wc": "success", "bytes": 64'
+  local stag reported
+  stag=$(jq -r 'select(.op == "sendinv") | .stag' "$CDIR/peer.json" 2>/dev/null | head -n 1)
+  reported=$(jq -r 'select(.op == "sendinv") | .peer_wc_reported_invalidation' "$CDIR/peer.json" 2>/dev/null | head -n 1)
+  echo "  info  siw's user-space WC reported the invalidation: ${reported:-?} (rdma-core's siw provider never does; note 7)"
+  check "invread: the Read of the invalidated rkey failed with STATUS_ACCESS_VIOLATION" jtrue "$CDIR/peer.json" 'map(select(.op == "invread")) | length == 1 and .[0].ok == true and .[0].read == "STATUS_ACCESS_VIOLATION"'
+  check "invread: nothing landed in softndk's buffer" jtrue "$CDIR/peer.json" 'map(select(.op == "invread")) | .[0].buffer_untouched == true'
+  check "invread: softndk received siw's Terminate (RDMAP remote protection, invalid STag)" jtrue "$CDIR/peer.json" 'map(select(.op == "invread")) | .[0].terminate_received == "layer0/etype1/code0x00"'
+  # siw does not flush the user-space RQ; it raises IBV_EVENT_QP_REQ_ERR
+  # ("invalid request local work queue error") for the refused Read Request.
+  check "siw's application got the QP error (async event)" has "$CDIR/verbs.txt" '"op": "serve", .*"async_event": "[^"]+'
+  cap_window "$t0"
+  cap_has "softndk's Send with Invalidate" 'I->R  FPDU .*Send with Invalidate'
+  if [[ $stag =~ ^[0-9]+$ ]]; then
+    cap_tshark "the Send with Invalidate names siw's rkey $(printf 0x%08x "$stag")" \
+      "iwarp_rdma.opcode == 4 && iwarp_rdma.inval_stag == $(printf 0x%08x "$stag")"
+    cap_has "softndk's Read Request of the invalidated rkey" "I->R  FPDU .*RDMA Read Request .*source STag=$(printf 0x%08x "$stag")"
+  else
+    check "ndk_peer reported siw's rkey" false
+  fi
+  cap_has "siw's Terminate" 'R->I .*Terminate'
+}
+
+# siw -> softndk: ndk_peer serves a fast-registered buffer (NDK lets a peer
+# invalidate only fast-registered MRs and windows); verbs_peer RDMA-Writes
+# it, sends a Send with Invalidate naming its token, then Writes to it again.
+# softndk's receive completion must be NdkOperationTypeReceiveAndInvalidate
+# with that token, and the second Write is refused with softndk's Terminate.
+case_sendinv_siw_to_ndk() {
+  local t0 rc=0
+  t0=$(now)
+  need_verbs_peer || return 0
+  ALLOW_TRUNCATED=1
+  rm -f "$CDIR/ready"
+  "$NDK_PEER" serve "127.0.0.1:$HT_A" --size 65536 --fr --ready-file "$CDIR/ready" --timeout-ms 60000 \
+    >"$CDIR/peer.json" 2>"$CDIR/peer.err" &
+  local lp=$!
+  HOST_PIDS+=("$lp")
+  listener_ready || return 0
+  g_run 90 "./verbs_peer client -a $TO_HOST_IP -p $G_TOHOST_A -s 65536 -r active -o write,sendinv,invwrite" >"$CDIR/verbs.txt" 2>&1 || rc=$?
+  sed 's/^/  verbs| /' "$CDIR/verbs.txt"
+  wait "$lp" || true
+  sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
+  echo "$G_TOHOST_A" >>"$CDIR/cap.ports"
+  check "verbs_peer rc 0" test $rc -eq 0
+  check "write into the fast-registered MR verified (both sides)" jtrue "$CDIR/peer.json" 'map(select(.op == "write")) | length == 1 and .[0].ok == true'
+  check "write: siw side ok" has "$CDIR/verbs.txt" '"op": "write", "ok": true'
+  check "sendinv: softndk's completion is ReceiveAndInvalidate (0x8001) naming the token; Write and Send data verified" jtrue "$CDIR/peer.json" 'map(select(.op == "sendinv")) | length == 1 and .[0].ok == true and .[0].invalidated == true and .[0].completion_type == 32769 and .[0].invalidated_token == .[0].token and .[0].written == 65536 and .[0].written_first_bad == -1'
+  check "sendinv: siw side ok (softndk reported the invalidation)" has "$CDIR/verbs.txt" '"op": "sendinv", "ok": true.*"invalidated": true'
+  check "invwrite: softndk refused the Write with a Terminate (DDP tagged, invalid STag)" jtrue "$CDIR/peer.json" 'map(select(.op == "serve")) | length == 1 and .[0].terminate_sent == "layer1/etype1/code0x00"'
+  check "invwrite: the buffer kept the data of before the invalidation" jtrue "$CDIR/peer.json" 'map(select(.op == "serve")) | .[0].buffer_kept_after_invalidate == true'
+  check "invwrite: siw reported the error to its application" has "$CDIR/verbs.txt" '"op": "invwrite".*"error": "[^"]+'
+  local tok
+  tok=$(jq -r 'select(.op == "sendinv") | .token' "$CDIR/peer.json" 2>/dev/null | head -n 1)
+  cap_window "$t0"
+  cap_has "siw's Send with Invalidate" 'I->R  FPDU .*Send with Invalidate'
+  if [[ $tok =~ ^[0-9]+$ ]]; then
+    cap_tshark "siw's Send with Invalidate names softndk's token $(printf 0x%08x "$tok")" \
+      "iwarp_rdma.opcode == 4 && iwarp_rdma.inval_stag == $(printf 0x%08x "$tok")"
+  else
+    check "ndk_peer reported its token" false
+  fi
+  cap_has "softndk's Terminate" 'R->I .*Terminate'
 }
 
 # softndk writes to an STag siw does not have: siw answers with a Terminate
