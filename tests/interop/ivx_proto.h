@@ -11,14 +11,18 @@
  *   DONE    active -> passive: op `arg` finished (write: verify your buffer
  *           against pattern(seed, len)), then RESULT
  *   EXPECT  active -> passive: the next receive is a data Send (arg = op:
- *           send or sendinv) of len bytes of pattern(seed); verify, RESULT
+ *           send or sendinv) of len bytes of pattern(seed); verify, RESULT.
+ *           sendinv: va = bytes of pattern(seed) the active side RDMA-Wrote
+ *           into the passive buffer just before (0: none), verified too
  *   RESULT  passive -> active: arg = op, seed = 1 ok / 0 bad, len = detail
  *           (sendinv: 1 if the receive reported the invalidated STag)
  *   BYE     active -> passive: done, disconnect
  * The active side drives: write, read, send, sendinv (in that order; sendinv
- * invalidates the passive buffer, so it goes last), badwrite (a Write to an
- * STag the passive side does not have: expects a Terminate), stream (data
- * Sends until the peer goes away).
+ * invalidates the passive buffer, so only invread/invwrite may follow),
+ * invread (ndk_peer) / invwrite (verbs_peer): a Read / Write of the STag just
+ * invalidated, which the passive side must refuse with a Terminate,
+ * badwrite (a Write to an STag the passive side does not have: expects a
+ * Terminate), stream (data Sends until the peer goes away).
  */
 #ifndef INTEROP_IVX_PROTO_H_
 #define INTEROP_IVX_PROTO_H_

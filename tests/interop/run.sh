@@ -707,9 +707,7 @@ need_verbs_peer() {
 }
 
 # softndk active: Write, Read, Send toward a verbs_peer server on siw; both
-# sides verify the data. Send with Invalidate is left out for now: siw's
-# receive completion does not report the invalidated key to verbs_peer
-# (docs/compatibility.md, note 7); it is an open item, not a pass.
+# sides verify the data. Send with Invalidate: case_sendinv_ndk_to_siw.
 case_rdma_ndk_active() {
   local t0 job rc
   t0=$(now)
@@ -732,10 +730,8 @@ case_rdma_ndk_active() {
 }
 
 # siw active: verbs_peer connects from the guest to ndk_peer's server.
-# Without Send with Invalidate: verbs_peer invalidates a normally registered
-# MR, which NDK forbids (only fast-registered MRs and windows can be
-# remotely invalidated), so that step needs a fast-register-capable peer
-# (docs/compatibility.md, note 7).
+# Send with Invalidate needs a fast-registered MR on softndk's side (NDK):
+# case_sendinv_siw_to_ndk.
 case_rdma_siw_active() {
   local t0 rc=0
   t0=$(now)
