@@ -19,6 +19,7 @@
 
 #include "ndk/adapter.h"
 #include "ndk/endpoint_address.h"
+#include "ndk/endpoint_reservation.h"
 #include "ndk/endpoints.h"
 #include "ndk/net_glue.h"
 #include "ndk/qp.h"
@@ -117,6 +118,16 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
     if (state_ != ConnState::kIdle && state_ != ConnState::kFailed)
       return STATUS_CONNECTION_INVALID;
     if (qp->state() != QpState::kIdle) return STATUS_INVALID_DEVICE_REQUEST;
+    if (se == nullptr && args.src.port() != 0) {
+      // An explicit local port is this connector's endpoint until it is
+      // closed (NDKPI.md 6.1); a port still held by a listener or by the
+      // connectors it delivered is refused. A retry replaces our own.
+      endpoint_.reset();
+      sockaddr_storage l{};
+      to_storage(args.src, &l);
+      NTSTATUS st = reserve_endpoint(l, &endpoint_);
+      if (st != STATUS_SUCCESS) return st;
+    }
     state_ = ConnState::kConnecting;
     passive_ = false;
     bind_qp(qp);
@@ -292,9 +303,11 @@ void ConnectorNet::on_peer_close(NTSTATUS st) {
 
 // ---- passive side --------------------------------------------------------------
 
-void ConnectorNet::set_incoming(std::shared_ptr<tcp::PendingConnection> p) {
+void ConnectorNet::set_incoming(std::shared_ptr<tcp::PendingConnection> p,
+                                std::shared_ptr<Reservation> res) {
   std::lock_guard lk(mu_);
   passive_ = true;
+  endpoint_ = std::move(res);
   state_ = ConnState::kIncoming;
   const mpa::PeerRequest& r = p->request();
   peer_pd_ = r.private_data;
@@ -592,10 +605,12 @@ void ConnectorNet::closed() {
   std::shared_ptr<tcp::Connection> c;
   std::shared_ptr<rdmap::Stream> s;
   std::shared_ptr<tcp::PendingConnection> p;
+  std::shared_ptr<Reservation> res;
   {
     std::lock_guard lk(mu_);
     q = std::exchange(qp_, nullptr);
     se = std::exchange(se_, nullptr);
+    res = std::move(endpoint_);  // NDKPI.md 6.1: -1 when the connector is closed
     c = std::move(conn_);
     s = std::move(stream_);
     p = std::move(pending_);

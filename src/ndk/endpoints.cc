@@ -5,10 +5,12 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "ndk/adapter.h"
 #include "ndk/dispatch.h"
 #include "ndk/endpoint_address.h"
+#include "ndk/endpoint_reservation.h"
 #include "ndk/net_glue.h"
 #include "tcp/connector.h"
 
@@ -70,12 +72,31 @@ NTSTATUS SharedEndpoint::create(Adapter* a, const SOCKADDR* addr, ULONG len, Sha
   // Probe with a plain (non-reusing) bind: the engine's reservation uses
   // SO_REUSEPORT so that its connections can bind the same address, which
   // would also let a second endpoint on the same port through. The probe
-  // finds conflicts (and picks the port for port 0), then gives way to the
-  // one reservation that stays.
-  int probe = -1;
-  s = bind_endpoint(&local, &probe);
+  // finds conflicts with any socket (and picks the port for port 0), then
+  // gives way to the one reservation that stays. The provider's own record
+  // (endpoint_reservation.h) also refuses a port a closed listener still
+  // holds for its accepted connectors (NDKPI.md 6.1). With port 0 a probe
+  // that landed on such a port stays open while we try again, so the
+  // kernel picks another.
+  // sin_port and sin6_port sit at the same offset.
+  const bool any_port = reinterpret_cast<const sockaddr_in&>(local).sin_port == 0;
+  const sockaddr_storage wanted = local;
+  std::vector<int> passed_over;
+  std::shared_ptr<Reservation> res;
+  for (int tries = 0; tries < 8; ++tries) {
+    local = wanted;
+    int probe = -1;
+    s = bind_endpoint(&local, &probe);
+    if (s != STATUS_SUCCESS) break;
+    s = reserve_endpoint(local, &res);
+    if (s == STATUS_SUCCESS || !any_port) {
+      ::close(probe);
+      break;
+    }
+    passed_over.push_back(probe);
+  }
+  for (int fd : passed_over) ::close(fd);
   if (s != STATUS_SUCCESS) return s;
-  ::close(probe);
   auto sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&local), sockaddr_length(local));
   if (!sa) return STATUS_INVALID_PARAMETER;
   std::shared_ptr<tcp::SharedEndpoint> ep;
@@ -84,6 +105,7 @@ NTSTATUS SharedEndpoint::create(Adapter* a, const SOCKADDR* addr, ULONG len, Sha
   auto* se = new SharedEndpoint(a);
   std::memcpy(&se->local_, &ep->local().ss, sizeof se->local_);
   se->ep_ = std::move(ep);
+  se->reservation_ = std::move(res);
   *out = se;
   return STATUS_SUCCESS;
 }
@@ -94,6 +116,7 @@ void SharedEndpoint::on_closed() {
   // The port is free again once the close completed and the connections
   // over it (which keep their own reference) are gone.
   ep_.reset();
+  reservation_.reset();
 }
 
 }  // namespace softndk::ndk

@@ -23,6 +23,7 @@ namespace softndk::ndk {
 
 struct ConnectorNet;  // net_glue.h
 struct ListenerNet;
+class Reservation;  // endpoint_reservation.h
 
 class Connector final : public Object {
  public:
@@ -77,6 +78,7 @@ class SharedEndpoint final : public Object {
   Handle<NDK_SHARED_ENDPOINT> handle_{};
   sockaddr_storage local_{};
   std::shared_ptr<tcp::SharedEndpoint> ep_;
+  std::shared_ptr<Reservation> reservation_;  // NDKPI.md 6.1, until the close completed
 };
 
 }  // namespace softndk::ndk

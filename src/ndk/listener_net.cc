@@ -6,11 +6,20 @@
 // delivered are closed), handed to the consumer's connect-event callback on
 // the reactor that ran the handshake. Closing the listener stops accepting
 // at once; a request the engine is presenting concurrently is abandoned.
+//
+// The port (NDKPI.md 6.1): NdkListen takes an endpoint Reservation and each
+// delivered connector copies it, so the address stays reserved - new
+// NdkListen / NdkConnect from it / NdkCreateSharedEndpoint on it fail with
+// STATUS_SHARING_VIOLATION - until the listener and every connector it
+// delivered are closed, even though the listening socket itself is closed
+// as soon as the listener's close is requested.
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "ndk/adapter.h"
 #include "ndk/endpoint_address.h"
+#include "ndk/endpoint_reservation.h"
 #include "ndk/endpoints.h"
 #include "ndk/net_glue.h"
 
@@ -18,7 +27,17 @@ namespace softndk::ndk {
 
 namespace {
 constexpr int kBacklog = 128;
+// Port 0: the kernel may pick a port that only our reservations still hold
+// (its connections are gone, its connectors not yet closed). Keep such a
+// listener open while trying again, so the kernel picks another.
+constexpr int kEphemeralTries = 8;
+
+sockaddr_storage storage_of(const tcp::SockAddr& a) {
+  sockaddr_storage s{};
+  std::memcpy(&s, &a.ss, a.len);
+  return s;
 }
+}  // namespace
 
 NTSTATUS ListenerNet::listen(const SOCKADDR* addr, ULONG len) {
   Adapter* a = obj_->adapter();
@@ -35,19 +54,35 @@ NTSTATUS ListenerNet::listen(const SOCKADDR* addr, ULONG len) {
     if (torn_down_) return STATUS_FILE_CLOSED;
     if (tl_) return STATUS_INVALID_DEVICE_REQUEST;  // already listening
   }
+  // Checked before binding: SO_REUSEADDR would let the bind through once
+  // the port is held only by accepted connections (or not at all).
+  if (endpoint_reserved(storage_of(*sa))) return STATUS_SHARING_VIOLATION;
   std::weak_ptr<ListenerNet> w = shared_from_this();
   std::shared_ptr<tcp::Listener> tl;
-  NTSTATUS st = tcp::Listener::create(
-      a->engine(), conn_settings(a), *sa, kBacklog,
-      [w](std::shared_ptr<tcp::PendingConnection> p) {
-        if (auto self = w.lock()) {
-          self->on_request(std::move(p));
-        } else {
-          p->abandon();
-        }
-      },
-      &tl);
-  if (st != STATUS_SUCCESS) return st;
+  std::shared_ptr<Reservation> res;
+  std::vector<std::shared_ptr<tcp::Listener>> passed_over;
+  NTSTATUS st = STATUS_SHARING_VIOLATION;
+  for (int i = 0; i < kEphemeralTries; ++i) {
+    st = tcp::Listener::create(
+        a->engine(), conn_settings(a), *sa, kBacklog,
+        [w](std::shared_ptr<tcp::PendingConnection> p) {
+          if (auto self = w.lock()) {
+            self->on_request(std::move(p));
+          } else {
+            p->abandon();
+          }
+        },
+        &tl);
+    if (st != STATUS_SUCCESS) break;
+    st = reserve_endpoint(storage_of(tl->local()), &res);
+    if (st == STATUS_SUCCESS || sa->port() != 0) break;
+    passed_over.push_back(std::move(tl));
+  }
+  for (auto& p : passed_over) p->close();
+  if (st != STATUS_SUCCESS) {
+    if (tl) tl->close();
+    return st;
+  }
   bool close_now = false, paused = false;
   {
     std::lock_guard lk(mu_);
@@ -55,6 +90,7 @@ NTSTATUS ListenerNet::listen(const SOCKADDR* addr, ULONG len) {
       close_now = true;
     } else {
       tl_ = tl;
+      reservation_ = std::move(res);
       paused = paused_;
     }
   }
@@ -88,22 +124,26 @@ void ListenerNet::pause(bool p) {
 
 void ListenerNet::teardown() {
   std::shared_ptr<tcp::Listener> tl;
+  std::shared_ptr<Reservation> res;
   {
     std::lock_guard lk(mu_);
     torn_down_ = true;
     tl = std::move(tl_);
+    res = std::move(reservation_);  // the listener's reference; connectors keep theirs
   }
   if (tl) tl->close();  // stops accepting at once
 }
 
 void ListenerNet::on_request(std::shared_ptr<tcp::PendingConnection> p) {
   Adapter* a = obj_->adapter();
+  std::shared_ptr<Reservation> res;
   {
     std::lock_guard lk(mu_);
     if (torn_down_ || paused_ || a->dead()) {
       p->abandon();
       return;
     }
+    res = reservation_;
     obj_->hold();  // the listener cannot finish its close while we deliver
   }
   Connector* c = nullptr;
@@ -121,7 +161,7 @@ void ListenerNet::on_request(std::shared_ptr<tcp::PendingConnection> p) {
     return;
   }
   c->depend_on(obj_);
-  c->net().set_incoming(std::move(p));
+  c->net().set_incoming(std::move(p), std::move(res));
   a->publish(c);
   obj_->callback()(obj_->callback_context(), c->ndk());
   obj_->release();

@@ -38,6 +38,7 @@ class Adapter;
 class Connector;
 class Listener;
 class Qp;
+class Reservation;
 class SharedEndpoint;
 
 // The adapter's SOFTNDK_OPEN_PARAMETERS as engine settings.
@@ -78,8 +79,9 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   NTSTATUS query(SOFTNDK_CONNECTION_INFO* info);
   NTSTATUS inject(const SOFTNDK_FAULT* f);
 
-  // Listener side: a request presented by the engine.
-  void set_incoming(std::shared_ptr<tcp::PendingConnection> p);
+  // Listener side: a request presented by the engine; the connector keeps
+  // the listener's endpoint reservation until it is closed (NDKPI.md 6.1).
+  void set_incoming(std::shared_ptr<tcp::PendingConnection> p, std::shared_ptr<Reservation> res);
   // Connector close started.
   void teardown();
   // Connector close completed: drop the QP / shared-endpoint references.
@@ -107,6 +109,9 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   bool counted_active_ = false;
   Qp* qp_ = nullptr;              // held (object reference) until the connector closed
   SharedEndpoint* se_ = nullptr;  // held likewise
+  // The local endpoint this connector holds until it is closed: the
+  // listener's (passive) or an explicit NdkConnect source port (active).
+  std::shared_ptr<Reservation> endpoint_;
   std::shared_ptr<tcp::ActiveConnect> active_;
   std::shared_ptr<tcp::PendingConnection> pending_;
   std::shared_ptr<tcp::Connection> conn_;
@@ -139,6 +144,7 @@ struct ListenerNet : std::enable_shared_from_this<ListenerNet> {
   bool torn_down_ = false;
   bool paused_ = false;
   std::shared_ptr<tcp::Listener> tl_;
+  std::shared_ptr<Reservation> reservation_;  // the listener's reference
 };
 
 }  // namespace softndk::ndk

@@ -1,0 +1,122 @@
+// abi_util.h - small helpers for connection tests written against the
+// public C ABI only (endpoint_port_test.cc, scale_test.cc, the idle-memory
+// benchmark): request/close completions, addresses, process resource probes.
+#pragma once
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "softndk/softndk.h"
+
+namespace connector_test {
+
+using namespace std::chrono_literals;
+inline constexpr NDK_VERSION kVersion{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
+
+template <typename P>
+bool eventually(P pred, std::chrono::milliseconds t = 5000ms) {
+  auto deadline = std::chrono::steady_clock::now() + t;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return pred();
+}
+
+// One asynchronous request: counts its completions.
+struct Req {
+  std::mutex mu;
+  std::condition_variable cv;
+  int calls = 0;
+  NTSTATUS st = STATUS_PENDING;
+  static void cb(PVOID ctx, NTSTATUS s) {
+    auto* r = static_cast<Req*>(ctx);
+    std::lock_guard lk(r->mu);
+    r->st = s;
+    ++r->calls;
+    r->cv.notify_all();
+  }
+  // The request's final status: `ret` if it did not pend, else the completion's.
+  NTSTATUS wait(NTSTATUS ret, std::chrono::milliseconds t = 10000ms) {
+    if (ret != STATUS_PENDING) return ret;
+    std::unique_lock lk(mu);
+    if (!cv.wait_for(lk, t, [&] { return calls > 0; })) return STATUS_PENDING;
+    return st;
+  }
+};
+
+struct CloseWait {
+  std::atomic<int> calls{0};
+  static void cb(PVOID ctx) { static_cast<CloseWait*>(ctx)->calls++; }
+};
+
+inline sockaddr_in v4(const char* ip, uint16_t port) {
+  sockaddr_in s{};
+  s.sin_family = AF_INET;
+  s.sin_port = htons(port);
+  inet_pton(AF_INET, ip, &s.sin_addr);
+  return s;
+}
+inline const SOCKADDR* sa(const sockaddr_in& s) { return reinterpret_cast<const SOCKADDR*>(&s); }
+
+// Closes any NDK object and waits for the close to finish. Every dispatch
+// table starts with its close function.
+inline NTSTATUS close_object(void* obj, std::chrono::milliseconds t = 5000ms) {
+  auto* h = static_cast<NDK_OBJECT_HEADER*>(obj);
+  auto close_fn =
+      *reinterpret_cast<NDK_FN_CLOSE_OBJECT const*>(reinterpret_cast<NDK_CONNECTOR*>(h)->Dispatch);
+  CloseWait w;
+  NTSTATUS st = close_fn(h, &CloseWait::cb, &w);
+  if (st != STATUS_PENDING) return st;
+  return eventually([&] { return w.calls.load() == 1; }, t) ? STATUS_SUCCESS : STATUS_IO_TIMEOUT;
+}
+
+inline int open_fd_count() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n - 1;  // the directory stream's own descriptor
+}
+
+// Heap bytes in use, all malloc arenas (glibc).
+inline long heap_bytes() { return static_cast<long>(mallinfo2().uordblks); }
+
+// Resident set size in KiB (/proc/self/status VmRSS).
+inline long rss_kib() {
+  long kib = -1;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    std::fclose(f);
+  }
+  return kib;
+}
+
+// A port no socket uses right now (for tests that need an explicit one).
+inline uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  auto a = v4("127.0.0.1", 0);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t l = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace connector_test
