@@ -1,6 +1,7 @@
 // qp.cc - QP creation, posting into the rings, flush, data-path hand-off.
 #include "ndk/qp.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -69,9 +70,14 @@ NTSTATUS Qp::create(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg, Qp*
     if (cfg.rq_sge > info.MaxReceiveRequestSge) return STATUS_INVALID_PARAMETER;
   }
   auto qp = std::unique_ptr<Qp>(new Qp(pd, rcq, icq, srq, cfg));
+  // Rings sized by this QP's own limits (depth x SGEs), not the adapter's.
   qp->sq_.resize(cfg.sq_depth);
+  qp->sq_sge_.resize(static_cast<size_t>(cfg.sq_depth) * cfg.sq_sge);
   qp->inline_.resize(static_cast<size_t>(cfg.sq_depth) * cfg.inline_size);
-  if (srq == nullptr) qp->rq_.resize(cfg.rq_depth);
+  if (srq == nullptr) {
+    qp->rq_.resize(cfg.rq_depth);
+    qp->rq_sge_.resize(static_cast<size_t>(cfg.rq_depth) * cfg.rq_sge);
+  }
   qp->depend_on(pd);
   qp->depend_on(rcq);
   qp->depend_on(icq);
@@ -159,8 +165,9 @@ NTSTATUS Qp::enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max
       s.wr.inline_data = dst;
       s.wr.nsge = 0;
     } else {
+      // Every caller passes max_sge <= cfg_.sq_sge: the slot's SGL fits.
       s.wr.nsge = nsge;
-      for (ULONG i = 0; i < nsge; ++i) s.wr.sge[i] = sgl[i];
+      std::copy(sgl, sgl + nsge, sq_sge_.begin() + slot * cfg_.sq_sge);
     }
     ++sq_tail_;
     deferred_pending_ = deferred;
@@ -314,11 +321,12 @@ NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   {
     std::lock_guard lk(rq_mu_);
     if (rq_count_ >= rq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
-    ReceiveRequest& r = rq_[(rq_head_ + rq_count_) % rq_.size()];
+    const size_t slot = (rq_head_ + rq_count_) % rq_.size();
+    ReceiveHead& r = rq_[slot];
     r.context = ctx;
     r.nsge = nsge;
     r.length = total;
-    for (ULONG i = 0; i < nsge; ++i) r.sge[i] = sgl[i];
+    std::copy(sgl, sgl + nsge, rq_sge_.begin() + slot * cfg_.rq_sge);
     ++rq_count_;
   }
   std::shared_ptr<QpTransport> t;
@@ -336,7 +344,7 @@ void Qp::flush() {
     // against concurrent data-path completions (lock order: QP -> CQ).
     std::lock_guard lk(sq_mu_);
     for (uint64_t seq = sq_head_; seq < sq_tail_; ++seq) {
-      const WorkRequest& wr = sq_[seq % sq_.size()].wr;
+      const WorkRequestHead& wr = sq_[seq % sq_.size()].wr;
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
     }
     sq_head_ = sq_next_ = sq_tail_;
@@ -345,7 +353,7 @@ void Qp::flush() {
   {
     std::lock_guard lk(rq_mu_);
     for (size_t i = 0; i < rq_count_; ++i) {
-      const ReceiveRequest& r = rq_[(rq_head_ + i) % rq_.size()];
+      const ReceiveHead& r = rq_[(rq_head_ + i) % rq_.size()];
       rcq_->push(
           make_result(STATUS_CANCELLED, 0, cfg_.context, r.context, NdkOperationTypeReceive));
     }
@@ -374,9 +382,11 @@ void Qp::begin_teardown() {
 bool Qp::sq_start(WorkRequest* out, uint64_t* seq) {
   std::lock_guard lk(sq_mu_);
   if (sq_next_ >= sq_tail_) return false;
-  SqSlot& s = sq_[sq_next_ % sq_.size()];
+  const size_t slot = sq_next_ % sq_.size();
+  SqSlot& s = sq_[slot];
   s.started = true;
-  *out = s.wr;
+  static_cast<WorkRequestHead&>(*out) = s.wr;
+  std::copy_n(sq_sge_.begin() + slot * cfg_.sq_sge, s.wr.nsge, out->sge);
   *seq = sq_next_++;
   return true;
 }
@@ -406,7 +416,8 @@ bool Qp::rq_take(ReceiveRequest* out) {
   if (srq_ != nullptr) return srq_->take(out);
   std::lock_guard lk(rq_mu_);
   if (rq_count_ == 0) return false;
-  *out = rq_[rq_head_];
+  static_cast<ReceiveHead&>(*out) = rq_[rq_head_];
+  std::copy_n(rq_sge_.begin() + rq_head_ * cfg_.rq_sge, out->nsge, out->sge);
   rq_head_ = (rq_head_ + 1) % rq_.size();
   --rq_count_;
   return true;

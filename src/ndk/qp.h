@@ -112,7 +112,7 @@ class Qp final : public Object {
   void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
 
   struct SqSlot {
-    WorkRequest wr;
+    WorkRequestHead wr;  // its SGL: sq_sge_[slot * cfg_.sq_sge ...]
     bool started = false;
     bool done = false;
     NTSTATUS status = STATUS_SUCCESS;
@@ -130,12 +130,14 @@ class Qp final : public Object {
 
   std::mutex sq_mu_;  // guards the SQ ring and its sequence numbers
   std::vector<SqSlot> sq_;
+  std::vector<NDK_SGE> sq_sge_;  // sq_depth * sq_sge entries
   std::vector<uint8_t> inline_;  // sq_depth * inline_size bytes
   uint64_t sq_head_ = 0, sq_next_ = 0, sq_tail_ = 0;
   bool deferred_pending_ = false;
 
   std::mutex rq_mu_;  // guards the RQ ring
-  std::vector<ReceiveRequest> rq_;
+  std::vector<ReceiveHead> rq_;
+  std::vector<NDK_SGE> rq_sge_;  // rq_depth * rq_sge entries
   size_t rq_head_ = 0, rq_count_ = 0;
 
   std::mutex transport_mu_;

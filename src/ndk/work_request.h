@@ -17,14 +17,15 @@ class Mw;
 inline constexpr uint32_t kMaxSge = 16;  // NDK_ADAPTER_INFO Max*RequestSge
 
 // One initiator-queue request (Send, SendAndInvalidate, Write, Read, Bind,
-// FastRegister, Invalidate).
-struct WorkRequest {
+// FastRegister, Invalidate): everything but its SGL. A QP's SQ ring keeps
+// this part per slot and the SGL in an array sized by the QP's own SGE
+// limit, so an idle ring does not pay for kMaxSge entries per slot.
+struct WorkRequestHead {
   void* context = nullptr;
   NDK_OPERATION_TYPE type = NdkOperationTypeSend;
-  ULONG flags = 0;      // NDK_OP_FLAG_*
-  ULONG nsge = 0;       // entries in sge[] (0 for inline requests)
-  uint64_t length = 0;  // total bytes of the request's data
-  NDK_SGE sge[kMaxSge] = {};
+  ULONG flags = 0;                       // NDK_OP_FLAG_*
+  ULONG nsge = 0;                        // entries in sge[] (0 for inline requests)
+  uint64_t length = 0;                   // total bytes of the request's data
   const uint8_t* inline_data = nullptr;  // INLINE: `length` bytes owned by the QP slot
   uint64_t remote_addr = 0;              // Read/Write: tagged offset
   uint32_t remote_token = 0;  // Read/Write: remote STag; SendAndInvalidate: STag to invalidate
@@ -38,11 +39,21 @@ struct WorkRequest {
   ULONG pages = 0;      // FR: pages copied into the MR's page buffer
 };
 
-// One receive (QP RQ or SRQ).
-struct ReceiveRequest {
+// The whole request, as the data path takes it from the SQ.
+struct WorkRequest : WorkRequestHead {
+  NDK_SGE sge[kMaxSge] = {};
+};
+
+// One receive (QP RQ or SRQ): the part a QP's RQ ring keeps per slot (its
+// SGL lives in an array sized by the QP's receive SGE limit) ...
+struct ReceiveHead {
   void* context = nullptr;
   ULONG nsge = 0;
   uint64_t length = 0;  // total capacity
+};
+
+// ... and the whole receive, as the data path takes it.
+struct ReceiveRequest : ReceiveHead {
   NDK_SGE sge[kMaxSge] = {};
 };
 

@@ -20,7 +20,6 @@
 namespace softndk::rdmap {
 
 namespace {
-constexpr size_t kStagingSize = 64 * 1024;
 constexpr size_t kReactorRxBudget = 4u << 20;
 constexpr size_t kPollRxBudget = 1u << 20;
 // Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
@@ -38,8 +37,7 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
       pd_(qp->pd()),
       stags_(qp->adapter()->stags()),
       adapter_(qp->adapter()),
-      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF}),
-      staging_(kStagingSize) {
+      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF}) {
   max_tagged_ = kMaxTaggedPayload;
   max_untagged_ = kMaxUntaggedPayload;
   if (opt.max_fpdu_payload != 0) {
@@ -101,7 +99,7 @@ void Stream::begin() {
     }
     fd_ = fd;
     tsan_edge_ = tsan::edge_of(fd);
-    if (left.size() > staging_.size()) staging_.resize(left.size());
+    if (!left.empty()) staging_.resize(std::max(left.size(), kStagingSize));
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
     st_pos_ = 0;
     st_len_ = left.size();

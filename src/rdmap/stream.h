@@ -186,6 +186,9 @@ class Stream final : public ndk::QpTransport,
   std::atomic<bool> rx_more_{false};
   bool rx_done_ = false;
   wire::StreamParser parser_;
+  // Taken when the first bytes arrive (or the connection's leftover needs
+  // it), so an idle connected QP holds no staging buffer.
+  static constexpr size_t kStagingSize = 64 * 1024;
   std::vector<uint8_t> staging_;
   size_t st_pos_ = 0, st_len_ = 0;
   bool large_ = false;  // last segment was big: read headers with small reads

@@ -85,12 +85,21 @@ bool Stream::run_rx(size_t budget) {
         parser_.payload_remaining() >= kDirectMin) {
       n = direct_recv();
     } else {
-      size_t want = large_ ? kSmallRead : staging_.size();
-      n = ::recv(fd_, staging_.data(), want, MSG_DONTWAIT);
-      if (n > 0) {
-        tsan::after_recv(tsan_edge_);
-        st_pos_ = 0;
-        st_len_ = static_cast<size_t>(n);
+      if (staging_.empty()) {
+        // No staging buffer while the connection has been idle: peek, and
+        // take it once bytes are here (EOF and errors are handled below).
+        uint8_t probe;
+        n = ::recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) staging_.resize(kStagingSize);
+      }
+      if (!staging_.empty()) {
+        size_t want = large_ ? kSmallRead : staging_.size();
+        n = ::recv(fd_, staging_.data(), want, MSG_DONTWAIT);
+        if (n > 0) {
+          tsan::after_recv(tsan_edge_);
+          st_pos_ = 0;
+          st_len_ = static_cast<size_t>(n);
+        }
       }
     }
     if (n > 0) {
