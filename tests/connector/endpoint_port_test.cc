@@ -300,5 +300,72 @@ TEST_F(EndpointPortTest, SharedEndpointPortHeldUntilItCloses) {
   }
 }
 
+TEST_F(EndpointPortTest, Ipv6ListenerPortHeldLikewise) {
+  auto v6 = [](const char* ip, uint16_t port) {
+    sockaddr_in6 s{};
+    s.sin6_family = AF_INET6;
+    s.sin6_port = htons(port);
+    inet_pton(AF_INET6, ip, &s.sin6_addr);
+    return s;
+  };
+  auto sa6 = [](const sockaddr_in6& s) { return reinterpret_cast<const SOCKADDR*>(&s); };
+  auto listen6 = [&](Incoming& in, const char* ip, uint16_t port, NDK_LISTENER** keep) {
+    NDK_LISTENER* l = nullptr;
+    EXPECT_EQ(d()->NdkCreateListener(a_, &Incoming::cb, &in, nullptr, nullptr, &l), STATUS_SUCCESS);
+    auto at = v6(ip, port);
+    NTSTATUS st = l->Dispatch->NdkListen(l, sa6(at), sizeof at, nullptr, nullptr);
+    if (st == STATUS_SUCCESS && keep != nullptr) {
+      *keep = l;
+    } else {
+      EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+    }
+    return st;
+  };
+  Incoming in, in2;
+  NDK_LISTENER* l = nullptr;
+  NTSTATUS st = listen6(in, "::1", 0, &l);
+  if (st == STATUS_INVALID_ADDRESS) GTEST_SKIP() << "no ::1 on lo";
+  ASSERT_EQ(st, STATUS_SUCCESS);
+  sockaddr_in6 got{};
+  ULONG len = sizeof got;
+  ASSERT_EQ(l->Dispatch->NdkGetLocalAddress(l, reinterpret_cast<SOCKADDR*>(&got), &len),
+            STATUS_SUCCESS);
+  const uint16_t port = ntohs(got.sin6_port);
+  End c, s;
+  make_end(c);
+  make_end(s, false);
+  auto src = v6("::1", 0);
+  auto dst = v6("::1", port);
+  Req cr;
+  ASSERT_EQ(c.conn->Dispatch->NdkConnect(c.conn, c.qp, sa6(src), sizeof src, sa6(dst), sizeof dst,
+                                         4, 4, nullptr, 0, &Req::cb, &cr),
+            STATUS_PENDING);
+  s.conn = in.next();
+  ASSERT_NE(s.conn, nullptr);
+  Req ar;
+  NTSTATUS as = s.conn->Dispatch->NdkAccept(s.conn, s.qp, 4, 4, nullptr, 0, &Events::cb, &s.ev,
+                                            &Req::cb, &ar);
+  ASSERT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
+  Req cc;
+  ASSERT_EQ(
+      cc.wait(c.conn->Dispatch->NdkCompleteConnect(c.conn, &Events::cb, &c.ev, &Req::cb, &cc)),
+      STATUS_SUCCESS);
+  ASSERT_EQ(ar.wait(as), STATUS_SUCCESS);
+
+  CloseWait lw;
+  ASSERT_EQ(l->Dispatch->NdkCloseListener(&l->Header, &CloseWait::cb, &lw), STATUS_PENDING);
+  EXPECT_EQ(listen6(in2, "::1", port, nullptr), STATUS_SHARING_VIOLATION);
+  EXPECT_EQ(listen6(in2, "::", port, nullptr), STATUS_SHARING_VIOLATION);
+  EXPECT_EQ(close_object(c.conn), STATUS_SUCCESS);
+  EXPECT_EQ(listen6(in2, "::1", port, nullptr), STATUS_SHARING_VIOLATION);
+  EXPECT_EQ(close_object(s.conn), STATUS_SUCCESS);
+  EXPECT_TRUE(eventually([&] { return lw.calls.load() == 1; }));
+  NDK_LISTENER* again = nullptr;
+  EXPECT_EQ(listen6(in2, "::1", port, &again), STATUS_SUCCESS);
+  if (again != nullptr) {
+    EXPECT_EQ(close_object(again), STATUS_SUCCESS);
+  }
+}
+
 }  // namespace
 }  // namespace connector_test
