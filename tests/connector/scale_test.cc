@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "abi_util.h"
+#include "ndk/endpoint_reservation.h"  // internal leak probe: endpoint reservations
 
 namespace connector_test {
 namespace {
@@ -363,9 +364,13 @@ TEST(ConnectorScale, ThousandConnectionsWithQpsOpenAtOnceThenClosedWithoutLeaks)
   if (HasFailure()) return;
   const int fds_before = open_fd_count();
   const long heap_before = heap_bytes();
+  const long reservations_before = softndk::ndk::reservation_count();
   run(Shape{500, 10, 50});
   const int fds_after = open_fd_count();
   const long heap_after = heap_bytes();
+  // Every listener, shared endpoint and accepted connector gave its
+  // endpoint reference back (NDKPI.md 6.1).
+  EXPECT_EQ(softndk::ndk::reservation_count(), reservations_before);
   std::fprintf(stderr, "fds %d -> %d, heap %ld -> %ld bytes\n", fds_before, fds_after, heap_before,
                heap_after);
   EXPECT_EQ(fds_after, fds_before);
