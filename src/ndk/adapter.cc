@@ -100,6 +100,9 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1);
   if (p.EngineThreads > 64 || p.MpaRevision > 2) return STATUS_INVALID_PARAMETER;
   a->params_ = p;
+  // Not in SOFTNDK_OPEN_PARAMETERS (that layout is the C ABI): a peer
+  // workaround, so environment only. Capped by the TCP layer (2 s).
+  a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0);
   a->flags_ = p.Flags;
   auto cap = [&](Resource r, ULONG v) { a->caps_[static_cast<int>(r)] = v; };
   cap(Resource::kQp, p.MaxQpCount);

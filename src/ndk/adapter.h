@@ -85,6 +85,9 @@ class Adapter {
   bool async_create() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CREATE; }
   bool async_close() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CLOSE; }
   const SOFTNDK_OPEN_PARAMETERS& params() const { return params_; }
+  // SOFTNDK_MPA_HOLDOFF_MS at open (0 if unset): tcp::ConnSettings::
+  // initiator_holdoff for this adapter's outgoing connections.
+  uint32_t mpa_holdoff_ms() const { return mpa_holdoff_ms_; }
 
   // Resource caps: reserve before creating, unreserve on failure (retire()
   // unreserves for published objects).
@@ -147,6 +150,7 @@ class Adapter {
   NetDevice dev_;
   NDK_VERSION version_{};
   SOFTNDK_OPEN_PARAMETERS params_{};
+  uint32_t mpa_holdoff_ms_ = 0;
   uint32_t flags_ = 0;
   NDK_ADAPTER_INFO info_{};
   std::unique_ptr<tcp::Engine> engine_;

@@ -42,6 +42,7 @@ tcp::ConnSettings conn_settings(Adapter* a) {
   if (p.ConnectTimeoutMs != 0) s.connect_timeout = std::chrono::milliseconds(p.ConnectTimeoutMs);
   if (p.DisconnectTimeoutMs != 0)
     s.disconnect_timeout = std::chrono::milliseconds(p.DisconnectTimeoutMs);
+  s.initiator_holdoff = std::chrono::milliseconds(a->mpa_holdoff_ms());
   return s;
 }
 

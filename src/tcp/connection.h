@@ -35,7 +35,15 @@ struct ConnSettings {
   std::chrono::milliseconds request_timeout{5000};     // responder waits for the Request (siw: 5 s)
   std::chrono::milliseconds rtr_timeout{10000};        // P2P responder waits for the RTR
   std::chrono::milliseconds disconnect_timeout{5000};  // graceful close waits for the peer's FIN
-  size_t max_pending_handshakes = 4096;                // per listener, before the ULP sees them
+  // Initiator: how long to stay silent after the MPA Reply before the
+  // connection is reported up (and so before our first FPDU, the RTR
+  // included). 0 = at once (RFC 5044 allows it). Linux siw 6.1 as
+  // responder installs its QP receive upcall only after sending its Reply;
+  // an FPDU arriving in between stays unread in its socket until more data
+  // comes (docs/compatibility.md, notes 1 and 8). Capped at kMaxHoldoff.
+  std::chrono::milliseconds initiator_holdoff{0};
+  static constexpr std::chrono::milliseconds kMaxHoldoff{2000};
+  size_t max_pending_handshakes = 4096;  // per listener, before the ULP sees them
 };
 
 enum class Role : uint8_t { kInitiator, kResponder };

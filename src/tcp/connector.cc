@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "tcp/status.h"
@@ -171,6 +172,7 @@ void ActiveConnect::on_event(uint32_t ev) {
       return flush_request();
     case State::kAwaitReply:
       return read_reply();
+    case State::kHoldoff:  // not watched
     case State::kDone:
       return;
   }
@@ -231,22 +233,40 @@ void ActiveConnect::read_reply() {
     timer_ = 0;
     reactor_.unwatch(fd_.get());
     watching_ = false;
-    Connection::Init init;
-    init.reactor = &reactor_;
-    init.fd = std::move(fd_);
-    init.role = Role::kInitiator;
-    init.params = std::move(out.params);
-    init.leftover.assign(rx_.begin() + static_cast<ptrdiff_t>(pr.consumed), rx_.end());
-    init.disconnect_timeout = settings_.disconnect_timeout;
-    if (claimed_) {
-      claimed_ = false;  // the connection releases the 4-tuple when it closes
-      init.on_release = [ep = args_.shared, peer = args_.dst] { ep->release(peer); };
-    }
-    ConnectResult r;
-    r.status = STATUS_SUCCESS;
-    r.connection = Connection::create(std::move(init));
-    return finish(std::move(r));
+    params_ = std::move(out.params);
+    leftover_.assign(rx_.begin() + static_cast<ptrdiff_t>(pr.consumed), rx_.end());
+    const auto holdoff = std::min(settings_.initiator_holdoff, ConnSettings::kMaxHoldoff);
+    if (holdoff.count() <= 0) return establish();
+    // Hold-off (ConnSettings::initiator_holdoff): nothing is read or sent
+    // meanwhile; whatever the peer sends (data, FIN, RST) waits in the
+    // socket for the connection. cancel() still ends the attempt.
+    state_ = State::kHoldoff;
+    timer_ = reactor_.after(holdoff, [weak = weak_from_this()] {
+      if (auto s = weak.lock()) {
+        s->timer_ = 0;
+        if (s->state_ == State::kHoldoff) s->establish();
+      }
+    });
+    return;
   }
+}
+
+void ActiveConnect::establish() {
+  Connection::Init init;
+  init.reactor = &reactor_;
+  init.fd = std::move(fd_);
+  init.role = Role::kInitiator;
+  init.params = std::move(params_);
+  init.leftover = std::move(leftover_);
+  init.disconnect_timeout = settings_.disconnect_timeout;
+  if (claimed_) {
+    claimed_ = false;  // the connection releases the 4-tuple when it closes
+    init.on_release = [ep = args_.shared, peer = args_.dst] { ep->release(peer); };
+  }
+  ConnectResult r;
+  r.status = STATUS_SUCCESS;
+  r.connection = Connection::create(std::move(init));
+  finish(std::move(r));
 }
 
 void ActiveConnect::fail(NTSTATUS st, mpa::Status why, bool rst, std::vector<uint8_t> reject_pd) {

@@ -86,12 +86,13 @@ class ActiveConnect : public std::enable_shared_from_this<ActiveConnect> {
   ~ActiveConnect();
 
  private:
-  enum class State : uint8_t { kConnecting, kSending, kAwaitReply, kDone };
+  enum class State : uint8_t { kConnecting, kSending, kAwaitReply, kHoldoff, kDone };
   ActiveConnect(Reactor& r, const ConnSettings& s, ConnectArgs a, Callback cb);
   void on_event(uint32_t ev);
   void on_connected();
   void flush_request();
   void read_reply();
+  void establish();
   void fail(NTSTATUS st, mpa::Status why = mpa::Status::kOk, bool rst = true,
             std::vector<uint8_t> reject_pd = {});
   void finish(ConnectResult r);
@@ -108,6 +109,10 @@ class ActiveConnect : public std::enable_shared_from_this<ActiveConnect> {
   std::vector<uint8_t> tx_;
   size_t tx_off_ = 0;
   std::vector<uint8_t> rx_;
+  // Reply accepted, connection not yet handed out (kHoldoff): its outcome
+  // and the bytes that came behind it.
+  mpa::NegotiatedParams params_;
+  std::vector<uint8_t> leftover_;
   std::shared_ptr<ActiveConnect> self_;  // keeps the attempt alive until done
 };
 

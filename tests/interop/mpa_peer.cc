@@ -148,6 +148,10 @@ tcp::ConnSettings settings_from(const Options& o) {
                        : o.p2p == "read" ? mpa::kRtrRead
                                          : mpa::kRtrWrite | mpa::kRtrRead;
   }
+  // The library's knob for the same engine setting (the NDK adapter reads
+  // it at open): initiator hold-off after the MPA Reply, in ms.
+  if (const char* h = std::getenv("SOFTNDK_MPA_HOLDOFF_MS"))
+    cs.initiator_holdoff = std::chrono::milliseconds(std::atoi(h));
   return cs;
 }
 
@@ -241,7 +245,9 @@ int do_connect(const Options& o) {
     j.s("status", "timeout").print();
     return 3;
   }
-  j.s("status", st(r->status)).n("ms", ms_since(t0));
+  j.s("status", st(r->status))
+      .n("ms", ms_since(t0))
+      .n("holdoff_ms", static_cast<long long>(settings_from(o).initiator_holdoff.count()));
   if (r->status != STATUS_SUCCESS) {
     j.s("mpa_status", mpa::to_string(r->mpa)).s("peer_pd", hex(r->peer_private_data)).print();
     return 1;

@@ -437,6 +437,12 @@ int do_connect(const Options& o) {
   }
   p.add_info(j, p.connector());
   std::this_thread::sleep_for(std::chrono::milliseconds(o.hold_ms));
+  // FPDUs received while held: with a Read RTR toward rping (which sends
+  // nothing of its own) a count >= 1 means the peer's zero-length Read
+  // Response arrived before the disconnect (docs/compatibility.md, note 1).
+  SOFTNDK_COUNTERS ctr{};
+  if (SoftNdkQueryAdapterCounters(p.adapter(), &ctr) == STATUS_SUCCESS)
+    j.n("rdma_in_frames", static_cast<long long>(ctr.RDMAInFrames));
   j.s("disconnect", p.disconnect());
   j.print();
   return 0;

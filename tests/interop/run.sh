@@ -190,6 +190,47 @@ jtrue() { jq -e -s "$2" "$1" >/dev/null 2>&1; } # FILE JQ-EXPR over all objects
 has() { grep -qE -- "$2" "$1"; }                 # FILE REGEX
 hasnt() { ! grep -qE -- "$2" "$1"; }
 
+# ---- siw leaving the initiator's first FPDU unread (notes 1 and 8) ----
+# siw_accept() sends the MPA Reply and only afterwards points the socket's
+# data_ready upcall at the QP (siw_qp_socket_assoc) or at the RTR handler
+# (siw_sk_assign_rtr_upcalls); an FPDU that lands in between meets
+# siw_cm_llp_data_ready, which ignores data in RDMA mode, and nothing reads
+# it until more data or the FIN arrives (docs/compatibility.md). The guest
+# shows this directly: that connection's receive queue stays at the FPDU's
+# length. Cases that can hit it sample the queue (rxq-watch.sh) while they
+# run, and retry once only if exactly that was seen.
+#
+# The mitigation: softndk's initiator hold-off (SOFTNDK_MPA_HOLDOFF_MS,
+# tcp::ConnSettings::initiator_holdoff) keeps the first FPDU back this long
+# after the Reply; the cases that send one at once use it. The sampler stays
+# as the proof in case the race still wins.
+SIW_HOLDOFF_MS=300
+RXQ_JOB=""
+RXQ_STOP=""
+rxq_watch_start() { # GUEST_PORT
+  RXQ_STOP="rxq-$(date +%s%N).stop"
+  g_bg RXQ_JOB "bash ./rxq-watch.sh $1 req/$RXQ_STOP 150"
+}
+rxq_watch_stop() { # OUTFILE
+  touch "$SHARE/req/$RXQ_STOP"
+  g_wait "$RXQ_JOB" 10 || true
+  g_out "$RXQ_JOB" >"$1"
+  rm -f "$SHARE/req/$RXQ_STOP"
+}
+# FILE BYTES: did one connection keep exactly BYTES unread in 3 or more
+# samples spanning at least 1 s? Prints what it saw.
+rxq_stalled() {
+  awk -v want="$(printf '%08X' "$2")" -v bytes="$2" '
+    $3 == want { if (!($2 in n)) t0[$2] = $1; n[$2]++; t1[$2] = $1 }
+    END {
+      for (k in n) if (n[k] >= 3 && t1[k] - t0[k] >= 1.0) {
+        printf "guest socket to %s held %d B unread (%d samples over %.1f s)\n", k, bytes, n[k], t1[k] - t0[k]
+        ok = 1
+      }
+      exit !ok
+    }' "$1"
+}
+
 # Captures: qemu's filter-dump file is only complete once the VM is off
 # (observed: frames of a case were missing from the file seconds later), so
 # a case only records its time window and what its capture must show; `down`
@@ -200,12 +241,7 @@ cap_window() { # START
   return 0
 }
 cap_has() { # WHAT REGEX: the decode of this case's capture must match
-  printf '%s\t%s\t\n' "$1" "$2" >>"$CDIR/cap.expect"
-}
-# WHAT REGEX NOTE: like cap_has, but a miss is a documented peer behaviour
-# (docs/compatibility.md): reported as KNOWN with NOTE, not failed.
-cap_has_known() {
-  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$CDIR/cap.expect"
+  printf '%s\t%s\n' "$1" "$2" >>"$CDIR/cap.expect"
 }
 
 # WHAT FILTER: a tshark display filter that at least one frame of this
@@ -252,12 +288,8 @@ capture_checks() {
     check "no malformed/error-level frame (tshark)" test ! -s "$err"
     [ -e "$cdir/cap.allow-truncated" ] || check "no truncated FPDU" hasnt "$dec" 'truncated FPDU'
     if [ -s "$cdir/cap.expect" ]; then
-      while IFS=$'\t' read -r what re note; do
-        if [ -n "$note" ] && ! has "$dec" "$re"; then
-          echo "  KNOWN $what missing ($note)"
-        else
-          check "$what" has "$dec" "$re"
-        fi
+      while IFS=$'\t' read -r what re; do
+        check "$what" has "$dec" "$re"
       done <"$cdir/cap.expect"
     fi
     if [ -s "$cdir/cap.tshark" ]; then
@@ -311,6 +343,7 @@ prepare_host() {
 write_agent() { # SHARE
   mkdir -p "$1/req"
   cp "$HERE/guest-agent.sh" "$1/agent.sh"
+  cp "$HERE/rxq-watch.sh" "$1/rxq-watch.sh"
   [ -n "$VERBS_PEER" ] && [ -x "$VERBS_PEER" ] && cp "$VERBS_PEER" "$1/verbs_peer"
   return 0
 }
@@ -453,24 +486,54 @@ case_mpa_crc_softndk() {
   cap_has "siw echoes C=1" 'MPA REPLY  rev=2  M=0 C=1'
 }
 
+# Did siw answer this attempt's Read RTR with the zero-length Read Response?
+# engine: mpa_peer compares the bytes; ndk: rping sends nothing of its own,
+# so any FPDU the adapter received while the connection was held is it.
+rtr_answered() {
+  if [ "$DRIVER" = engine ]; then
+    jtrue "$CDIR/peer.json" '.[0].rtr_response_ok == true'
+  else
+    jtrue "$CDIR/peer.json" '.[0].rdma_in_frames >= 1'
+  fi
+}
+p2p_attempt() { # write|read
+  local hold=()
+  # ndk: hold the connection 3 s so that an unanswered RTR stays visible in
+  # the guest's socket (mpa_peer itself waits up to 10 s for the response).
+  [ "$DRIVER" = ndk ] && hold=(--hold-ms 3000)
+  rxq_watch_start "$G_RPING"
+  # The RTR goes out at once otherwise (note 1: the engine's Read RTR went
+  # unread in 4 of 6 runs without the hold-off); the _delayed case instead
+  # sleeps in the driver.
+  if [ -n "${MPA_PEER_RTR_DELAY_MS:-}" ]; then
+    connect_to_rping --p2p "$1" "${hold[@]}"
+  else
+    SOFTNDK_MPA_HOLDOFF_MS=$SIW_HOLDOFF_MS connect_to_rping --p2p "$1" "${hold[@]}"
+  fi
+  rxq_watch_stop "$CDIR/rxq.txt"
+}
 p2p_case() { # write|read
-  local t0 want=$1
+  local t0 want=$1 sig
   t0=$(now)
-  connect_to_rping --p2p "$want"
+  p2p_attempt "$want"
+  if [ "$want" = read ] && [ -z "${MPA_PEER_RTR_DELAY_MS:-}" ] && ! rtr_answered &&
+    sig=$(rxq_stalled "$CDIR/rxq.txt" 52); then
+    # siw's race (docs/compatibility.md, note 1): the Read RTR right behind
+    # siw's Reply sat unread in siw's socket. Retried once; the retry must
+    # get its response like any other run.
+    known "siw left the Read RTR unread behind its MPA Reply ($sig); retried once (note 1)"
+    local f
+    for f in peer.json peer.err rxq.txt; do mv "$CDIR/$f" "$CDIR/try1.$f"; done
+    p2p_attempt "$want"
+  elif [ "$want" = write ] && sig=$(rxq_stalled "$CDIR/rxq.txt" 20); then
+    # The Write RTR meets the same race; nothing here depends on siw reading
+    # it early (the FIN releases it), so it is only reported.
+    echo "  info  siw left the Write RTR unread behind its MPA Reply ($sig; note 1)"
+  fi
   check "connect succeeded" jtrue "$CDIR/peer.json" '.[0].status == "STATUS_SUCCESS"'
   check "P2P with the $want RTR" jtrue "$CDIR/peer.json" ".[0] | .p2p == true and .rtr == \"$want\""
-  local rtr_resp=1
-  if [ "$DRIVER" = engine ] && [ "$want" = read ]; then
-    if [ -n "${MPA_PEER_RTR_DELAY_MS:-}" ]; then
-      check "siw answered the Read RTR with the zero-length Read Response" jtrue "$CDIR/peer.json" '.[0].rtr_response_ok == true'
-    elif ! jtrue "$CDIR/peer.json" '.[0].rtr_response_ok == true'; then
-      # Known siw issue (docs/compatibility.md, note 1): a Read RTR right
-      # behind siw's Reply is accepted (ESTABLISHED below) but sometimes
-      # never answered. Asserted as that documented behaviour: the RTR went
-      # out and siw took it; the missing response is reported, not failed.
-      known "siw accepted the Read RTR but sent no zero-length Read Response (note 1)"
-      rtr_resp=0
-    fi
+  if [ "$want" = read ]; then
+    check "siw answered the Read RTR with the zero-length Read Response" rtr_answered
   fi
   # siw holds ESTABLISHED back until the RTR arrived: this proves siw took it.
   check "rping (siw) saw ESTABLISHED (RTR accepted)" test "$RPING_NEW" -ge 1
@@ -481,16 +544,7 @@ p2p_case() { # write|read
   else
     cap_has "P2P offer with the Read RTR" 'flags: P2P,RTR:zero-length-RDMA-READ;'
     cap_has "zero-length Read Request RTR" 'I->R  FPDU    52 B .*RDMA Read Request .*size=0'
-    if [ $rtr_resp = 0 ]; then
-      :
-    elif [ "$DRIVER" = ndk ] && [ -z "${MPA_PEER_RTR_DELAY_MS:-}" ]; then
-      # The library sends the Read RTR right behind siw's Reply: the same
-      # intermittent siw behaviour as note 1 (the connection does not
-      # depend on the response, so it completes either way).
-      cap_has_known "siw's zero-length Read Response" 'R->I  FPDU    20 B .*RDMA Read Response .*payload 0 B' "note 1"
-    else
-      cap_has "siw's zero-length Read Response" 'R->I  FPDU    20 B .*RDMA Read Response .*payload 0 B'
-    fi
+    cap_has "siw's zero-length Read Response" 'R->I  FPDU    20 B .*RDMA Read Response .*payload 0 B'
   fi
 }
 case_mpa_p2p_write() { p2p_case write; }
@@ -658,18 +712,44 @@ need_ndkping() {
 
 # ndkping -c on the host against the persistent rping -s -P (-S 65000) of
 # the guest: several sizes (4000 and 65000 span several 1448-byte FPDUs).
+# ndkping sends its first Send (the 16-byte buffer advertisement, a 40-byte
+# FPDU) as soon as it is connected, which right behind siw's MPA Reply meets
+# siw's race (note 8; 2 of 3 connections in one run of 06:37 without the
+# hold-off). So it runs with the initiator hold-off, and a run that still
+# fails with exactly that signature - ndkping connected, timed
+# out waiting for rping's first reply, and the guest socket held those 40
+# bytes unread the whole time - is reported KNOWN and retried once; the
+# retry must pass. Any other failure, or a second one, fails the case.
+ndkping_attempt() { # SIZE COUNT OUTFILE -> RC
+  rxq_watch_start "$G_RPING"
+  RC=0
+  SOFTNDK_MPA_HOLDOFF_MS=$SIW_HOLDOFF_MS timeout 120 "$NDKPING" -c -a 127.0.0.1 -p "$HP_RPING" \
+    -C "$2" -S "$1" -V -v -d >"$3" 2>&1 || RC=$?
+  rxq_watch_stop "$3.rxq"
+}
+note8_signature() { # OUTFILE: prints the evidence if the failed run matches
+  has "$1" '^ESTABLISHED' && has "$1" 'timed out waiting for the peer' &&
+    hasnt "$1" 'received go-ahead|ping data: rdma-ping-' && rxq_stalled "$1.rxq" 40
+}
 case_ndkping_client() {
-  local t0 s c rc
+  local t0 s c out sig
   t0=$(now)
   need_ndkping || return 0
   for sc in "64 10" "4000 5" "65000 2"; do
     s=${sc% *}
     c=${sc#* }
-    rc=0
-    timeout 120 "$NDKPING" -c -a 127.0.0.1 -p "$HP_RPING" -C "$c" -S "$s" -V -v >"$CDIR/ndkping-$s.txt" 2>&1 || rc=$?
-    sed 's/^/  ndkping| /' "$CDIR/ndkping-$s.txt" | tail -n 4
-    check "ndkping -c -S $s -C $c -V: rc 0" test $rc -eq 0
-    check "ndkping -S $s printed $c ping lines" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/ndkping-$s.txt")" -ge "$c"
+    out=$CDIR/ndkping-$s.txt
+    ndkping_attempt "$s" "$c" "$out"
+    if [ "$RC" -ne 0 ] && sig=$(note8_signature "$out"); then
+      sed 's/^/  ndkping(1st)| /' "$out" | tail -n 3
+      known "siw left ndkping's first Send unread behind its MPA Reply (-S $s; $sig); retried once (note 8)"
+      mv "$out" "$CDIR/ndkping-$s.try1.txt"
+      mv "$out.rxq" "$CDIR/ndkping-$s.try1.txt.rxq"
+      ndkping_attempt "$s" "$c" "$out"
+    fi
+    sed 's/^/  ndkping| /' "$out" | tail -n 4
+    check "ndkping -c -S $s -C $c -V: rc 0" test "$RC" -eq 0
+    check "ndkping -S $s printed $c ping lines" test "$(grep -c 'ping data: rdma-ping-' "$out")" -ge "$c"
   done
   cap_window "$t0"
   # softndk's Read Responses: one FPDU per message by default (docs/datapath.md,
