@@ -1,7 +1,8 @@
 // libFuzzer harness: the streaming FPDU parser. Input = 1 config byte (bit 0
 // CRC, bit 1 RFC 7306), 2 split-seed bytes, then the stream. The stream is
 // parsed whole and in pieces chosen from the seed; the event sequences must be
-// identical, and decode_fpdu must agree on every complete FPDU.
+// identical, also with coalesced events, and decode_fpdu must agree on every
+// complete FPDU.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +21,9 @@ struct Trace {
   std::vector<uint8_t> payload;
 };
 
-void record(Trace& t, const Event& e) {
+// Coalesced events (ParserConfig::coalesce) are recorded as the steps they
+// stand for, so that both modes must yield the same trace.
+void record(Trace& t, const Event& e, bool coalesce) {
   uint64_t v = static_cast<uint64_t>(e.kind) << 56;
   if (e.kind == EventKind::kPlacement) {
     const SegmentInfo& s = *e.segment;
@@ -28,13 +31,20 @@ void record(Trace& t, const Event& e) {
     t.ev.push_back(v);
     t.ev.push_back(s.hdr.tagged() ? s.hdr.to : (uint64_t{s.hdr.msn} << 32 | s.hdr.mo));
     t.ev.push_back(s.hdr.stag ^ s.hdr.qn ^ s.hdr.rsvd_ulp);
+    if (!coalesce && !e.data.empty()) std::abort();
   } else if (e.kind == EventKind::kError) {
     t.ev.push_back(v | static_cast<uint8_t>(e.error));
   } else if (e.kind == EventKind::kSegmentDone) {
     t.ev.push_back(v | e.segment->crc_field);
   } else if (e.kind == EventKind::kPayload) {
     if (e.data.empty()) std::abort();
+  }
+  if (e.kind == EventKind::kPlacement || e.kind == EventKind::kPayload)
     t.payload.insert(t.payload.end(), e.data.begin(), e.data.end());
+  if (e.segment_done) {
+    if (!coalesce || (e.kind != EventKind::kPlacement && e.kind != EventKind::kPayload))
+      std::abort();
+    t.ev.push_back(static_cast<uint64_t>(EventKind::kSegmentDone) << 56 | e.segment->crc_field);
   }
 }
 
@@ -54,7 +64,7 @@ Trace run(std::span<const uint8_t> s, const ParserConfig& cfg, uint16_t seed) {
     for (;;) {
       Event e = p.next(in);
       if (e.kind == EventKind::kNeedMore) break;
-      record(t, e);
+      record(t, e, cfg.coalesce);
       if (e.kind == EventKind::kError) return t;
     }
     if (!in.empty()) std::abort();
@@ -73,6 +83,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Trace whole = run(s, cfg, 0);
   const Trace split = run(s, cfg, seed ? seed : 1);
   if (whole.ev != split.ev || whole.payload != split.payload) std::abort();
+  // The engine's coalesced mode: the same checks, in the same order.
+  ParserConfig co = cfg;
+  co.coalesce = true;
+  const Trace cwhole = run(s, co, 0);
+  const Trace csplit = run(s, co, seed ? seed : 1);
+  if (cwhole.ev != whole.ev || cwhole.payload != whole.payload) std::abort();
+  if (csplit.ev != whole.ev || csplit.payload != whole.payload) std::abort();
 
   // decode_fpdu agrees, and every accepted FPDU re-encodes to its bytes.
   size_t off = 0;

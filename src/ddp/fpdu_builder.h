@@ -9,10 +9,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "ddp/ddp_header.h"
+#include "mpa/crc32c.h"
 #include "mpa/fpdu.h"
+#include "util/bytes.h"
 
 namespace softndk::wire {
 
@@ -33,7 +36,9 @@ struct FpduPieces {
 };
 
 // Incremental writer for one FPDU whose payload arrives in pieces (e.g. an
-// SGE list): begin() -> add_payload()* -> finish().
+// SGE list): begin() -> add_payload()* -> finish(). Inline: the transmitter
+// runs it once per FPDU, and out of line its calls and the header copies
+// between them were a third of the per-FPDU framing cost (docs/wire.md).
 class FpduWriter {
  public:
   // Writes the header into `s`. `body` is a control body (Read Request,
@@ -41,14 +46,41 @@ class FpduWriter {
   // total of the add_payload() pieces. Returns an empty span if the ULPDU
   // would exceed 65535 or the body is larger than the scratch allows.
   std::span<const uint8_t> begin(const DdpHeader& h, std::span<const uint8_t> body,
-                                 size_t payload_len, bool crc, FpduScratch& s);
+                                 size_t payload_len, bool crc, FpduScratch& s) {
+    const size_t hs = h.size();
+    if (body.size() > sizeof(s.header) - 2 - hs) return {};
+    const size_t ulpdu = hs + body.size() + payload_len;
+    if (ulpdu > kMaxUlpduLength) return {};
+    s_ = &s;
+    ulpdu_ = static_cast<uint16_t>(ulpdu);
+    crc_on_ = crc;
+    store_be16(s.header, ulpdu_);
+    encode_ddp_header(h, s.header + 2);
+    if (!body.empty()) std::memcpy(s.header + 2 + hs, body.data(), body.size());
+    const size_t n = 2 + hs + body.size();
+    if (crc) crc_ = crc32c_update(kCrc32cInit, s.header, n);
+    return {s.header, n};
+  }
   // CRCs the payload piece (when CRC is on); nothing is copied.
-  void add_payload(std::span<const uint8_t> piece);
+  void add_payload(std::span<const uint8_t> piece) {
+    if (crc_on_) crc_ = crc32c_update(crc_, piece);
+  }
   // Writes pad + CRC (zero when CRC is off) and returns the trailer piece.
   // Pad bytes are zero (RFC 5044) unless `pad_bytes` (exactly the pad length)
   // is given: only for reproducing captured traffic, where Linux siw leaves
   // stale bytes in the pad.
-  std::span<const uint8_t> finish(std::span<const uint8_t> pad_bytes = {});
+  std::span<const uint8_t> finish(std::span<const uint8_t> pad_bytes = {}) {
+    const size_t pad = mpa_pad(ulpdu_);
+    uint8_t* t = s_->trailer;
+    if (pad_bytes.size() == pad && pad > 0)
+      std::memcpy(t, pad_bytes.data(), pad);
+    else
+      std::memset(t, 0, pad);
+    uint32_t v = 0;
+    if (crc_on_) v = crc32c_final(crc32c_update(crc_, t, pad));
+    store_le32(t + pad, v);
+    return {t, pad + 4};
+  }
 
  private:
   FpduScratch* s_ = nullptr;
@@ -58,8 +90,17 @@ class FpduWriter {
 };
 
 // One FPDU with a contiguous payload. Returns false if too large.
-bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body, std::span<const uint8_t> payload,
-                bool crc, FpduScratch& s, FpduPieces& out);
+inline bool build_fpdu(const DdpHeader& h, std::span<const uint8_t> body,
+                       std::span<const uint8_t> payload, bool crc, FpduScratch& s,
+                       FpduPieces& out) {
+  FpduWriter w;
+  out.header = w.begin(h, body, payload.size(), crc, s);
+  if (out.header.empty()) return false;
+  w.add_payload(payload);
+  out.payload = payload;
+  out.trailer = w.finish();
+  return true;
+}
 
 // Contiguous FPDU into `out` (copies payload; for small/control messages and
 // tests). Returns the wire size, 0 if `out` is too small or the ULPDU too long.
@@ -75,7 +116,11 @@ class MessageSegmenter {
  public:
   // `first`: the header of the first segment (TO = message start, MO = 0);
   // `max_payload`: from FpduSizing::max_payload(first.tagged()).
-  MessageSegmenter(const DdpHeader& first, uint64_t length, uint32_t max_payload);
+  // Inline (with next()): built once per message from a header the caller
+  // just wrote field by field; an out-of-line copy of it stalls on store
+  // forwarding (docs/wire.md "Performance").
+  MessageSegmenter(const DdpHeader& first, uint64_t length, uint32_t max_payload)
+      : first_(first), len_(length), max_(max_payload == 0 ? 1 : max_payload) {}
 
   bool done() const { return done_; }
   uint64_t offset() const { return off_; }  // message offset of the next segment
@@ -85,9 +130,27 @@ class MessageSegmenter {
     uint64_t offset;  // within the message
     uint32_t length;
   };
-  Segment next();
+  Segment next() {
+    Segment s;
+    s.offset = off_;
+    const uint64_t rem = len_ - off_;
+    s.length = static_cast<uint32_t>(rem < max_ ? rem : max_);
+    s.hdr = first_;
+    if (s.hdr.tagged())
+      s.hdr.to = first_.to + off_;
+    else
+      s.hdr.mo = static_cast<uint32_t>(first_.mo + off_);
+    off_ += s.length;
+    done_ = off_ >= len_;
+    s.hdr.set_last(done_);
+    return s;
+  }
   // Convenience for a contiguous message buffer: builds the next FPDU.
-  bool next_fpdu(std::span<const uint8_t> message, bool crc, FpduScratch& s, FpduPieces& out);
+  bool next_fpdu(std::span<const uint8_t> message, bool crc, FpduScratch& s, FpduPieces& out) {
+    if (done_ || message.size() < len_) return false;
+    const Segment seg = next();
+    return build_fpdu(seg.hdr, {}, message.subspan(seg.offset, seg.length), crc, s, out);
+  }
 
  private:
   DdpHeader first_;

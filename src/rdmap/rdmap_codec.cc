@@ -9,7 +9,9 @@ namespace softndk::wire {
 namespace {
 // Terminate body: 4-byte control, optionally 2 + 18 (D) and 28 (R) bytes.
 constexpr uint8_t kTermMax = static_cast<uint8_t>(kTerminateMaxPayload);
-constexpr OpcodeInfo kOpcodes[12] = {
+}  // namespace
+
+constinit const OpcodeInfo kOpcodeTable[12] = {
     {"RDMA Write", true, kQnAny, false, false, false, 0, 0},
     {"RDMA Read Request", false, kQnReadRequest, true, false, false, kReadRequestBodySize,
      kReadRequestBodySize},
@@ -26,9 +28,7 @@ constexpr OpcodeInfo kOpcodes[12] = {
     {"Atomic Response", false, kQnAtomic, true, true, false, kAtomicResponseBodySize,
      kAtomicResponseBodySize},
 };
-}  // namespace
 
-const OpcodeInfo* opcode_info(uint8_t opcode) { return opcode < 12 ? &kOpcodes[opcode] : nullptr; }
 const char* opcode_name(uint8_t opcode) {
   const OpcodeInfo* i = opcode_info(opcode);
   return i ? i->name : "Reserved";

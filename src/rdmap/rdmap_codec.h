@@ -49,8 +49,13 @@ struct OpcodeInfo {
   uint8_t min_body;     // control body bytes after the DDP header (buffered by
   uint8_t max_body;     //   the parser instead of being placed); 0/0 = data
 };
-// nullptr for the reserved opcodes 0xC..0xF.
-const OpcodeInfo* opcode_info(uint8_t opcode);
+// The table behind opcode_info(), indexed by opcode (0x0..0xB).
+extern const OpcodeInfo kOpcodeTable[12];
+// nullptr for the reserved opcodes 0xC..0xF. Inline: the stream parser and
+// the header validator consult it once or twice per FPDU.
+inline const OpcodeInfo* opcode_info(uint8_t opcode) {
+  return opcode < 12 ? &kOpcodeTable[opcode] : nullptr;
+}
 const char* opcode_name(uint8_t opcode);  // "Reserved" for 0xC..0xF
 
 constexpr uint8_t rdmap_ctrl(Opcode op) {

@@ -37,7 +37,7 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
       pd_(qp->pd()),
       stags_(qp->adapter()->stags()),
       adapter_(qp->adapter()),
-      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF}) {
+      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true}) {
   max_tagged_ = kMaxTaggedPayload;
   max_untagged_ = kMaxUntaggedPayload;
   if (opt.max_fpdu_payload != 0) {

@@ -140,10 +140,15 @@ bool Stream::feed(std::span<const uint8_t>& in) {
       case wire::EventKind::kNeedMore:
         return true;
       case wire::EventKind::kPlacement:
+        // Coalesced parser (docs/wire.md): the event may also carry the
+        // payload already staged and end the segment.
         if (!on_placement(*ev.segment)) return false;
+        if (!ev.data.empty()) place(ev.offset, ev.data.data(), ev.data.size());
+        if (ev.segment_done && !on_segment_done(*ev.segment)) return false;
         break;
       case wire::EventKind::kPayload:
         place(ev.offset, ev.data.data(), ev.data.size());
+        if (ev.segment_done && !on_segment_done(*ev.segment)) return false;
         break;
       case wire::EventKind::kSegmentDone:
         if (!on_segment_done(*ev.segment)) return false;

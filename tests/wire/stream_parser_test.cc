@@ -32,6 +32,11 @@ struct Recorder {
                ",to=" + std::to_string(s.hdr.to) + ",qn=" + std::to_string(s.hdr.qn) +
                ",msn=" + std::to_string(s.hdr.msn) + ",mo=" + std::to_string(s.hdr.mo) +
                ",len=" + std::to_string(s.payload_len) + ",body=" + to_hex(s.body) + ")";
+        // Coalesced mode: the placement's payload starts the segment's.
+        if (!ev.data.empty()) {
+          EXPECT_EQ(ev.offset, 0u);
+        }
+        payload.insert(payload.end(), ev.data.begin(), ev.data.end());
         break;
       }
       case EventKind::kPayload:
@@ -45,7 +50,13 @@ struct Recorder {
         error = ev.error;
         break;
     }
+    // Coalesced mode: logged as the kSegmentDone it stands for.
+    if (ev.segment_done) {
+      ++coalesced;
+      log += "D(" + std::to_string(ev.segment->crc_field) + ")";
+    }
   }
+  int coalesced = 0;  // events that also ended their segment
 };
 
 // Feeds `data` in pieces of `chunk` bytes (0 = whole), returns the recording.
@@ -94,6 +105,49 @@ std::vector<uint8_t> conversation(bool crc) {
   t.code = {TermLayer::kRdmap, 2, 6};
   add(encode_terminate_fpdu(t, 1, crc, buf));
   return s;
+}
+
+// ParserConfig::coalesce (the engine's mode) must report exactly what the
+// event-per-step protocol reports, for every split, with and without CRC,
+// and put a CRC error after the payload it covers.
+TEST(StreamParser, CoalescedEventsMatchSteps) {
+  for (bool crc : {false, true}) {
+    const auto s = conversation(crc);
+    ParserConfig steps{crc};
+    ParserConfig co = steps;
+    co.coalesce = true;
+    const Recorder want = run(s, 0, steps);
+    EXPECT_EQ(want.coalesced, 0);
+    const Recorder whole = run(s, 0, co);
+    EXPECT_EQ(whole.log, want.log);
+    EXPECT_EQ(whole.payload, want.payload);
+    // Whole buffer: every FPDU is one event (9 FPDUs in the conversation).
+    EXPECT_EQ(whole.coalesced, 9) << whole.log;
+    for (size_t chunk : {1, 2, 3, 5, 7, 16, 19, 64, 1000}) {
+      const Recorder r = run(s, chunk, co);
+      EXPECT_EQ(r.log, want.log) << chunk;
+      EXPECT_EQ(r.payload, want.payload) << chunk;
+    }
+  }
+  // A corrupted CRC: payload first, then the error, as without coalescing.
+  auto s = conversation(true);
+  s[s.size() - 1] ^= 0x40;  // the Terminate's CRC
+  ParserConfig co{true};
+  co.coalesce = true;
+  const Recorder want = run(s, 0, ParserConfig{true});
+  const Recorder got = run(s, 0, co);
+  EXPECT_EQ(got.error, WireError::kCrcMismatch);
+  EXPECT_EQ(got.log, want.log);
+  auto w = conversation(true);
+  // The RTR Write is 20 bytes; the first Send segment's payload starts at
+  // 20 + 2 + 18: corrupt a byte of it.
+  w[20 + 2 + 18 + 100] ^= 1;
+  const Recorder want2 = run(w, 0, ParserConfig{true});
+  const Recorder got2 = run(w, 0, co);
+  EXPECT_EQ(got2.error, WireError::kCrcMismatch);
+  EXPECT_EQ(got2.payload.size(), 1424u);
+  EXPECT_EQ(got2.log, want2.log);
+  EXPECT_EQ(got2.payload, want2.payload);
 }
 
 TEST(StreamParser, WholeBufferEvents) {
