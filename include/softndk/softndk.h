@@ -190,7 +190,11 @@ NTSTATUS SoftNdkQueryPort(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, SIZE_T Att
 #define SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET 0x00000001u /* zero the counters */
 #define SOFTNDK_MODIFY_ADAPTER_TRACE 0x00000002u          /* TracePath: start/stop pcap */
 typedef struct _SOFTNDK_MODIFY_ADAPTER {
-  const char* TracePath; /* pcap file for all traffic of this instance; NULL stops */
+  /* pcap file for all traffic of this instance (created or truncated now;
+   * running connections switch at once, later ones when established);
+   * NULL stops. Same format as SoftNdkTraceQp. A path that cannot be
+   * created: STATUS_INVALID_PARAMETER, nothing changes. */
+  const char* TracePath;
 } SOFTNDK_MODIFY_ADAPTER;
 
 /* Port capabilities. The EXCLUSIVE ones can be held by one opener (adapter
@@ -222,7 +226,11 @@ NTSTATUS SoftNdkCloseAdapterAsync(NDK_ADAPTER* pNdkAdapter, SOFTNDK_REQUEST* pRe
 /* 3. Observability and fault hooks                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Counters in the spirit of NDIS_NDK_PERFORMANCE_COUNTERS. */
+/* Counters in the spirit of NDIS_NDK_PERFORMANCE_COUNTERS, kept per adapter
+ * instance and per QP (the QP's: every connection it carried). The
+ * adapter's are the sum of its QPs' until COUNTERS_RESET, which zeroes the
+ * adapter's only. Octets/frames: bytes through the TCP socket (framing
+ * included, the MPA exchange not) and FPDUs. docs/observability.md. */
 typedef struct _SOFTNDK_COUNTERS {
   UINT64 Connect;          /* connections established as initiator */
   UINT64 Accept;           /* connections established as responder */
@@ -261,8 +269,13 @@ typedef struct _SOFTNDK_CONNECTION_INFO {
 
 NTSTATUS SoftNdkQueryConnectionInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_CONNECTION_INFO* pInfo);
 
-/* Write this QP's wire traffic to a pcap file (synthetic Ethernet/IP/TCP
- * framing that Wireshark decodes as iWARP). Path NULL stops. */
+/* Write this QP's wire traffic to a pcap file: the bytes exactly as sent
+ * and received, in synthetic Ethernet/IPv4-or-IPv6/TCP framing with the
+ * connection's real addresses and ports, opened by the recorded MPA
+ * Request/Reply, so that Wireshark decodes MPA/DDP/RDMAP. Set before
+ * connecting: the whole conversation; on a connected QP: from the next
+ * FPDU boundary of each direction. Path NULL stops (the file is closed).
+ * A path that cannot be created: STATUS_INVALID_PARAMETER. */
 NTSTATUS SoftNdkTraceQp(NDK_QP* pNdkQp, const char* PcapPath);
 
 /* Fault hooks for tests. */
@@ -271,8 +284,10 @@ typedef enum {
   SoftNdkFaultFailNthRegistration = 1, /* Count: the Nth next RegisterMr fails */
   SoftNdkFaultFatalAdapterError = 2,   /* inject a fatal adapter error now */
   SoftNdkFaultDropTx = 3,              /* connection: drop the next Count outgoing FPDUs */
-  SoftNdkFaultDelayTx = 4,             /* connection: delay outgoing data by DelayMs */
-  SoftNdkFaultCorruptTx = 5,           /* connection: flip a bit in the next outgoing FPDU */
+  SoftNdkFaultDelayTx = 4,             /* connection: hold the next Count outgoing FPDUs
+                                          for DelayMs (1..60000); later data waits behind */
+  SoftNdkFaultCorruptTx = 5,           /* connection: flip a bit (lowest of the last ULPDU
+                                          byte) in each of the next Count outgoing FPDUs */
   SoftNdkFaultResetConnection = 6,     /* connection: abort with TCP RST now */
 } SOFTNDK_FAULT_TYPE;
 
@@ -284,7 +299,9 @@ typedef struct _SOFTNDK_FAULT {
 
 /* Adapter-level faults (FailNthRegistration, FatalAdapterError). */
 NTSTATUS SoftNdkInjectAdapterFault(NDK_ADAPTER* pNdkAdapter, const SOFTNDK_FAULT* pFault);
-/* Connection-level faults, on a connected connector. */
+/* Connection-level faults, on a connected connector (else
+ * STATUS_CONNECTION_INVALID). For the Tx faults Count 0 means 1; the
+ * sender's Sends/Writes still complete locally as if TCP took the bytes. */
 NTSTATUS SoftNdkInjectConnectionFault(NDK_CONNECTOR* pNdkConnector, const SOFTNDK_FAULT* pFault);
 
 /* A short name for an NTSTATUS ("STATUS_CANCELLED"), or NULL if unknown. */

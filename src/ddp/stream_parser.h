@@ -111,6 +111,8 @@ class StreamParser {
   // payload bytes left in kPayload.
   size_t bytes_wanted() const;
   size_t payload_remaining() const { return pay_rem_; }
+  // Waiting for the first byte of a new FPDU (wire traces start there).
+  bool at_fpdu_boundary() const { return state_ == State::kHeader && stage_ == 0 && have_ == 0; }
   uint32_t payload_offset() const { return pay_off_; }
   const SegmentInfo& segment() const { return seg_; }
 

@@ -1,6 +1,9 @@
 // abi_softndk_net.cc - the connection and per-QP extern "C" functions of
 // softndk/softndk.h.
+#include <cerrno>
+
 #include "ndk/abi_common.h"
+#include "ndk/adapter.h"
 #include "ndk/endpoints.h"
 #include "ndk/net_glue.h"
 #include "ndk/qp.h"
@@ -31,27 +34,33 @@ NTSTATUS SoftNdkInjectConnectionFault(NDK_CONNECTOR* pNdkConnector, const SOFTND
   });
 }
 
-// The data path keeps no per-QP counters (only the adapter's): the call
-// validates its arguments, zeroes the output and answers STATUS_NOT_SUPPORTED.
+// The QP's own counters (ndk/counters.h): those of every connection the QP
+// carried so far.
 NTSTATUS SoftNdkQueryQpCounters(NDK_QP* pNdkQp, SOFTNDK_COUNTERS* pCounters) {
   return guarded([&]() -> NTSTATUS {
     Qp* q;
     NTSTATUS s = live(pNdkQp, NdkObjectTypeQp, &q);
     if (s != STATUS_SUCCESS) return s;
     if (pCounters == nullptr) return STATUS_INVALID_PARAMETER;
-    *pCounters = SOFTNDK_COUNTERS{};
-    return STATUS_NOT_SUPPORTED;
+    q->counters().read(pCounters);
+    return STATUS_SUCCESS;
   });
 }
 
-// Packet capture is not implemented: STATUS_NOT_SUPPORTED after the handle
-// check (a NULL path, "stop", succeeds).
+// The file is created here (a path that cannot be written fails inline and
+// changes nothing); a trace already running on the QP is replaced.
 NTSTATUS SoftNdkTraceQp(NDK_QP* pNdkQp, const char* PcapPath) {
   return guarded([&]() -> NTSTATUS {
     Qp* q;
     NTSTATUS s = live(pNdkQp, NdkObjectTypeQp, &q);
     if (s != STATUS_SUCCESS) return s;
-    return PcapPath == nullptr ? STATUS_SUCCESS : STATUS_NOT_SUPPORTED;
+    std::shared_ptr<softndk::util::PcapFile> f;
+    if (PcapPath != nullptr) {
+      f = softndk::util::PcapFile::create(PcapPath);
+      if (f == nullptr) return softndk::ndk::trace_open_status(errno);
+    }
+    q->set_trace(std::move(f));
+    return STATUS_SUCCESS;
   });
 }
 

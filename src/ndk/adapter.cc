@@ -237,20 +237,9 @@ NTSTATUS Adapter::finish_request(Object* o, NDK_FN_REQUEST_COMPLETION cb, void* 
   return STATUS_PENDING;
 }
 
-void Adapter::read_counters(SOFTNDK_COUNTERS* out) const {
-  const Counters& c = counters_;
-  out->Connect = c.connect.load();
-  out->Accept = c.accept.load();
-  out->ConnectFailure = c.connect_failure.load();
-  out->ConnectionError = c.connection_error.load();
-  out->ActiveConnection = c.active_connection.load();
-  out->CQError = c.cq_error.load();
-  out->RDMAInOctets = c.rdma_in_octets.load();
-  out->RDMAOutOctets = c.rdma_out_octets.load();
-  out->RDMAInFrames = c.rdma_in_frames.load();
-  out->RDMAOutFrames = c.rdma_out_frames.load();
-  out->TerminatesSent = c.terminates_sent.load();
-  out->TerminatesReceived = c.terminates_received.load();
+std::shared_ptr<util::PcapFile> Adapter::trace_file() {
+  std::lock_guard lk(trace_mu_);
+  return trace_;
 }
 
 bool Adapter::registration_fault() {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -21,11 +22,13 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "ndk/counters.h"
 #include "ndk/netdev.h"
 #include "ndk/object.h"
 #include "ndk/stag_table.h"
 #include "softndk/softndk.h"
 #include "tcp/reactor.h"
+#include "util/pcap_writer.h"
 
 namespace softndk::ndk {
 
@@ -62,6 +65,13 @@ struct AdapterHandle {
   std::atomic<uint32_t> magic;
   Adapter* self;
 };
+
+// The status for a trace file that could not be created (errno).
+inline NTSTATUS trace_open_status(int err) {
+  return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOSPC
+             ? STATUS_INSUFFICIENT_RESOURCES
+             : STATUS_INVALID_PARAMETER;
+}
 
 class Adapter {
  public:
@@ -106,15 +116,14 @@ class Adapter {
   // STATUS_PENDING and the completion on the engine (holding `o`).
   NTSTATUS finish_request(Object* o, NDK_FN_REQUEST_COMPLETION cb, void* ctx, NTSTATUS status);
 
-  // Counters (SOFTNDK_COUNTERS). The data path and the connection layer bump
-  // these directly.
-  struct Counters {
-    std::atomic<uint64_t> connect{0}, accept{0}, connect_failure{0}, connection_error{0},
-        active_connection{0}, cq_error{0}, rdma_in_octets{0}, rdma_out_octets{0}, rdma_in_frames{0},
-        rdma_out_frames{0}, terminates_sent{0}, terminates_received{0};
-  };
+  // Counters (SOFTNDK_COUNTERS, counters.h). The data path and the
+  // connection layer bump these and the QP's own together.
   Counters& counters() { return counters_; }
-  void read_counters(SOFTNDK_COUNTERS* out) const;
+  void read_counters(SOFTNDK_COUNTERS* out) const { counters_.read(out); }
+
+  // Adapter-wide pcap trace (SOFTNDK_MODIFY_ADAPTER_TRACE): the file every
+  // stream of this instance writes to, or null.
+  std::shared_ptr<util::PcapFile> trace_file();
 
   // Fault hook: true when this registration must fail (FailNthRegistration).
   bool registration_fault();
@@ -160,6 +169,8 @@ class Adapter {
   std::atomic<bool> fatal_{false};
   std::atomic<uint32_t> fail_registration_in_{0};  // 0: no fault armed
   Counters counters_;
+  std::mutex trace_mu_;
+  std::shared_ptr<util::PcapFile> trace_;  // trace_mu_
   uint64_t monitor_id_ = 0;
   std::atomic<uint32_t> port_state_{SoftNdkPortStateDown};
 

@@ -5,12 +5,14 @@
 // adapter close. Events complete requests on the engine; cancel and close
 // complete them inline (the header promises "before this returns"), never
 // with a lock held.
+#include <cerrno>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "ndk/adapter.h"
 #include "ndk/port_caps.h"
+#include "ndk/qp.h"
 
 namespace softndk::ndk {
 
@@ -171,17 +173,27 @@ NTSTATUS Adapter::modify_adapter(ULONG flags, const SOFTNDK_MODIFY_ADAPTER* m,
   if (flags == 0 || (flags & ~kKnown)) return finish_inline(req, STATUS_INVALID_PARAMETER, 0);
   if ((flags & SOFTNDK_MODIFY_ADAPTER_TRACE) && m == nullptr)
     return finish_inline(req, STATUS_INVALID_PARAMETER, 0);
-  // Adapter-wide pcap capture belongs to the trace module, which is not in
-  // yet; refuse before changing anything.
-  if (flags & SOFTNDK_MODIFY_ADAPTER_TRACE) return finish_inline(req, STATUS_NOT_SUPPORTED, 0);
-  if (flags & SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET) {
-    for (auto* c :
-         {&counters_.connect, &counters_.accept, &counters_.connect_failure,
-          &counters_.connection_error, &counters_.cq_error, &counters_.rdma_in_octets,
-          &counters_.rdma_out_octets, &counters_.rdma_in_frames, &counters_.rdma_out_frames,
-          &counters_.terminates_sent, &counters_.terminates_received})
-      c->store(0);  // ActiveConnection is a level, not a count: kept
+  if (flags & SOFTNDK_MODIFY_ADAPTER_TRACE) {
+    // Opened first: a path that cannot be written changes nothing.
+    std::shared_ptr<util::PcapFile> f;
+    if (m->TracePath != nullptr) {
+      f = util::PcapFile::create(m->TracePath);
+      if (f == nullptr) return finish_inline(req, trace_open_status(errno), 0);
+    }
+    {
+      std::lock_guard lk(trace_mu_);
+      trace_ = f;
+    }
+    // Connections already running switch now; new ones pick the file up
+    // when their data path starts (trace_file()).
+    std::vector<Object*> objs = snapshot_live();
+    for (Object* o : objs) {
+      if (o->type() != NdkObjectTypeQp) continue;
+      if (auto t = static_cast<Qp*>(o)->transport()) t->set_trace(QpTransport::kTraceAdapter, f);
+    }
+    for (Object* o : objs) o->release();
   }
+  if (flags & SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET) counters_.reset();
   return finish_inline(req, STATUS_SUCCESS, 0);
 }
 

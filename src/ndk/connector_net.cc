@@ -75,6 +75,7 @@ void ConnectorNet::end_active_locked() {
   if (!counted_active_) return;
   counted_active_ = false;
   adapter_->counters().active_connection.fetch_sub(1, std::memory_order_relaxed);
+  if (qp_ != nullptr) qp_->counters().active_connection.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // ---- active side ---------------------------------------------------------------
@@ -152,7 +153,7 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
       std::lock_guard lk(mu_);
       state_ = ConnState::kFailed;
     }
-    adapter_->counters().connect_failure.fetch_add(1, std::memory_order_relaxed);
+    count2(adapter_->counters().connect_failure, qp->counters().connect_failure);
     obj_->release();
     return st == STATUS_SUCCESS ? STATUS_INTERNAL_ERROR : st;
   }
@@ -170,9 +171,11 @@ void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLE
                                      void* ctx) {
   NTSTATUS st = r.status;
   std::shared_ptr<tcp::Connection> drop;
+  Qp* qp = nullptr;
   {
     std::lock_guard lk(mu_);
     active_.reset();
+    qp = qp_;
     if (torn_down_) {
       drop = std::move(r.connection);
       if (st == STATUS_SUCCESS) st = STATUS_CANCELLED;
@@ -199,8 +202,11 @@ void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLE
       }
     }
   }
-  if (st != STATUS_SUCCESS)
+  if (st != STATUS_SUCCESS) {
     adapter_->counters().connect_failure.fetch_add(1, std::memory_order_relaxed);
+    // The QP is bound (held) until the connector closes, so it is alive.
+    if (qp != nullptr) qp->counters().connect_failure.fetch_add(1, std::memory_order_relaxed);
+  }
   if (drop) drop->abort();
   complete(done, ctx, st);
 }
@@ -237,6 +243,7 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
       st = STATUS_CONNECTION_ABORTED;  // the responder gave up meanwhile
       state_ = ConnState::kClosed;
     } else {
+      std::vector<uint8_t> rtr;
       if (params_.p2p) {
         // The RTR: our first FPDU; the responder's Accept completes on it.
         uint8_t buf[wire::kRtrReadSize + 8];
@@ -249,8 +256,9 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
           state_ = ConnState::kClosed;
           drop = conn_;
         }
+        rtr.assign(buf, buf + n);
       }
-      if (st == STATUS_SUCCESS && !establish_locked(true)) {
+      if (st == STATUS_SUCCESS && !establish_locked(true, std::move(rtr))) {
         st = STATUS_CONNECTION_ABORTED;
         state_ = ConnState::kClosed;
       }
@@ -260,16 +268,22 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
   complete(done, ctx, st);
 }
 
-bool ConnectorNet::establish_locked(bool initiator) {
+bool ConnectorNet::establish_locked(bool initiator, std::vector<uint8_t> sent_rtr) {
   rdmap::StreamOptions so;
+  so.sent_rtr = std::move(sent_rtr);
   so.await_peer_fpdu = !initiator;  // RFC 5044 7.1.2 (with P2P the RTR is here already)
   stream_ = rdmap::start_stream(qp_, conn_, so);
   if (stream_ == nullptr) return false;
   state_ = ConnState::kEstablished;
   counted_active_ = true;
   auto& k = adapter_->counters();
-  k.active_connection.fetch_add(1, std::memory_order_relaxed);
-  (initiator ? k.connect : k.accept).fetch_add(1, std::memory_order_relaxed);
+  auto& q = qp_->counters();
+  count2(k.active_connection, q.active_connection);
+  if (initiator) {
+    count2(k.connect, q.connect);
+  } else {
+    count2(k.accept, q.accept);
+  }
   std::weak_ptr<ConnectorNet> w = shared_from_this();
   conn_->on_peer_close([w](NTSTATUS s) {
     if (auto self = w.lock()) self->on_peer_close(s);
@@ -508,8 +522,16 @@ NTSTATUS ConnectorNet::inject(const SOFTNDK_FAULT* f) {
       break;
     case SoftNdkFaultDropTx:
     case SoftNdkFaultDelayTx:
-    case SoftNdkFaultCorruptTx:
-      return STATUS_NOT_SUPPORTED;  // the data path has no transmit hooks
+    case SoftNdkFaultCorruptTx: {
+      // Transmit faults live in the data path (rdmap/tx_faults.h).
+      std::shared_ptr<rdmap::Stream> s;
+      {
+        std::lock_guard lk(mu_);
+        if (state_ != ConnState::kEstablished) return STATUS_CONNECTION_INVALID;
+        s = stream_;
+      }
+      return s ? s->inject_fault(*f) : STATUS_CONNECTION_INVALID;
+    }
     default:
       return STATUS_INVALID_PARAMETER;
   }

@@ -93,7 +93,7 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
                         NDK_FN_REQUEST_COMPLETION done, void* ctx);
   void finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void* ctx);
   // Established (mu_ held): peer-close hook, data path, counters.
-  bool establish_locked(bool initiator);
+  bool establish_locked(bool initiator, std::vector<uint8_t> sent_rtr = {});
   void on_peer_close(NTSTATUS st);
   void bind_qp(Qp* qp);                                                   // mu_ held
   void complete(NDK_FN_REQUEST_COMPLETION done, void* ctx, NTSTATUS st);  // releases the hold

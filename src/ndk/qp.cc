@@ -110,6 +110,26 @@ void Qp::detach() {
   t.swap(transport_);
 }
 
+void Qp::set_trace(std::shared_ptr<util::PcapFile> file) {
+  std::shared_ptr<QpTransport> t;
+  {
+    std::lock_guard lk(transport_mu_);
+    trace_ = file;
+    t = transport_;
+  }
+  if (t != nullptr) t->set_trace(QpTransport::kTraceQp, std::move(file));
+}
+
+std::shared_ptr<util::PcapFile> Qp::trace_file() {
+  std::lock_guard lk(transport_mu_);
+  return trace_;
+}
+
+std::shared_ptr<QpTransport> Qp::transport() {
+  std::lock_guard lk(transport_mu_);
+  return transport_;
+}
+
 void Qp::kick(bool deferred) {
   std::shared_ptr<QpTransport> t;
   {
@@ -346,6 +366,7 @@ void Qp::flush() {
     for (uint64_t seq = sq_head_; seq < sq_tail_; ++seq) {
       const WorkRequestHead& wr = sq_[seq % sq_.size()].wr;
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
+      counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
     }
     sq_head_ = sq_next_ = sq_tail_;
     deferred_pending_ = false;
@@ -356,6 +377,7 @@ void Qp::flush() {
       const ReceiveHead& r = rq_[(rq_head_ + i) % rq_.size()];
       rcq_->push(
           make_result(STATUS_CANCELLED, 0, cfg_.context, r.context, NdkOperationTypeReceive));
+      counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
     }
     rq_head_ = 0;
     rq_count_ = 0;
@@ -403,6 +425,7 @@ bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_
     SqSlot& h = sq_[sq_head_ % sq_.size()];
     bool silent = (h.wr.flags & NDK_OP_FLAG_SILENT_SUCCESS) && h.status == STATUS_SUCCESS;
     if (!silent) {
+      if (h.status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
       if (!icq_->push(make_result(h.status, h.bytes, cfg_.context, h.wr.context, h.wr.type,
                                   h.type_specific)))
         set_state(QpState::kError);
@@ -427,6 +450,7 @@ void Qp::complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes,
                           uint32_t invalidated_stag) {
   NDK_OPERATION_TYPE type =
       invalidated_stag != 0 ? NdkOperationTypeReceiveAndInvalidate : NdkOperationTypeReceive;
+  if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
   if (!rcq_->push(make_result(status, bytes, cfg_.context, r.context, type, invalidated_stag),
                   solicited))
     set_state(QpState::kError);

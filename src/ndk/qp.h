@@ -25,8 +25,10 @@
 #include <mutex>
 #include <vector>
 
+#include "ndk/counters.h"
 #include "ndk/object.h"
 #include "ndk/work_request.h"
+#include "util/pcap_writer.h"
 
 namespace softndk::ndk {
 
@@ -48,6 +50,11 @@ class QpTransport {
   virtual void rq_posted() = 0;
   // NdkFlush/QP close/fatal error: queued requests are being cancelled.
   virtual void flushed() = 0;
+  // Start (file) or stop (null) writing this connection's wire traffic to a
+  // pcap trace; slot kTraceQp is SoftNdkTraceQp's, kTraceAdapter the
+  // adapter-wide one (SOFTNDK_MODIFY_ADAPTER_TRACE).
+  enum TraceSlot { kTraceQp = 0, kTraceAdapter = 1 };
+  virtual void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) = 0;
 };
 
 struct QpConfig {
@@ -97,6 +104,15 @@ class Qp final : public Object {
   Cq* initiator_cq() const { return icq_; }
   Srq* srq() const { return srq_; }
   void* context() const { return cfg_.context; }
+  // This QP's own SOFTNDK_COUNTERS (counters.h).
+  Counters& counters() { return counters_; }
+  // SoftNdkTraceQp: the QP's pcap trace (null stops). Applies to the running
+  // stream at once and to a stream started later; the data path reads it
+  // with trace_file() when it starts.
+  void set_trace(std::shared_ptr<util::PcapFile> file);
+  std::shared_ptr<util::PcapFile> trace_file();
+  // The attached data path, if any (adapter-wide trace start/stop).
+  std::shared_ptr<QpTransport> transport();
   const QpConfig& config() const { return cfg_; }
   ULONG sq_pending();
   ULONG rq_pending();
@@ -142,6 +158,8 @@ class Qp final : public Object {
 
   std::mutex transport_mu_;
   std::shared_ptr<QpTransport> transport_;
+  std::shared_ptr<util::PcapFile> trace_;  // transport_mu_
+  Counters counters_;
 };
 
 }  // namespace softndk::ndk

@@ -16,6 +16,8 @@
 #include "rdmap/rtr.h"
 #include "rdmap/terminate_fpdu.h"
 #include "rdmap/tsan_edge.h"
+#include "rdmap/tx_faults.h"
+#include "rdmap/wire_tap.h"
 
 namespace softndk::rdmap {
 
@@ -37,6 +39,8 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
       pd_(qp->pd()),
       stags_(qp->adapter()->stags()),
       adapter_(qp->adapter()),
+      qc_(qp->counters()),
+      sent_rtr_(opt.sent_rtr),
       parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true}) {
   max_tagged_ = kMaxTaggedPayload;
   max_untagged_ = kMaxUntaggedPayload;
@@ -101,6 +105,8 @@ void Stream::begin() {
     tsan_edge_ = tsan::edge_of(fd);
     if (!left.empty()) staging_.resize(std::max(left.size(), kStagingSize));
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
+    attach_taps_locked();  // traces asked for before the connection: from the start
+    if (rx_hooked_ && !left.empty()) tap_rx(left.data(), left.size(), true);
     st_pos_ = 0;
     st_len_ = left.size();
     qp_->attach(self);
@@ -170,7 +176,7 @@ void Stream::flushed() {
   }
   {
     std::lock_guard lk(rx_mu_);
-    recv_active_ = false;
+    cancel_active_receive_locked();
     rx_done_ = true;
   }
   {
@@ -189,8 +195,12 @@ void Stream::stop() {
     std::lock_guard rl(rx_mu_);
     tx_done_ = true;
     rx_done_ = true;
+    cancel_active_receive_locked();
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    // Nothing more crosses the socket: close the traces' files now.
+    for (auto& t : taps_) t.reset();
+    update_hooked_locked();
   }
   qp_->detach();
   qp_->receive_cq()->remove_progress(this);
@@ -201,11 +211,17 @@ void Stream::stop() {
 
 // ---- errors -------------------------------------------------------------------
 
+void Stream::cancel_active_receive_locked() {
+  if (!recv_active_) return;
+  recv_active_ = false;
+  qp_->complete_receive(recv_, STATUS_CANCELLED, 0, false);
+}
+
 void Stream::fail(NTSTATUS /*status*/, int sock_err) {
   bool expected = false;
   if (!failed_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return;
   sock_err_.store(sock_err);
-  adapter_->counters().connection_error.fetch_add(1, std::memory_order_relaxed);
+  ndk::count2(adapter_->counters().connection_error, qc_.connection_error);
 }
 
 void Stream::queue_terminate(const wire::TerminateMessage& t) {
@@ -217,7 +233,7 @@ void Stream::queue_terminate(const wire::TerminateMessage& t) {
   term_pending_ = true;
   term_sent_.store(static_cast<uint32_t>(t.code.layer) << 16 |
                    static_cast<uint32_t>(t.code.etype) << 8 | t.code.code);
-  adapter_->counters().terminates_sent.fetch_add(1, std::memory_order_relaxed);
+  ndk::count2(adapter_->counters().terminates_sent, qc_.terminates_sent);
 }
 
 void Stream::after_unlock() {
@@ -236,6 +252,12 @@ void Stream::after_unlock() {
     // not yet completed it: let it finish, so that it completes with
     // success rather than being flushed.
     std::lock_guard lk(tx_mu_);
+  }
+  {
+    // A receive a Send was landing in is no longer in the RQ ring: complete
+    // it here, before the flush completes the later ones.
+    std::lock_guard lk(rx_mu_);
+    cancel_active_receive_locked();
   }
   if (!stopped_.load()) qp_->to_error();
   // The consumer's disconnect event (and the connector's view of the

@@ -18,6 +18,7 @@
 // acted on (QP to error + flush, connection report) after unlocking.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <atomic>
@@ -45,7 +46,13 @@ struct StreamOptions {
   // FPDU has arrived. siw as initiator fails the connection (EPROTO) if an
   // FPDU arrives together with or before it has processed the Reply.
   bool await_peer_fpdu = false;
+  // The RTR the connection glue sent before the stream started (initiator,
+  // RFC 6581): written to wire traces so they show the whole conversation.
+  std::vector<uint8_t> sent_rtr;
 };
+
+class WireTap;
+struct TxFaults;
 
 class Stream final : public ndk::QpTransport,
                      public tcp::ConnectionHandler,
@@ -65,6 +72,11 @@ class Stream final : public ndk::QpTransport,
   void on_writable() override;
   // ndk::ProgressSource (polling thread)
   void progress() override;
+  // ndk::QpTransport: pcap traces (stream_hooks.cc); any thread.
+  void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) override;
+
+  // SoftNdkInjectConnectionFault DropTx / DelayTx / CorruptTx (stream_hooks.cc).
+  NTSTATUS inject_fault(const SOFTNDK_FAULT& f);
 
   // Ends the data path for good (NdkDisconnect, connector/QP close): no
   // more socket I/O, detached from the QP, its CQs and the connection. Call
@@ -108,11 +120,31 @@ class Stream final : public ndk::QpTransport,
   void rx_fail_term(const wire::TerminateMessage& t, NTSTATUS st);
   void rx_fail_wire(wire::WireError e, const wire::SegmentInfo* seg);
 
+  // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
+  // The data path calls these behind one flag test each (tx_hooked_,
+  // rx_hooked_), so they cost one predictable branch when nothing is on.
+  ssize_t emit_hooked(msghdr* m);  // tx_mu_: instead of emit_sendmsg
+  void tx_hook_pass();             // tx_mu_: run_tx start, sends held bytes
+  void tx_shutdown();              // tx_mu_: FIN, after held bytes
+  void tap_tx(const iovec* iov, int niov, size_t n, bool boundary);
+  void tap_rx(const iovec* iov, int niov, size_t n, bool boundary);  // rx_mu_
+  void tap_rx(const uint8_t* p, size_t n, bool boundary) {
+    iovec v{const_cast<uint8_t*>(p), n};
+    tap_rx(&v, 1, n, boundary);
+  }
+  void attach_taps_locked();    // begin(), both locks held
+  void update_hooked_locked();  // both locks
+  void update_tx_hooked();      // tx_mu_
+  void fault_flush();
+
   // ---- errors (stream.cc) ----
   // Records a fatal error: the QP goes to error after the caller unlocks.
   void fail(NTSTATUS status, int sock_err);
   void queue_terminate(const wire::TerminateMessage& t);
   void after_unlock();  // acts on a recorded failure (no lock held)
+  // The receive a Send was landing in completes with STATUS_CANCELLED
+  // (rx_mu_ held): it left the RQ ring, so the QP's flush cannot reach it.
+  void cancel_active_receive_locked();
 
   ndk::Qp* const qp_;
   std::shared_ptr<tcp::Connection> conn_;
@@ -132,6 +164,17 @@ class Stream final : public ndk::QpTransport,
   std::atomic<bool> eof_{false};  // FIN seen, not yet reported
   std::atomic<int> sock_err_{0};
   std::atomic<uint32_t> term_sent_{0xFFFFFFFFu}, term_received_{0xFFFFFFFFu};
+  ndk::Counters& qc_;  // the QP's own counters (bumped with the adapter's)
+  const std::vector<uint8_t> sent_rtr_;
+
+  // ---- hooks (stream_hooks.cc) ----
+  // taps_ change under tx_mu_ and rx_mu_ together; tx_hooked_ is read and
+  // written under tx_mu_, rx_hooked_ under rx_mu_.
+  std::unique_ptr<WireTap> taps_[2];  // by TraceSlot
+  std::unique_ptr<TxFaults> faults_;  // tx_mu_
+  bool tx_hooked_ = false;
+  bool rx_hooked_ = false;
+  std::atomic<bool> fault_timer_{false};  // a reactor timer will kick the transmitter
 
   // ---- transmitter state (tx_mu_) ----
   std::mutex tx_mu_;

@@ -96,6 +96,9 @@ bool Stream::run_rx(size_t budget) {
         size_t want = large_ ? kSmallRead : staging_.size();
         n = ::recv(fd_, staging_.data(), want, MSG_DONTWAIT);
         if (n > 0) {
+          // Staging was empty: the bytes start where the parser stands.
+          if (rx_hooked_)
+            tap_rx(staging_.data(), static_cast<size_t>(n), parser_.at_fpdu_boundary());
           tsan::after_recv(tsan_edge_);
           st_pos_ = 0;
           st_len_ = static_cast<size_t>(n);
@@ -104,8 +107,8 @@ bool Stream::run_rx(size_t budget) {
     }
     if (n > 0) {
       done += static_cast<size_t>(n);
-      adapter_->counters().rdma_in_octets.fetch_add(static_cast<uint64_t>(n),
-                                                    std::memory_order_relaxed);
+      ndk::count2(adapter_->counters().rdma_in_octets, qc_.rdma_in_octets,
+                  static_cast<uint64_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -187,6 +190,7 @@ ssize_t Stream::direct_recv() {
   m.msg_iovlen = static_cast<size_t>(niov);
   ssize_t n = land_recvmsg(fd_, &m);
   if (n <= 0) return n;
+  if (rx_hooked_) tap_rx(iov, niov, static_cast<size_t>(n), false);
   tsan::after_recv(tsan_edge_);
   uint32_t crc = 0;
   if (crc_) {
@@ -233,7 +237,7 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
     return false;
   }
   large_ = seg.payload_len >= kLargeSegment;
-  adapter_->counters().rdma_in_frames.fetch_add(1, std::memory_order_relaxed);
+  ndk::count2(adapter_->counters().rdma_in_frames, qc_.rdma_in_frames);
   const wire::Opcode op = seg.opcode();
   if (op == wire::Opcode::kWrite) {
     // siw: zero-length Writes (the RTR among them) skip the STag check;
@@ -400,7 +404,7 @@ bool Stream::on_read_request(const wire::SegmentInfo& seg) {
 
 bool Stream::on_terminate(const wire::SegmentInfo& seg) {
   auto pr = wire::parse_terminate_payload(seg.body);
-  adapter_->counters().terminates_received.fetch_add(1, std::memory_order_relaxed);
+  ndk::count2(adapter_->counters().terminates_received, qc_.terminates_received);
   if (pr.ok) {
     const auto& c = pr.msg.code;
     term_received_.store(static_cast<uint32_t>(c.layer) << 16 |

@@ -74,6 +74,7 @@ bool Stream::batch_room(int pieces) const {
 }
 
 void Stream::run_tx() {
+  if (tx_hooked_) tx_hook_pass();  // traces, faults: held bytes go first
   if (tx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
   if (tx_gated_.load(std::memory_order_acquire)) return;  // feed() opens it and kicks
   Batch& b = *b_;
@@ -92,7 +93,7 @@ void Stream::run_tx() {
     m.msg_iov = &b.iov[b.iov_pos];
     m.msg_iovlen = static_cast<size_t>(std::min(b.niov - b.iov_pos, IOV_MAX));
     tsan::before_send(tsan_edge_);
-    ssize_t n = emit_sendmsg(fd_, &m);
+    ssize_t n = tx_hooked_ ? emit_hooked(&m) : emit_sendmsg(fd_, &m);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -107,8 +108,8 @@ void Stream::run_tx() {
       tx_done_ = true;
       return;
     }
-    adapter_->counters().rdma_out_octets.fetch_add(static_cast<uint64_t>(n),
-                                                   std::memory_order_relaxed);
+    ndk::count2(adapter_->counters().rdma_out_octets, qc_.rdma_out_octets,
+                static_cast<uint64_t>(n));
     b.sent += static_cast<uint64_t>(n);
     size_t left = static_cast<size_t>(n);
     while (left > 0) {
@@ -141,7 +142,7 @@ void Stream::retire_marks(bool all) {
   if (all && b.has_terminate && b.sent == b.total) {
     // The Terminate is the last FPDU (RFC 5040 6.1); FIN follows as siw does.
     b.has_terminate = false;
-    ::shutdown(fd_, SHUT_WR);
+    tx_shutdown();
     tx_done_ = true;
   }
 }
@@ -170,7 +171,7 @@ bool Stream::build_batch() {
     }
   }
   if (failed) {
-    ::shutdown(fd_, SHUT_WR);
+    tx_shutdown();
     tx_done_ = true;
     return false;
   }
@@ -184,8 +185,8 @@ bool Stream::build_batch() {
     sq_turn_ = !sq_turn_;
     if (!progressed || !batch_room(2)) break;
   }
-  adapter_->counters().rdma_out_frames.fetch_add(static_cast<uint64_t>(b.nfpdu),
-                                                 std::memory_order_relaxed);
+  ndk::count2(adapter_->counters().rdma_out_frames, qc_.rdma_out_frames,
+              static_cast<uint64_t>(b.nfpdu));
   return b.total > 0 || b.nmarks > 0;
 }
 

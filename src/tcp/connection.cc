@@ -44,6 +44,8 @@ Connection::Connection(Init& init)
       local_(local_address(fd_)),
       peer_(peer_address(fd_)),
       disconnect_timeout_(init.disconnect_timeout),
+      mpa_request_(std::move(init.mpa_request)),
+      mpa_reply_(std::move(init.mpa_reply)),
       leftover_(std::move(init.leftover)),
       on_release_(std::move(init.on_release)) {
   g_live.fetch_add(1);

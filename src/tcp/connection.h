@@ -101,6 +101,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ---- data path hand-off (reactor thread) ----
   // Bytes read past the MPA frame, or after it while nobody was attached.
   std::vector<uint8_t> take_leftover();
+  // The MPA Request and Reply bytes of this connection (for wire traces).
+  const std::vector<uint8_t>& mpa_request() const { return mpa_request_; }
+  const std::vector<uint8_t>& mpa_reply() const { return mpa_reply_; }
   // From now on `h` is told about readiness; the engine stops reading.
   void attach(std::shared_ptr<ConnectionHandler> h);
   void want_write(bool on);
@@ -117,6 +120,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Role role = Role::kInitiator;
     mpa::NegotiatedParams params;
     std::vector<uint8_t> leftover;
+    // The MPA Request and Reply exactly as they crossed the wire (traces).
+    std::vector<uint8_t> mpa_request, mpa_reply;
     std::chrono::milliseconds disconnect_timeout{5000};
     std::function<void()> on_release;  // runs once when the socket closes
   };
@@ -143,6 +148,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const SockAddr local_;
   const SockAddr peer_;
   const std::chrono::milliseconds disconnect_timeout_;
+  const std::vector<uint8_t> mpa_request_, mpa_reply_;
   std::atomic<bool> closed_{false};
 
   // Reactor-thread state.

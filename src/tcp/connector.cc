@@ -257,6 +257,9 @@ void ActiveConnect::establish() {
   init.fd = std::move(fd_);
   init.role = Role::kInitiator;
   init.params = std::move(params_);
+  // rx_ holds the Reply followed by the leftover (nothing is read after it).
+  init.mpa_request = tx_;
+  init.mpa_reply.assign(rx_.begin(), rx_.end() - static_cast<ptrdiff_t>(leftover_.size()));
   init.leftover = std::move(leftover_);
   init.disconnect_timeout = settings_.disconnect_timeout;
   if (claimed_) {

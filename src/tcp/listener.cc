@@ -232,6 +232,7 @@ void PendingConnection::read_request() {
       count_drop();
       return drop(true);
     }
+    req_bytes_ = std::move(rx_);
     rx_.clear();
     rx_.shrink_to_fit();
     if (timer_) reactor_.cancel(timer_);
@@ -301,6 +302,7 @@ void PendingConnection::do_accept(uint16_t ird, uint16_t ord, std::vector<uint8_
   if (mpa::build_reply(settings_.mpa, req_, ird, ord, pd, reply, params_) != mpa::Status::kOk ||
       !send_all(reply))
     return complete_accept(STATUS_CONNECTION_ABORTED);
+  reply_bytes_ = std::move(reply);
   if (!params_.p2p) return complete_accept(STATUS_SUCCESS);
   // RFC 6581: established when the initiator's RTR (its first FPDU) is
   // here; it stays in the socket for the data path to consume.
@@ -337,6 +339,8 @@ void PendingConnection::complete_accept(NTSTATUS st) {
     init.fd = std::move(fd_);
     init.role = Role::kResponder;
     init.params = std::move(params_);
+    init.mpa_request = std::move(req_bytes_);
+    init.mpa_reply = std::move(reply_bytes_);
     init.disconnect_timeout = settings_.disconnect_timeout;
     conn = Connection::create(std::move(init));
     state_ = State::kDone;

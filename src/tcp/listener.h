@@ -80,6 +80,7 @@ class PendingConnection : public std::enable_shared_from_this<PendingConnection>
   bool watching_ = false;
   Reactor::TimerId timer_ = 0;
   std::vector<uint8_t> rx_;
+  std::vector<uint8_t> req_bytes_, reply_bytes_;  // the MPA exchange, for traces
   mpa::NegotiatedParams params_;
   AcceptCallback accept_cb_;
   std::shared_ptr<PendingConnection> self_;  // alive while the engine drives it

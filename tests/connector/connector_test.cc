@@ -819,15 +819,20 @@ TEST_F(ConnTest, ResetFaultAndQueryInfo) {
   NDK_LISTENER* l = listen(in, &port);
   establish(c, s, in, port);
   SOFTNDK_FAULT f{};
-  f.Type = SoftNdkFaultDropTx;
-  EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_NOT_SUPPORTED);
+  f.Type = SoftNdkFaultDelayTx;  // DelayMs 0: nothing to delay by
+  EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_INVALID_PARAMETER);
+  f.Type = static_cast<SOFTNDK_FAULT_TYPE>(99);
+  EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_INVALID_PARAMETER);
   f.Type = SoftNdkFaultResetConnection;
   EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_SUCCESS);
   EXPECT_TRUE(eventually([&] { return s.ev.n.load() == 1; }));
   EXPECT_EQ(s.ev.reason.load(), static_cast<ULONG>(STATUS_CONNECTION_RESET));
   EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_CONNECTION_INVALID);
   SOFTNDK_COUNTERS qc{};
-  EXPECT_EQ(SoftNdkQueryQpCounters(c.qp, &qc), STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(SoftNdkQueryQpCounters(c.qp, &qc), STATUS_SUCCESS);
+  EXPECT_EQ(qc.Connect, 1u);
+  EXPECT_EQ(qc.Accept, 0u);
+  EXPECT_EQ(qc.ActiveConnection, 0u);  // reset: no longer established
   close(c.conn);
   close(s.conn);
   close(l);

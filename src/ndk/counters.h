@@ -1,0 +1,52 @@
+// counters.h - the SOFTNDK_COUNTERS set, kept by the adapter (all of its
+// connections) and by every QP (its own connection).
+//
+// The data path bumps them with relaxed atomic adds: one add per sendmsg or
+// recv, one per FPDU batch, nothing per byte. A QP's counters and its
+// adapter's are bumped at the same points, so the adapter's counters equal
+// the sum over its QPs (closed ones included) until a
+// SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET, which zeroes the adapter's only.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "softndk/softndk.h"
+
+namespace softndk::ndk {
+
+struct Counters {
+  std::atomic<uint64_t> connect{0}, accept{0}, connect_failure{0}, connection_error{0},
+      active_connection{0}, cq_error{0}, rdma_in_octets{0}, rdma_out_octets{0}, rdma_in_frames{0},
+      rdma_out_frames{0}, terminates_sent{0}, terminates_received{0};
+
+  void read(SOFTNDK_COUNTERS* out) const {
+    out->Connect = connect.load(std::memory_order_relaxed);
+    out->Accept = accept.load(std::memory_order_relaxed);
+    out->ConnectFailure = connect_failure.load(std::memory_order_relaxed);
+    out->ConnectionError = connection_error.load(std::memory_order_relaxed);
+    out->ActiveConnection = active_connection.load(std::memory_order_relaxed);
+    out->CQError = cq_error.load(std::memory_order_relaxed);
+    out->RDMAInOctets = rdma_in_octets.load(std::memory_order_relaxed);
+    out->RDMAOutOctets = rdma_out_octets.load(std::memory_order_relaxed);
+    out->RDMAInFrames = rdma_in_frames.load(std::memory_order_relaxed);
+    out->RDMAOutFrames = rdma_out_frames.load(std::memory_order_relaxed);
+    out->TerminatesSent = terminates_sent.load(std::memory_order_relaxed);
+    out->TerminatesReceived = terminates_received.load(std::memory_order_relaxed);
+  }
+  // Zero the counts; ActiveConnection is a level, not a count: kept.
+  void reset() {
+    for (auto* c : {&connect, &accept, &connect_failure, &connection_error, &cq_error,
+                    &rdma_in_octets, &rdma_out_octets, &rdma_in_frames, &rdma_out_frames,
+                    &terminates_sent, &terminates_received})
+      c->store(0, std::memory_order_relaxed);
+  }
+};
+
+// Bumps the same counter of the QP and of its adapter.
+inline void count2(std::atomic<uint64_t>& a, std::atomic<uint64_t>& b, uint64_t n = 1) {
+  a.fetch_add(n, std::memory_order_relaxed);
+  b.fetch_add(n, std::memory_order_relaxed);
+}
+
+}  // namespace softndk::ndk
