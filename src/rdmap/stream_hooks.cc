@@ -56,8 +56,8 @@ void Stream::update_hooked_locked() {
 }
 
 void Stream::update_tx_hooked() {
-  tx_hooked_ = taps_[0] != nullptr || taps_[1] != nullptr ||
-               (faults_ != nullptr && !faults_->idle());
+  tx_hooked_ =
+      taps_[0] != nullptr || taps_[1] != nullptr || (faults_ != nullptr && !faults_->idle());
 }
 
 void Stream::tap_tx(const iovec* iov, int niov, size_t n, bool boundary) {
@@ -79,7 +79,8 @@ ssize_t Stream::emit_hooked(msghdr* m) {
   TxFaults* f = faults_.get();
   if (f == nullptr || !(f->active || (boundary && f->armed()))) {
     ssize_t n = emit_sendmsg(fd_, m);
-    if (n > 0) tap_tx(m->msg_iov, static_cast<int>(m->msg_iovlen), static_cast<size_t>(n), boundary);
+    if (n > 0)
+      tap_tx(m->msg_iov, static_cast<int>(m->msg_iovlen), static_cast<size_t>(n), boundary);
     return n;
   }
   // Through the fault queue: every byte is taken (as TCP would have).

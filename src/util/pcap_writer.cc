@@ -113,7 +113,7 @@ size_t TcpFlow::header(bool outbound, uint8_t flags, size_t payload, uint8_t* p)
     p[i] = i == 0 ? 0x02 : 0;
     p[6 + i] = i == 0 ? 0x02 : 0;
   }
-  p[5] = from_client ? 2 : 1;  // destination
+  p[5] = from_client ? 2 : 1;   // destination
   p[11] = from_client ? 1 : 2;  // source
   const uint8_t* src = outbound ? local_addr_ : peer_addr_;
   const uint8_t* dst = outbound ? peer_addr_ : local_addr_;

@@ -133,7 +133,7 @@ TEST_F(Counters, BadArgumentsAndResetKeepsQpCounters) {
             STATUS_SUCCESS);
   EXPECT_EQ(c_.adapter_counters().RDMAOutOctets, 0u);
   EXPECT_EQ(c_.adapter_counters().ActiveConnection, 1u);  // a level, kept
-  EXPECT_GT(c_.qp_counters().RDMAOutOctets, 100u);         // the QP's are not reset
+  EXPECT_GT(c_.qp_counters().RDMAOutOctets, 100u);        // the QP's are not reset
 }
 
 }  // namespace

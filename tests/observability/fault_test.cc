@@ -9,8 +9,8 @@ namespace {
 constexpr uint32_t code(int layer, int etype, int c) {
   return static_cast<uint32_t>(layer << 16 | etype << 8 | c);
 }
-constexpr uint32_t kLlpCrcError = code(2, 0, 0x02);     // RFC 5044 / siw
-constexpr uint32_t kDdpMsnRange = code(1, 2, 0x03);     // RFC 5041 untagged MSN range
+constexpr uint32_t kLlpCrcError = code(2, 0, 0x02);  // RFC 5044 / siw
+constexpr uint32_t kDdpMsnRange = code(1, 2, 0x03);  // RFC 5041 untagged MSN range
 
 class Faults : public ObsTest {
  protected:

@@ -215,8 +215,7 @@ class ObsTest : public ::testing::Test {
     ASSERT_EQ(l_->Dispatch->NdkGetLocalAddress(l_, reinterpret_cast<SOCKADDR*>(&got), &len),
               STATUS_SUCCESS);
     port_ = ntohs(got.sin_port);
-    ASSERT_EQ(c_.a->Dispatch->NdkCreateConnector(c_.a, nullptr, nullptr, &c_.conn),
-              STATUS_SUCCESS);
+    ASSERT_EQ(c_.a->Dispatch->NdkCreateConnector(c_.a, nullptr, nullptr, &c_.conn), STATUS_SUCCESS);
     auto src = v4("127.0.0.1", 0);
     auto dst = v4("127.0.0.1", port_);
     Req cr;
@@ -312,8 +311,8 @@ class ObsTest : public ::testing::Test {
     auto a = poll(from.cq, 1);
     ASSERT_EQ(a.size(), 1u);
     EXPECT_EQ(a[0].Status, STATUS_SUCCESS);
-    ASSERT_TRUE(eventually(
-        [&] { return std::memcmp(from.mem.data(), to.mem.data() + at, n) == 0; }, 5000ms));
+    ASSERT_TRUE(eventually([&] { return std::memcmp(from.mem.data(), to.mem.data() + at, n) == 0; },
+                           5000ms));
   }
   // Read of n bytes from `peer` offset `at` into `from` at offset `into`.
   void read_ok(Side& from, Side& peer, size_t n, size_t at, size_t into) {

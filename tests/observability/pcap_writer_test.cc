@@ -1,11 +1,12 @@
 // pcap_writer_test.cc - util::PcapFile / util::TcpFlow: the file header, the
 // synthetic headers (addresses, ports, sequence numbers per direction),
 // packet splitting, IPv6, and a path that cannot be created.
+#include "util/pcap_writer.h"
+
 #include <fstream>
 
 #include "obs_fixture.h"
 #include "util/bytes.h"
-#include "util/pcap_writer.h"
 
 namespace obstest {
 namespace {
@@ -61,7 +62,7 @@ TEST(PcapWriter, Ipv4FlowHeadersAndSequenceNumbers) {
     flow.handshake(*f);
     std::vector<uint8_t> big(150000, 0x5a);
     flow.data(*f, false, std::span<const uint8_t>(big.data(), 10));  // in: 10 bytes
-    flow.data(*f, true, big);                                          // out: 3 packets
+    flow.data(*f, true, big);                                        // out: 3 packets
     EXPECT_EQ(f->packets(), 3u + 1 + 3);
   }
   uint32_t link = 0;

@@ -17,19 +17,20 @@ std::string tshark(const std::string& path) {
 }
 
 struct Decoded {
-  std::string bad;                   // malformed or expert-error frames
-  size_t mpa_frames = 0;             // MPA Request + Reply
-  std::map<std::string, int> ops;    // RDMAP opcode -> FPDUs
+  std::string bad;                 // malformed or expert-error frames
+  size_t mpa_frames = 0;           // MPA Request + Reply
+  std::map<std::string, int> ops;  // RDMAP opcode -> FPDUs
   size_t fpdus = 0, crc_checked = 0;
-  std::vector<std::string> first;    // opcodes in order
+  std::vector<std::string> first;  // opcodes in order
 };
 
 Decoded decode(const std::string& path) {
   Decoded d;
   d.bad = run(tshark(path) + " -Y '_ws.malformed || _ws.expert.severity >= error' 2>/dev/null");
-  d.mpa_frames = lines(run(tshark(path) + " -Y 'iwarp_mpa.req || iwarp_mpa.rep' 2>/dev/null")).size();
-  for (const auto& l :
-       lines(run(tshark(path) + " -Y iwarp_ddp_rdmap -T fields -e iwarp_rdma.opcode 2>/dev/null"))) {
+  d.mpa_frames =
+      lines(run(tshark(path) + " -Y 'iwarp_mpa.req || iwarp_mpa.rep' 2>/dev/null")).size();
+  for (const auto& l : lines(
+           run(tshark(path) + " -Y iwarp_ddp_rdmap -T fields -e iwarp_rdma.opcode 2>/dev/null"))) {
     std::stringstream ss(l);
     std::string op;
     while (std::getline(ss, op, ',')) {
@@ -38,9 +39,9 @@ Decoded decode(const std::string& path) {
       d.first.push_back(op);
     }
   }
-  for (const auto& l : lines(run(tshark(path) +
-                                 " -Y iwarp_mpa.crc_check -T fields -e iwarp_mpa.crc_check "
-                                 "2>/dev/null"))) {
+  for (const auto& l :
+       lines(run(tshark(path) + " -Y iwarp_mpa.crc_check -T fields -e iwarp_mpa.crc_check "
+                                "2>/dev/null"))) {
     std::stringstream ss(l);
     std::string c;
     while (std::getline(ss, c, ',')) ++d.crc_checked;
