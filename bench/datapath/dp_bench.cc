@@ -1,173 +1,190 @@
-// dp_bench.cc - QP data path throughput/latency vs raw TCP, same run.
-//   dp_bench [seconds-per-test]
-// Both ends in this process over 127.0.0.1, each end's CQ busy-polled by
-// its own thread (perftest's default discipline).
+// dp_bench.cc - the issue-5 comparison table: the QP data path beside raw
+// TCP, iperf3 and libfabric's tcp provider, measured in one run and printed
+// as ratios (bench/README.md "The issue-5 table").
+//   dp_bench [-D SECS] [-n ITERS] [--only bw,small,lat,event,rate]
+// Both ends run in this process over 127.0.0.1; every baseline uses the
+// same wait discipline as the softndk row it is compared with.
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "baseline/tcp_baseline.h"
-#include "dp_fixture.h"
+#include "dp_runs.h"
+#include "fabric/fi_baseline.h"
 
-namespace dptest {
+namespace {
 
-struct Bench : DpTest {
-  void TestBody() override {}
-  void teardown() { TearDown(); }
-  Side A, B;
-  double secs = 2.0;
-  // Buffers stay registered and alive to the end: receives posted for one
-  // test may still be queued when the next one runs.
-  std::deque<Buf> keep;
-  Buf& buf(NDK_PD* pd, size_t n, uint8_t fill = 0) {
-    keep.push_back(reg(pd, n, kAll, fill));
-    return keep.back();
-  }
+using namespace softndk::baseline;
 
-  void setup() {
-    SetUp();
-    SideConfig c;
-    c.rq = 1024;
-    c.sq = 1024;
-    c.cq_depth = 4096;
-    make_side(A, c);
-    make_side(B, c);
-    connect(A, B, 16, 16);
-  }
-
-  // Busy-polls B's CQ (drives its receive progress) until `stop`.
-  std::thread peer_poller(std::atomic<bool>& stop, std::atomic<uint64_t>* recvs = nullptr,
-                          Buf* rb = nullptr, size_t rlen = 0) {
-    return std::thread([&, recvs, rb, rlen] {
-      NDK_RESULT r[64];
-      NDK_SGE rs{};
-      if (rb) rs = rb->sge(0, rlen);
-      while (!stop.load(std::memory_order_relaxed)) {
-        ULONG k = B.cq->Dispatch->NdkGetCqResults(B.cq, r, 64);
-        if (recvs && k) {
-          for (ULONG i = 0; i < k; ++i) B.d()->NdkReceive(B.qp, nullptr, &rs, 1);
-          recvs->fetch_add(k, std::memory_order_release);
-        }
-      }
-    });
-  }
-
-  double bw(int op, size_t size) {  // 0 write, 1 read, 2 send
-    Buf &src = buf(A.pd, size, 1), &dst = buf(B.pd, size);
-    std::atomic<bool> stop{false};
-    std::atomic<uint64_t> recvs{0};
-    if (op == 2) {
-      NDK_SGE rs = dst.sge(0, size);
-      for (int i = 0; i < 512; ++i) B.d()->NdkReceive(B.qp, nullptr, &rs, 1);
-    }
-    std::thread peer = peer_poller(stop, op == 2 ? &recvs : nullptr, &dst, size);
-    NDK_SGE s = src.sge(0, size);
-    const int window = 16;
-    int outstanding = 0;
-    uint64_t done = 0, posted = 0;
-    NDK_RESULT r[64];
-    auto t0 = std::chrono::steady_clock::now();
-    auto end = t0 + std::chrono::duration<double>(secs);
-    while (true) {
-      auto now = std::chrono::steady_clock::now();
-      bool timeup = now >= end;
-      if (timeup && outstanding == 0) break;
-      while (!timeup && outstanding < window &&
-             (op != 2 || posted < recvs.load(std::memory_order_acquire) + 500)) {
-        NTSTATUS st = op == 0   ? A.d()->NdkWrite(A.qp, nullptr, &s, 1, dst.addr(), dst.token, 0)
-                      : op == 1 ? A.d()->NdkRead(A.qp, nullptr, &s, 1, dst.addr(), dst.token, 0)
-                                : A.d()->NdkSend(A.qp, nullptr, &s, 1, 0);
-        if (st != STATUS_SUCCESS) break;
-        ++outstanding;
-        ++posted;
-      }
-      ULONG k = A.cq->Dispatch->NdkGetCqResults(A.cq, r, 64);
-      for (ULONG i = 0; i < k; ++i)
-        if (r[i].Status != STATUS_SUCCESS) {
-          std::fprintf(stderr, "completion error %x\n", (unsigned)r[i].Status);
-          std::exit(1);
-        }
-      outstanding -= static_cast<int>(k);
-      done += k;
-    }
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    stop = true;
-    peer.join();
-    return static_cast<double>(done) * static_cast<double>(size) / dt / 1e9;
-  }
-
-  double pingpong(size_t size, int iters) {
-    Buf &sa = buf(A.pd, size), &sb = buf(B.pd, size);
-    Buf &ra = buf(A.pd, size), &rb = buf(B.pd, size);
-    NDK_SGE sas = sa.sge(0, size), sbs = sb.sge(0, size), ras = ra.sge(0, size),
-            rbs = rb.sge(0, size);
-    for (int i = 0; i < 64; ++i) {
-      A.d()->NdkReceive(A.qp, nullptr, &ras, 1);
-      B.d()->NdkReceive(B.qp, nullptr, &rbs, 1);
-    }
-    std::thread pong([&] {
-      NDK_RESULT r[4];
-      for (int n = 0; n < iters;) {
-        ULONG k = B.cq->Dispatch->NdkGetCqResults(B.cq, r, 4);
-        for (ULONG i = 0; i < k; ++i) {
-          if (r[i].RequestContext == (void*)1) continue;  // our own send
-          B.d()->NdkReceive(B.qp, nullptr, &rbs, 1);
-          B.d()->NdkSend(B.qp, (void*)1, &sbs, 1, NDK_OP_FLAG_INLINE);
-          ++n;
-        }
-      }
-    });
-    NDK_RESULT r[4];
-    auto t0 = std::chrono::steady_clock::now();
-    for (int n = 0; n < iters; ++n) {
-      A.d()->NdkSend(A.qp, (void*)1, &sas, 1, NDK_OP_FLAG_INLINE);
-      bool got = false;
-      while (!got) {
-        ULONG k = A.cq->Dispatch->NdkGetCqResults(A.cq, r, 4);
-        for (ULONG i = 0; i < k; ++i)
-          if (r[i].RequestContext != (void*)1) {
-            got = true;
-            A.d()->NdkReceive(A.qp, nullptr, &ras, 1);
-          }
-      }
-    }
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    pong.join();
-    return dt / iters / 2 * 1e6;
-  }
+struct Ref {
+  std::string name;
+  double value = 0;  // 0: failed (error printed)
 };
 
-}  // namespace dptest
+struct Row {
+  std::string label;
+  double value;
+  std::vector<Ref> refs;
+};
+
+struct Section {
+  std::string title;  // with unit and how to read the ratio
+  std::vector<Row> rows;
+};
+
+void print(const Section& s) {
+  std::printf("\n%s\n", s.title.c_str());
+  for (const Row& r : s.rows) {
+    std::printf("  %-34s %9.3f", r.label.c_str(), r.value);
+    for (const Ref& f : r.refs) {
+      if (f.value > 0)
+        std::printf("  | %-15s %9.3f  ratio %5.2f", f.name.c_str(), f.value, r.value / f.value);
+      else
+        std::printf("  | %-15s %9s  ratio %5s", f.name.c_str(), "failed", "-");
+    }
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+Ref ref(const char* name, const BaselineResult& b, double v) {
+  if (!b.ok()) std::fprintf(stderr, "dp_bench: %s: %s\n", name, b.error.c_str());
+  return {name, b.ok() ? v : 0};
+}
+
+Limits bw_limits(double secs) {
+  Limits l;
+  l.max_seconds = secs;
+  return l;
+}
+
+Limits lat_limits(double secs, int iters) {
+  Limits l;
+  l.iterations = static_cast<uint64_t>(iters);
+  l.warmup = 1000;
+  l.max_seconds = secs * 3;
+  return l;
+}
+
+BaselineResult fi(FiTest t, size_t size, double secs, Mode mode = Mode::BusyPoll, int iters = 0) {
+  FiOptions o;
+  o.test = t;
+  o.msg_size = size;
+  o.limits = iters > 0 ? lat_limits(secs, iters) : bw_limits(secs);
+  o.window = 16;
+  o.mode = mode;
+  return fi_run(o);
+}
+
+bool wanted(const std::string& only, const char* group) {
+  if (only.empty()) return true;
+  std::string list = "," + only + ",";
+  return list.find("," + std::string(group) + ",") != std::string::npos;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using namespace softndk::baseline;
-  double secs = argc > 1 ? std::atof(argv[1]) : 2.0;
-  Limits lim;
-  lim.max_seconds = secs;
-  lim.iterations = 1u << 30;
-  auto tcp = tcp_stream(1 << 20, lim, Mode::BusyPoll);
-  Limits pl;
-  pl.iterations = 20000;
-  pl.warmup = 1000;
-  pl.max_seconds = secs * 2;
-  auto tpp = tcp_pingpong(8, pl, Mode::BusyPoll);
+  double secs = 2.0;
+  int iters = 20000;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-D" && i + 1 < argc) {
+      secs = std::atof(argv[++i]);
+    } else if (a == "-n" && i + 1 < argc) {
+      iters = std::atoi(argv[++i]);
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (std::isdigit(static_cast<unsigned char>(a[0]))) {
+      secs = std::atof(a.c_str());  // the old form: dp_bench SECS
+    } else {
+      std::fprintf(stderr,
+                   "usage: dp_bench [-D SECS per test] [-n PING-PONG ITERS] "
+                   "[--only bw,small,lat,event,rate]\n");
+      return 2;
+    }
+  }
+  if (secs <= 0 || iters <= 0) return 2;
+
   dptest::Bench b;
   b.secs = secs;
   b.setup();
-  double w = b.bw(0, 1 << 20);
-  std::fprintf(stderr, "write done\n");
-  double r = b.bw(1, 1 << 20);
-  std::fprintf(stderr, "read done\n");
-  double s = b.bw(2, 64 << 10);
-  std::fprintf(stderr, "send done\n");
-  double lat = b.pingpong(8, 3000);
-  double tcp_gbs = tcp.mbps / 1e3;
-  std::printf("%-28s %10s %10s %8s\n", "test", "softndk", "tcp", "ratio");
-  std::printf("%-28s %8.2f GB/s %8.2f GB/s %8.2f\n", "RDMA Write 1 MiB", w, tcp_gbs, w / tcp_gbs);
-  std::printf("%-28s %8.2f GB/s %8.2f GB/s %8.2f\n", "RDMA Read 1 MiB", r, tcp_gbs, r / tcp_gbs);
-  std::printf("%-28s %8.2f GB/s %8.2f GB/s %8.2f\n", "Send 64 KiB", s, tcp_gbs, s / tcp_gbs);
-  std::printf("%-28s %8.2f us   %8.2f us   %8.2f\n", "Send 8 B ping-pong (half RTT)", lat,
-              tpp.lat_p50_us, lat / (tpp.lat_p50_us));
+  std::printf("dp_bench: %.1f s per bandwidth/rate test, %d ping-pong round trips\n", secs, iters);
+
+  // Sizes never grow from one softndk test to the next: receives left
+  // posted by one test are consumed by the next one's Sends.
+  if (wanted(only, "bw")) {
+    auto tcp = tcp_stream(1 << 20, bw_limits(secs), Mode::BusyPoll);
+    auto ip = run_iperf3(secs, 1 << 20);
+    auto fw = fi(FiTest::WriteBw, 1 << 20, secs);
+    auto fr = fi(FiTest::ReadBw, 1 << 20, secs);
+    auto fs = fi(FiTest::SendBw, 64 << 10, secs);
+    double w = b.bw(0, 1 << 20), r = b.bw(1, 1 << 20), s = b.bw(2, 64 << 10);
+    Ref t = ref("tcp busy 1M", tcp, tcp.mbps / 1e3), i = ref("iperf3 -l 1M", ip, ip.mbps / 1e3);
+    print(
+        {"Bandwidth, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref, "
+         "target >= 0.9 tcp and >= 1.0 libfabric)",
+         {{"RDMA Write 1 MiB", w, {t, i, ref("fi write 1M", fw, fw.mbps / 1e3)}},
+          {"RDMA Read 1 MiB", r, {t, i, ref("fi read 1M", fr, fr.mbps / 1e3)}},
+          {"Send 64 KiB", s, {t, i, ref("fi send 64K", fs, fs.mbps / 1e3)}}}});
+  }
+  if (wanted(only, "small")) {
+    auto tcp = tcp_stream(4096, bw_limits(secs), Mode::BusyPoll);
+    auto fw = fi(FiTest::WriteBw, 4096, secs);
+    auto fr = fi(FiTest::ReadBw, 4096, secs);
+    auto fs = fi(FiTest::SendBw, 4096, secs);
+    double w = b.bw(0, 4096), r = b.bw(1, 4096), s = b.bw(2, 4096);
+    Ref t = ref("tcp busy 4K", tcp, tcp.mbps / 1e3);
+    print({"Small messages, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref)",
+           {{"RDMA Write 4 KiB", w, {t, ref("fi write 4K", fw, fw.mbps / 1e3)}},
+            {"RDMA Read 4 KiB", r, {t, ref("fi read 4K", fr, fr.mbps / 1e3)}},
+            {"Send 4 KiB", s, {t, ref("fi send 4K", fs, fs.mbps / 1e3)}}}});
+  }
+  if (wanted(only, "rate")) {
+    auto fw = fi(FiTest::WriteRate, 8, secs);
+    auto tr = tcp_msg_rate(8, bw_limits(secs), Mode::BusyPoll);
+    double plain = b.rate(8, 1), defer = b.rate(8, 16);
+    Ref f = ref("fi write rate", fw, fw.msg_rate / 1e6),
+        t = ref("tcp msg rate", tr, tr.msg_rate / 1e6);
+    print(
+        {"8-byte message rate, 16 outstanding, M msg/s (ratio = softndk / ref; defer must raise "
+         "it)",
+         {{"Send inline", plain, {f, t}}, {"Send inline + DEFER (16 per kick)", defer, {f, t}}}});
+  }
+  if (wanted(only, "lat")) {
+    auto tcp = tcp_pingpong(8, lat_limits(secs, iters), Mode::BusyPoll);
+    auto fw = fi(FiTest::WriteLat, 8, secs, Mode::BusyPoll, iters);
+    auto fs = fi(FiTest::SendLat, 8, secs, Mode::BusyPoll, iters);
+    uint64_t wk = 0;
+    dptest::Lat l = b.pingpong(8, iters, 1000, false, &wk);
+    print(
+        {"8-byte ping-pong, busy-polled CQ, half round trip p50, us (ratio = softndk / ref, "
+         "target <= 1.2 tcp, <= 1.0 fi write)",
+         {{"Send ping-pong",
+           l.p50_us,
+           {ref("tcp busy", tcp, tcp.lat_p50_us), ref("fi write_lat", fw, fw.lat_p50_us),
+            ref("fi send_lat", fs, fs.lat_p50_us)}}}});
+    std::printf("  (softndk mean %.2f us, p99 %.2f us; %.3f reactor wake-ups per round trip)\n",
+                l.mean_us, l.p99_us, static_cast<double>(wk) / iters);
+  }
+  if (wanted(only, "event")) {
+    int ev_iters = std::max(1000, iters / 4);
+    auto tcp = tcp_pingpong(8, lat_limits(secs, ev_iters), Mode::Blocking);
+    auto fs = fi(FiTest::SendLat, 8, secs, Mode::Blocking, ev_iters);
+    uint64_t wk = 0;
+    dptest::Lat l = b.pingpong(8, ev_iters, 200, true, &wk);
+    print(
+        {"8-byte ping-pong, event mode (arm + notification + blocking wait), half round trip "
+         "p50, us (ratio = softndk / ref)",
+         {{"Send ping-pong",
+           l.p50_us,
+           {ref("tcp blocking", tcp, tcp.lat_p50_us), ref("fi send_lat -e", fs, fs.lat_p50_us)}}}});
+    std::printf("  (softndk mean %.2f us, p99 %.2f us; %.3f reactor wake-ups per round trip)\n",
+                l.mean_us, l.p99_us, static_cast<double>(wk) / ev_iters);
+  }
   b.teardown();
   return 0;
 }

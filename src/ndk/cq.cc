@@ -9,6 +9,11 @@
 
 namespace softndk::ndk {
 
+namespace {
+// How long the reactor keeps polling after delivering a notification.
+constexpr std::chrono::microseconds kNotifyLinger{50};
+}  // namespace
+
 Cq::Cq(Adapter* a, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx)
     : Object(a, NdkObjectTypeCq, Resource::kCq),
       cb_(cb),
@@ -138,12 +143,18 @@ void Cq::run_notifications() {
       due_.erase(due_.begin());
     }
     cb_(cb_ctx_, s);  // no provider lock held
+    // The consumer just woke will likely post and arm again at once:
+    // catch its traffic without a wake-up of this thread.
+    reactor_->linger(kNotifyLinger);
   }
   release();
 }
 
 void Cq::arm(ULONG type) {
   if (type > NDK_CQ_NOTIFY_SOLICITED) return;
+  // First, so that a completion produced after the arm does not wait for a
+  // poller that has stopped polling.
+  if (has_progress_.load(std::memory_order_relaxed)) notify_armed();
   std::lock_guard lk(mu_);
   if (stopped_) return;
   if (armed_ == kUnarmed) {
@@ -224,7 +235,8 @@ void Cq::remove_progress(const ProgressSource* s) {
   has_progress_.store(!progress_.empty(), std::memory_order_relaxed);
 }
 
-void Cq::run_progress() {
+template <class Fn>
+void Cq::for_each_source(Fn fn) {
   // Copies a bounded batch of references so that no lock is held while a
   // source runs (it pushes completions and may remove itself).
   constexpr size_t kBatch = 16;
@@ -239,12 +251,20 @@ void Cq::run_progress() {
       for (size_t i = start; i < total && k < kBatch; ++i) batch[k++] = progress_[i];
     }
     for (size_t i = 0; i < k; ++i) {
-      batch[i]->progress();
+      fn(*batch[i]);
       batch[i].reset();
     }
     start += k;
     if (k == 0) break;
   } while (start < total);
+}
+
+void Cq::run_progress() {
+  for_each_source([](ProgressSource& s) { s.progress(); });
+}
+
+void Cq::notify_armed() {
+  for_each_source([](ProgressSource& s) { s.cq_armed(); });
 }
 
 NTSTATUS Cq::resize(ULONG depth) {

@@ -29,11 +29,14 @@ namespace softndk::ndk {
 
 // Something that can make receive progress when a consumer polls an empty
 // CQ (the QP data path's streams, docs/datapath.md "Receive from the polling
-// thread"). progress() must not block and is called with no CQ lock held.
+// thread"). Neither call may block; both run with no CQ lock held.
 class ProgressSource {
  public:
   virtual ~ProgressSource() = default;
   virtual void progress() = 0;
+  // The consumer armed the CQ: it is about to wait for a notification
+  // rather than poll, so the source must progress on its own again.
+  virtual void cq_armed() {}
 };
 
 class Cq final : public Object {
@@ -77,6 +80,9 @@ class Cq final : public Object {
   void schedule_locked();
   void run_notifications();
   void run_progress();
+  void notify_armed();  // ProgressSource::cq_armed() of every source
+  template <class Fn>
+  void for_each_source(Fn fn);
 
   Handle<NDK_CQ> handle_{};
   NDK_FN_CQ_NOTIFICATION_CALLBACK cb_;

@@ -3,11 +3,13 @@
 #include "rdmap/stream.h"
 
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "mpa/fpdu.h"
@@ -24,6 +26,11 @@ namespace softndk::rdmap {
 namespace {
 constexpr size_t kReactorRxBudget = 4u << 20;
 constexpr size_t kPollRxBudget = 1u << 20;
+// Polled mode: entered after this many progress() calls with no CQ arm in
+// between (an event-mode consumer polls a few times per notification and
+// re-arms), left when a CQ is armed or no poll came for a watchdog period.
+constexpr uint64_t kPolledAfter = 32;
+constexpr std::chrono::milliseconds kPollWatchdog{1};
 // Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
 // (no pad): ULPDU 65534.
 constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
@@ -147,6 +154,10 @@ void Stream::on_readable() {
 
 void Stream::progress() {
   if (stopped_.load(std::memory_order_acquire) || failed_.load(std::memory_order_acquire)) return;
+  uint64_t polls = polls_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!polled_.load(std::memory_order_relaxed) &&
+      polls - arm_mark_.load(std::memory_order_relaxed) >= kPolledAfter)
+    enter_polled();
   if (!rx_mu_.try_lock()) return;
   run_rx(kPollRxBudget);
   bool kick = kick_after_rx_;
@@ -157,6 +168,57 @@ void Stream::progress() {
 }
 
 void Stream::on_writable() { kick_tx(); }
+
+// ---- polled mode ----------------------------------------------------------------
+// Every switch posts one task that applies the current state (so racing
+// switches end in the last one's state); per message nothing is posted.
+
+void Stream::enter_polled() {
+  if (polled_.exchange(true, std::memory_order_acq_rel)) return;
+  std::weak_ptr<Stream> weak = weak_from_this();
+  conn_->reactor().post([weak] {
+    if (auto s = weak.lock()) s->sync_reactor_rx();
+  });
+}
+
+void Stream::cq_armed() {
+  arm_mark_.store(polls_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  if (!polled_.exchange(false, std::memory_order_acq_rel)) return;
+  std::weak_ptr<Stream> weak = weak_from_this();
+  conn_->reactor().post([weak] {
+    if (auto s = weak.lock()) s->sync_reactor_rx();
+  });
+}
+
+void Stream::sync_reactor_rx() {
+  // The connection closes its socket only on this thread: fd() is its own.
+  if (conn_->closed()) return;
+  bool want = polled_.load(std::memory_order_acquire) && !stopped_.load(std::memory_order_acquire);
+  if (want != muted_) {
+    conn_->reactor().mute(conn_->fd(), EPOLLIN, want);
+    muted_ = want;
+  }
+  if (want && !watchdog_on_) {
+    watchdog_on_ = true;
+    watchdog_seen_ = polls_.load(std::memory_order_relaxed);
+    std::weak_ptr<Stream> weak = weak_from_this();
+    conn_->reactor().after(kPollWatchdog, [weak] {
+      if (auto s = weak.lock()) s->polled_watchdog();
+    });
+  }
+}
+
+void Stream::polled_watchdog() {
+  watchdog_on_ = false;
+  uint64_t polls = polls_.load(std::memory_order_relaxed);
+  if (polled_.load(std::memory_order_acquire) && polls == watchdog_seen_) {
+    // Nobody polled for a whole period: the reactor reads again (a level-
+    // triggered EPOLLIN fires at once for what is already waiting).
+    arm_mark_.store(polls, std::memory_order_relaxed);
+    polled_.store(false, std::memory_order_release);
+  }
+  sync_reactor_rx();
+}
 
 void Stream::flushed() {
   if (stopped_.load()) return;
@@ -206,7 +268,11 @@ void Stream::stop() {
   qp_->receive_cq()->remove_progress(this);
   if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->remove_progress(this);
   auto conn = conn_;
-  conn->reactor().post([conn] { conn->attach(nullptr); });
+  conn->reactor().post([conn] {
+    // The connection may drain for its disconnect: it needs EPOLLIN back.
+    if (!conn->closed()) conn->reactor().mute(conn->fd(), EPOLLIN, false);
+    conn->attach(nullptr);
+  });
 }
 
 // ---- errors -------------------------------------------------------------------

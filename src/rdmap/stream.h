@@ -77,6 +77,7 @@ class Stream final : public ndk::QpTransport,
 
   // SoftNdkInjectConnectionFault DropTx / DelayTx / CorruptTx (stream_hooks.cc).
   NTSTATUS inject_fault(const SOFTNDK_FAULT& f);
+  void cq_armed() override;
 
   // Ends the data path for good (NdkDisconnect, connector/QP close): no
   // more socket I/O, detached from the QP, its CQs and the connection. Call
@@ -137,6 +138,11 @@ class Stream final : public ndk::QpTransport,
   void update_tx_hooked();      // tx_mu_
   void fault_flush();
 
+  // ---- polled mode (stream.cc, docs/datapath.md "Who runs what") ----
+  void enter_polled();
+  void sync_reactor_rx();  // reactor thread: EPOLLIN muted iff polled
+  void polled_watchdog();  // reactor thread: polling stopped -> unmute
+
   // ---- errors (stream.cc) ----
   // Records a fatal error: the QP goes to error after the caller unlocks.
   void fail(NTSTATUS status, int sock_err);
@@ -175,6 +181,17 @@ class Stream final : public ndk::QpTransport,
   bool tx_hooked_ = false;
   bool rx_hooked_ = false;
   std::atomic<bool> fault_timer_{false};  // a reactor timer will kick the transmitter
+
+  // ---- polled mode ----
+  // progress() calls so far, and their count at the last arm of a CQ: this
+  // many polls with no arm in between mean a consumer busy-polls, and the
+  // reactor stops watching EPOLLIN (a wake-up per message on a core the
+  // pollers need) until the CQ is armed or the polling stops.
+  std::atomic<uint64_t> polls_{0}, arm_mark_{0};
+  std::atomic<bool> polled_{false};
+  bool muted_ = false;        // reactor thread: EPOLLIN muted now
+  bool watchdog_on_ = false;  // reactor thread: polled_watchdog() scheduled
+  uint64_t watchdog_seen_ = 0;
 
   // ---- transmitter state (tx_mu_) ----
   std::mutex tx_mu_;

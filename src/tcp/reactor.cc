@@ -1,6 +1,7 @@
 #include "tcp/reactor.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -86,7 +87,7 @@ bool Reactor::watch(int fd, uint32_t events, IoHandler handler) {
   std::shared_ptr<Watch> w;
   {
     std::lock_guard lk(mu_);
-    w = std::make_shared<Watch>(Watch{fd, next_token_++, std::move(handler)});
+    w = std::make_shared<Watch>(Watch{fd, next_token_++, std::move(handler), events, 0});
     if (auto old = watches_.find(fd); old != watches_.end()) by_token_.erase(old->second->token);
     watches_[fd] = w;
     by_token_[w->token] = w;
@@ -104,14 +105,29 @@ bool Reactor::watch(int fd, uint32_t events, IoHandler handler) {
 }
 
 bool Reactor::modify(int fd, uint32_t events) {
+  // Under mu_ with mute(), so that the last call wins in epoll too.
+  std::lock_guard lk(mu_);
+  auto it = watches_.find(fd);
+  if (it == watches_.end()) return false;
+  Watch& w = *it->second;
+  w.events = events;
   epoll_event ev{};
-  ev.events = events;
-  {
-    std::lock_guard lk(mu_);
-    auto it = watches_.find(fd);
-    if (it == watches_.end()) return false;
-    ev.data.u64 = it->second->token;
-  }
+  ev.events = events & ~w.muted;
+  ev.data.u64 = w.token;
+  return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
+bool Reactor::mute(int fd, uint32_t bits, bool on) {
+  std::lock_guard lk(mu_);
+  auto it = watches_.find(fd);
+  if (it == watches_.end()) return false;
+  Watch& w = *it->second;
+  uint32_t muted = on ? (w.muted | bits) : (w.muted & ~bits);
+  if (muted == w.muted) return true;
+  w.muted = muted;
+  epoll_event ev{};
+  ev.events = w.events & ~w.muted;
+  ev.data.u64 = w.token;
   return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
 }
 
@@ -183,16 +199,35 @@ void Reactor::run_due_timers() {
   }
 }
 
+void Reactor::linger(std::chrono::microseconds d) {
+  auto until = std::chrono::steady_clock::now() + d;
+  if (until > linger_until_) linger_until_ = until;
+}
+
 void Reactor::run() {
   constexpr int kMaxEvents = 64;
   epoll_event evs[kMaxEvents];
   std::vector<Task> batch;
+  bool lingered = false;  // the last look found nothing while lingering
   for (;;) {
-    int n = epoll_wait(epfd_, evs, kMaxEvents, next_timeout_ms());
+    int timeout = next_timeout_ms();
+    if (timeout != 0 && linger_until_.time_since_epoch().count() != 0) {
+      if (std::chrono::steady_clock::now() < linger_until_) {
+        // Give the core to whoever is runnable (the woken consumer may be
+        // waiting for it) between looks.
+        if (lingered) sched_yield();
+        timeout = 0;
+      } else {
+        linger_until_ = {};
+      }
+    }
+    int n = epoll_wait(epfd_, evs, kMaxEvents, timeout);
+    lingered = n == 0 && timeout == 0;
     if (n < 0 && errno != EINTR) {
       std::perror("softndk: epoll_wait");
       std::abort();
     }
+    bool io = false;
     for (int i = 0; i < n; ++i) {
       if (evs[i].data.u64 == kWakeToken) {
         uint64_t v;
@@ -200,6 +235,7 @@ void Reactor::run() {
         (void)r;
         continue;
       }
+      io = true;
       std::shared_ptr<Watch> w;
       {
         std::lock_guard lk(mu_);
@@ -208,6 +244,7 @@ void Reactor::run() {
       }
       if (w) w->handler(evs[i].events);
     }
+    if (io) io_wakeups_.fetch_add(1, std::memory_order_relaxed);
     run_due_timers();
     {
       std::lock_guard lk(mu_);

@@ -47,6 +47,23 @@ class Reactor {
   bool watch(int fd, uint32_t events, IoHandler handler);
   bool modify(int fd, uint32_t events);
   void unwatch(int fd);
+  // Keeps the `bits` (e.g. EPOLLIN) out of fd's interest set while `on`,
+  // whatever modify() asks meanwhile; a new watch() of fd starts unmuted.
+  // Lets a data path that is being busy-polled by the consumer keep the
+  // reactor from waking for every message (docs/datapath.md "Who runs
+  // what"). Like modify(), call it where fd cannot be closed meanwhile
+  // (the owner's reactor thread).
+  bool mute(int fd, uint32_t bits, bool on);
+
+  // Reactor thread only: keep looking at epoll without sleeping until `d`
+  // from now (yielding the core between looks). After a CQ notification the
+  // woken consumer usually answers within microseconds; the answer's
+  // readiness is then picked up by a thread that is already running rather
+  // than by waking this one (docs/datapath.md "Event mode").
+  void linger(std::chrono::microseconds d);
+
+  // Diagnostics: epoll wake-ups that carried I/O readiness, and handler calls.
+  uint64_t io_wakeups() const { return io_wakeups_.load(std::memory_order_relaxed); }
 
   // Run task after delay on the reactor thread; cancel() before it fires
   // prevents it (returns false if it already ran or is running).
@@ -71,6 +88,8 @@ class Reactor {
     int fd;
     uint64_t token;
     IoHandler handler;
+    uint32_t events = 0;  // what the owner asked for (watch/modify)
+    uint32_t muted = 0;   // kept out of epoll by mute()
   };
   void run();
   void wake();
@@ -84,6 +103,8 @@ class Reactor {
   std::thread::id thread_id_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> tasks_run_{0};
+  std::atomic<uint64_t> io_wakeups_{0};
+  std::chrono::steady_clock::time_point linger_until_{};  // reactor thread only
 
   std::mutex mu_;  // guards everything below
   std::vector<Task> tasks_;
