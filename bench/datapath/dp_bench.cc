@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   if (wanted(only, "rate")) {
     auto fw = fi(FiTest::WriteRate, 8, secs);
     auto tr = tcp_msg_rate(8, bw_limits(secs), Mode::BusyPoll);
-    double plain = b.rate(8, 1), defer = b.rate(8, 16);
+    double plain = b.rate(8, 1) / 1e6, defer = b.rate(8, 16) / 1e6;
     Ref f = ref("fi write rate", fw, fw.msg_rate / 1e6),
         t = ref("tcp msg rate", tr, tr.msg_rate / 1e6);
     print(

@@ -158,6 +158,9 @@ void Stream::progress() {
   if (!polled_.load(std::memory_order_relaxed) &&
       polls - arm_mark_.load(std::memory_order_relaxed) >= kPolledAfter)
     enter_polled();
+  // Transmit blocked on a full socket: retry from this running thread
+  // rather than wait for the reactor's EPOLLOUT wake-up.
+  if (tx_waiting_.load(std::memory_order_relaxed)) kick_tx();
   if (!rx_mu_.try_lock()) return;
   run_rx(kPollRxBudget);
   bool kick = kick_after_rx_;

@@ -99,6 +99,7 @@ void Stream::run_tx() {
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         if (!tx_blocked_) {
           tx_blocked_ = true;
+          tx_waiting_.store(true, std::memory_order_relaxed);
           auto conn = conn_;
           conn->reactor().post([conn] { conn->want_write(true); });
         }
@@ -127,6 +128,7 @@ void Stream::run_tx() {
   }
   if (was_blocked || tx_blocked_) {
     tx_blocked_ = false;
+    tx_waiting_.store(false, std::memory_order_relaxed);
     auto conn = conn_;
     conn->reactor().post([conn] { conn->want_write(false); });
   }
