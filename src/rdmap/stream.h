@@ -203,8 +203,8 @@ class Stream final : public ndk::QpTransport,
   // Mirror of tx_blocked_ for progress(): a busy poller retries the send
   // itself instead of waiting for the reactor's EPOLLOUT wake-up.
   std::atomic<bool> tx_waiting_{false};
-  bool tx_done_ = false;     // Terminate sent or stream dead: nothing more goes out
-  bool sq_turn_ = true;      // fairness: alternate SQ and Read Responses
+  bool tx_done_ = false;  // Terminate sent or stream dead: nothing more goes out
+  bool sq_turn_ = true;   // fairness: alternate SQ and Read Responses
   struct TxMsg {
     bool active = false;
     ndk::WorkRequest wr;
