@@ -72,12 +72,12 @@ class Stream final : public ndk::QpTransport,
   void on_writable() override;
   // ndk::ProgressSource (polling thread)
   void progress() override;
+  void cq_armed() override;
   // ndk::QpTransport: pcap traces (stream_hooks.cc); any thread.
   void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) override;
 
   // SoftNdkInjectConnectionFault DropTx / DelayTx / CorruptTx (stream_hooks.cc).
   NTSTATUS inject_fault(const SOFTNDK_FAULT& f);
-  void cq_armed() override;
 
   // Ends the data path for good (NdkDisconnect, connector/QP close): no
   // more socket I/O, detached from the QP, its CQs and the connection. Call
