@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -71,6 +72,16 @@ inline NTSTATUS trace_open_status(int err) {
   return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOSPC
              ? STATUS_INSUFFICIENT_RESOURCES
              : STATUS_INVALID_PARAMETER;
+}
+
+// SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
+// arrive, and loading one outside the enumerators as the enum type is
+// undefined in C++, so it is read as bytes and compared as an integer.
+inline uint32_t fault_type(const SOFTNDK_FAULT& f) {
+  static_assert(sizeof f.Type == sizeof(uint32_t));
+  uint32_t t;
+  std::memcpy(&t, &f.Type, sizeof t);
+  return t;
 }
 
 class Adapter {

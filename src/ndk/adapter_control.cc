@@ -214,7 +214,7 @@ NTSTATUS Adapter::modify_port(UCHAR port, ULONG flags, const SOFTNDK_MODIFY_PORT
 
 NTSTATUS Adapter::inject_fault(const SOFTNDK_FAULT* f) {
   if (f == nullptr) return STATUS_INVALID_PARAMETER;
-  switch (f->Type) {
+  switch (fault_type(*f)) {
     case SoftNdkFaultFailNthRegistration:
       if (f->Count == 0) return STATUS_INVALID_PARAMETER;
       fail_registration_in_.store(f->Count);

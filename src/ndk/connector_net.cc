@@ -517,7 +517,7 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
 
 NTSTATUS ConnectorNet::inject(const SOFTNDK_FAULT* f) {
   if (f == nullptr) return STATUS_INVALID_PARAMETER;
-  switch (f->Type) {
+  switch (fault_type(*f)) {
     case SoftNdkFaultResetConnection:
       break;
     case SoftNdkFaultDropTx:

@@ -162,12 +162,13 @@ void Stream::tx_shutdown() {
 
 NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
   const uint32_t count = f.Count == 0 ? 1 : f.Count;
-  if (f.Type == SoftNdkFaultDelayTx && (f.DelayMs == 0 || f.DelayMs > kMaxDelayMs))
+  const uint32_t type = ndk::fault_type(f);
+  if (type == SoftNdkFaultDelayTx && (f.DelayMs == 0 || f.DelayMs > kMaxDelayMs))
     return STATUS_INVALID_PARAMETER;
   std::lock_guard lk(tx_mu_);
   if (stopped_.load() || tx_done_ || fd_ < 0) return STATUS_CONNECTION_INVALID;
   if (faults_ == nullptr) faults_ = std::make_unique<TxFaults>();
-  switch (f.Type) {
+  switch (type) {
     case SoftNdkFaultDropTx:
       faults_->drop += count;
       break;

@@ -102,8 +102,8 @@ TcpFlow::TcpFlow(const sockaddr_storage& local, const sockaddr_storage& peer, bo
   take(peer, peer_addr_, &peer_port_);
   static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   v6_ = std::memcmp(local_addr_, kMapped, 12) != 0 || std::memcmp(peer_addr_, kMapped, 12) != 0;
-  seq_out_ = local_is_client ? kClientIsn : kServerIsn;
-  seq_in_ = local_is_client ? kServerIsn : kClientIsn;
+  seq_out_.store(local_is_client ? kClientIsn : kServerIsn, std::memory_order_relaxed);
+  seq_in_.store(local_is_client ? kServerIsn : kClientIsn, std::memory_order_relaxed);
 }
 
 size_t TcpFlow::header(bool outbound, uint8_t flags, size_t payload, uint8_t* p) {
@@ -149,15 +149,17 @@ size_t TcpFlow::header(bool outbound, uint8_t flags, size_t payload, uint8_t* p)
   std::memset(t, 0, 20);
   store_be16(t, outbound ? local_port_ : peer_port_);
   store_be16(t + 2, outbound ? peer_port_ : local_port_);
-  uint32_t& seq = outbound ? seq_out_ : seq_in_;
-  const uint32_t ack = outbound ? seq_in_ : seq_out_;
+  std::atomic<uint32_t>& seq_ref = outbound ? seq_out_ : seq_in_;
+  const uint32_t seq = seq_ref.load(std::memory_order_relaxed);
+  const uint32_t ack = (outbound ? seq_in_ : seq_out_).load(std::memory_order_relaxed);
   store_be32(t + 4, seq);
   store_be32(t + 8, (flags & kAck) ? ack : 0);
   t[12] = 0x50;  // 20-byte header
   t[13] = flags;
   store_be16(t + 14, 65535);
   // Checksum left 0: Wireshark does not verify TCP checksums by default.
-  seq += static_cast<uint32_t>(payload) + ((flags & kSyn) ? 1 : 0);
+  seq_ref.store(seq + static_cast<uint32_t>(payload) + ((flags & kSyn) ? 1 : 0),
+                std::memory_order_relaxed);
   return 14 + iph + 20;
 }
 

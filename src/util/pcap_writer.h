@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -54,6 +55,8 @@ class PcapFile {
 // written as IPv4); `local_is_client` says who sent the SYN.
 class TcpFlow {
  public:
+  // Each direction (data(outbound=true) / data(false)) from one thread at a
+  // time; the two directions may run concurrently.
   TcpFlow(const sockaddr_storage& local, const sockaddr_storage& peer, bool local_is_client);
 
   // SYN, SYN-ACK, ACK: lets Wireshark start its stream at sequence 0.
@@ -74,7 +77,11 @@ class TcpFlow {
   uint8_t local_addr_[16] = {}, peer_addr_[16] = {};
   uint16_t local_port_ = 0, peer_port_ = 0;
   bool local_is_client_;
-  uint32_t seq_out_, seq_in_;  // next sequence number of each direction
+  // Next sequence number of each direction. The two directions may be
+  // written from two threads (a stream's transmitter and receiver), each
+  // reading the other's number for its acknowledgement field: relaxed
+  // atomics, any recent value makes a valid ACK.
+  std::atomic<uint32_t> seq_out_, seq_in_;
 };
 
 }  // namespace softndk::util

@@ -821,7 +821,8 @@ TEST_F(ConnTest, ResetFaultAndQueryInfo) {
   SOFTNDK_FAULT f{};
   f.Type = SoftNdkFaultDelayTx;  // DelayMs 0: nothing to delay by
   EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_INVALID_PARAMETER);
-  f.Type = static_cast<SOFTNDK_FAULT_TYPE>(99);
+  const uint32_t bogus = 99;  // what a C caller can store; not an enumerator
+  std::memcpy(&f.Type, &bogus, sizeof bogus);
   EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_INVALID_PARAMETER);
   f.Type = SoftNdkFaultResetConnection;
   EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_SUCCESS);
