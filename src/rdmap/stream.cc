@@ -162,7 +162,7 @@ void Stream::progress() {
   // rather than wait for the reactor's EPOLLOUT wake-up.
   if (tx_waiting_.load(std::memory_order_relaxed)) kick_tx();
   if (!rx_mu_.try_lock()) return;
-  run_rx(kPollRxBudget);
+  run_rx(kPollRxBudget, true);
   bool kick = kick_after_rx_;
   kick_after_rx_ = false;
   rx_mu_.unlock();

@@ -110,7 +110,9 @@ class Stream final : public ndk::QpTransport,
   void send_terminate_now();  // tx_mu_ held, batch empty
 
   // ---- receive (stream_rx.cc) ----
-  bool run_rx(size_t budget);  // rx_mu_ held; false: stop reading
+  // rx_mu_ held; false: stop reading. stop_on_completion (pollers): return
+  // once a completion was produced and the staged bytes are parsed.
+  bool run_rx(size_t budget, bool stop_on_completion = false);
   bool feed(std::span<const uint8_t>& in);
   bool on_placement(const wire::SegmentInfo& seg);
   bool on_segment_done(const wire::SegmentInfo& seg);
@@ -266,6 +268,7 @@ class Stream final : public ndk::QpTransport,
   bool rd_active_ = false;
   uint64_t rd_off_ = 0;
   bool kick_after_rx_ = false;
+  bool rx_completed_ = false;  // run_rx produced a completion
 };
 
 // The hook the connection layer calls once the connection is established

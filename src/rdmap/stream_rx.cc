@@ -60,7 +60,8 @@ wire::TerminateMessage term_msg(const wire::TerminateCode& code, const wire::Seg
 }
 }  // namespace
 
-bool Stream::run_rx(size_t budget) {
+bool Stream::run_rx(size_t budget, bool stop_on_completion) {
+  rx_completed_ = false;
   if (rx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return false;
   size_t done = 0;
   for (;;) {
@@ -80,6 +81,11 @@ bool Stream::run_rx(size_t budget) {
       continue;
     }
     if (done >= budget) break;  // the socket still readable: EPOLLIN fires again
+    // A poller waits for exactly this completion: hand it over now rather
+    // than after one more recv() that would most likely say EAGAIN. (Bytes
+    // still in the socket wait for the next poll, or the reactor's EPOLLIN
+    // when not muted.)
+    if (stop_on_completion && rx_completed_) break;
     ssize_t n;
     if (parser_.state() == wire::StreamParser::State::kPayload && tgt_ != Tgt::kNone &&
         parser_.payload_remaining() >= kDirectMin) {
@@ -334,6 +340,7 @@ bool Stream::on_segment_done(const wire::SegmentInfo& seg) {
     if (r.seq != UINT64_MAX) {
       if (r.local_invalidate) local_invalidate(stags_, r.sink_stag, pd_);
       qp_->sq_complete(r.seq, STATUS_SUCCESS, r.size);
+      rx_completed_ = true;
     }
     kick_after_rx_ = true;  // an ORD slot is free, a fence may open
     return true;
@@ -357,6 +364,7 @@ bool Stream::on_segment_done(const wire::SegmentInfo& seg) {
         op == wire::Opcode::kSendSolicited || op == wire::Opcode::kSendSolicitedInvalidate;
     recv_active_ = false;
     qp_->complete_receive(recv_, STATUS_SUCCESS, total, solicited, inv);
+    rx_completed_ = true;
   }
   return true;
 }
