@@ -222,8 +222,9 @@ struct Bench : DpTest {
                  recvs.load(std::memory_order_acquire) + kPrepost) {
         for (int i = 0; i < batch; ++i) {
           ULONG f = inl | (i + 1 < batch ? NDK_OP_FLAG_DEFER : 0);
-          if (A.d()->NdkSend(A.qp, nullptr, &s, 1, f) != STATUS_SUCCESS) {
-            std::fprintf(stderr, "dp_bench: NdkSend failed\n");
+          NTSTATUS st = A.d()->NdkSend(A.qp, nullptr, &s, 1, f);
+          if (st != STATUS_SUCCESS) {
+            std::fprintf(stderr, "dp_bench: NdkSend failed: %x\n", (unsigned)st);
             std::exit(1);
           }
         }
