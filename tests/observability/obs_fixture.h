@@ -302,17 +302,25 @@ class ObsTest : public ::testing::Test {
     EXPECT_EQ(b[0].BytesTransferred, n);
     EXPECT_EQ(std::memcmp(from.mem.data(), to.mem.data(), n), 0);
   }
-  // Write of n bytes from `from` offset 0 to `to` at offset `at`.
+  // Write of n bytes from `from` offset 0 to `to` at offset `at`, then a
+  // 16-byte Send (the last 64 bytes of memory on both sides): a Write has
+  // no completion at its target, and the Send's receive completion is what
+  // says (iWARP placement order) that the Write landed.
   void write_ok(Side& from, Side& to, size_t n, size_t at) {
     fill(from, 0, n, 11);
     NDK_SGE ss = from.sge(0, n);
     ASSERT_EQ(from.qp->Dispatch->NdkWrite(from.qp, &from, &ss, 1, to.addr(at), to.token, 0),
               STATUS_SUCCESS);
-    auto a = poll(from.cq, 1);
-    ASSERT_EQ(a.size(), 1u);
-    EXPECT_EQ(a[0].Status, STATUS_SUCCESS);
-    ASSERT_TRUE(eventually([&] { return std::memcmp(from.mem.data(), to.mem.data() + at, n) == 0; },
-                           5000ms));
+    NDK_SGE rs = to.sge(to.mem.size() - 64, 64), fs = from.sge(from.mem.size() - 64, 16);
+    ASSERT_EQ(to.qp->Dispatch->NdkReceive(to.qp, &to, &rs, 1), STATUS_SUCCESS);
+    ASSERT_EQ(from.qp->Dispatch->NdkSend(from.qp, &from, &fs, 1, 0), STATUS_SUCCESS);
+    auto a = poll(from.cq, 2);
+    ASSERT_EQ(a.size(), 2u);
+    for (auto& r : a) EXPECT_EQ(r.Status, STATUS_SUCCESS);
+    auto b = poll(to.cq, 1);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].Status, STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(from.mem.data(), to.mem.data() + at, n), 0);
   }
   // Read of n bytes from `peer` offset `at` into `from` at offset `into`.
   void read_ok(Side& from, Side& peer, size_t n, size_t at, size_t into) {

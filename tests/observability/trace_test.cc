@@ -81,11 +81,11 @@ TEST_P(Trace, QpTraceFromBeforeTheConnectionDecodes) {
   Decoded d = decode(path);
   EXPECT_TRUE(d.bad.empty()) << d.bad;
   EXPECT_EQ(d.mpa_frames, 2u);
-  EXPECT_EQ(d.ops[kSend], 2);
+  EXPECT_EQ(d.ops[kSend], 3);   // write_ok's Send behind the Write included
   EXPECT_EQ(d.ops[kWrite], 3);  // 150000 B in FPDUs of at most 65520 B
   EXPECT_EQ(d.ops[kReadReq], 1);
   EXPECT_EQ(d.ops[kReadResp], 2);
-  EXPECT_EQ(d.fpdus, 8u) << "every FPDU of the counters, nothing else";
+  EXPECT_EQ(d.fpdus, 9u) << "every FPDU of the counters, nothing else";
   EXPECT_EQ(d.crc_checked, crc ? d.fpdus : 0u);
   // The FPDU count matches the QP counters of this end.
   SOFTNDK_COUNTERS k = c_.qp_counters();
