@@ -169,6 +169,12 @@ NTSTATUS Qp::enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max
   bool deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
   {
     std::lock_guard lk(sq_mu_);
+    // Re-checked under the queue lock: to_error() sets the state before its
+    // flush takes this lock, so a post that passed check_initiator() while
+    // the QP went to error either lands before the flush (and is cancelled
+    // by it) or sees the state here; it can never queue behind the flush
+    // and wait forever for a completion.
+    if (state() != QpState::kConnected) return STATUS_CONNECTION_INVALID;
     if (sq_tail_ - sq_head_ >= sq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
     size_t slot = sq_tail_ % sq_.size();
     SqSlot& s = sq_[slot];
@@ -340,6 +346,8 @@ NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   if (total > adapter()->info().MaxTransferLength) return STATUS_INVALID_PARAMETER;
   {
     std::lock_guard lk(rq_mu_);
+    st = state();  // again under the lock, as in enqueue()
+    if (st == QpState::kError || st == QpState::kClosing) return STATUS_CONNECTION_INVALID;
     if (rq_count_ >= rq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
     const size_t slot = (rq_head_ + rq_count_) % rq_.size();
     ReceiveHead& r = rq_[slot];

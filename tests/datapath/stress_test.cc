@@ -1,6 +1,7 @@
 // stress_test.cc - concurrency: several QPs posting from several threads,
 // posting from completion callbacks, NdkFlush and connection close racing
 // with posting. Meant for TSan (build/dp-tsan); bounded to seconds.
+#include <algorithm>
 #include <set>
 
 #include "dp_fixture.h"
@@ -201,6 +202,80 @@ TEST_F(Stress, FlushAndCloseConcurrentWithPosting) {
     poller.join();
     EXPECT_EQ(completed.load(), accepted.load())
         << "round " << round << (A.q->receive_cq()->dead() ? " (CQ overrun)" : "");
+  }
+}
+
+// A post racing with the QP's move to error (a fatal error on this side, or
+// the peer's connection reset): every accepted request - initiator and
+// receive queue - completes exactly once, with no NdkFlush afterwards to
+// sweep up a request that slipped in behind the error flush (qp.cc re-checks
+// the state under the queue lock for that).
+TEST_F(Stress, PostRacingWithErrorCompletesExactlyOnce) {
+  for (int round = 0; round < 6; ++round) {
+    Side& A = new_side();
+    Side& B = new_side();
+    connect(A, B);
+    Buf src = reg(A.pd, 4096, kAll), dst = reg(B.pd, 4096, kAll), rb = reg(A.pd, 64, kAll);
+    std::mutex mu;
+    std::vector<uintptr_t> accepted;  // RequestContext of every accepted post
+    std::atomic<int> n_accepted{0}, n_completed{0};
+    std::atomic<uintptr_t> next_id{1};
+    std::atomic<bool> stop{false}, posted_all{false};
+    constexpr int kMaxUnreaped = 512;  // CQ depth 1024: never overrun it
+    auto post_loop = [&](bool receive) {
+      NDK_SGE sge = receive ? rb.sge(0, 64) : src.sge(0, 4096);
+      while (!stop) {
+        if (n_accepted.load() - n_completed.load() >= kMaxUnreaped) {
+          std::this_thread::yield();
+          continue;
+        }
+        const uintptr_t id = next_id.fetch_add(1);
+        void* ctx = reinterpret_cast<void*>(id);
+        NTSTATUS st = receive ? A.d()->NdkReceive(A.qp, ctx, &sge, 1)
+                              : A.d()->NdkWrite(A.qp, ctx, &sge, 1, dst.addr(), dst.token, 0);
+        if (st == STATUS_SUCCESS) {
+          std::lock_guard lk(mu);
+          accepted.push_back(id);
+          n_accepted++;
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    };
+    std::vector<uintptr_t> completed;
+    std::thread poller([&] {
+      NDK_RESULT r[32];
+      auto deadline = std::chrono::steady_clock::now() + 10s;
+      while (std::chrono::steady_clock::now() < deadline) {
+        ULONG k = A.cq->Dispatch->NdkGetCqResults(A.cq, r, 32);
+        for (ULONG i = 0; i < k; ++i)
+          completed.push_back(reinterpret_cast<uintptr_t>(r[i].RequestContext));
+        n_completed += static_cast<int>(k);
+        if (posted_all && n_completed.load() == n_accepted.load()) break;
+        if (k == 0) std::this_thread::yield();
+      }
+    });
+    std::thread sq([&] { post_loop(false); });
+    std::thread rq([&] { post_loop(true); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + 3 * (round / 2)));
+    if (round % 2 == 0) {
+      A.q->to_error();  // what a fatal local error does
+    } else {
+      B.stream->stop();  // the peer goes away: A's stream fails
+      B.conn->abort();
+    }
+    std::this_thread::sleep_for(10ms);  // keep posting into the error
+    stop = true;
+    sq.join();
+    rq.join();
+    posted_all = true;
+    poller.join();
+    std::sort(accepted.begin(), accepted.end());
+    std::sort(completed.begin(), completed.end());
+    EXPECT_GT(accepted.size(), 0u) << "round " << round;
+    EXPECT_EQ(completed, accepted) << "round " << round << ": " << accepted.size() << " accepted, "
+                                   << completed.size() << " completed";
+    EXPECT_EQ(A.q->state(), ndk::QpState::kError) << "round " << round;
   }
 }
 
