@@ -372,7 +372,17 @@ void Qp::flush() {
     // against concurrent data-path completions (lock order: QP -> CQ).
     std::lock_guard lk(sq_mu_);
     for (uint64_t seq = sq_head_; seq < sq_tail_; ++seq) {
-      const WorkRequestHead& wr = sq_[seq % sq_.size()].wr;
+      const SqSlot& sl = sq_[seq % sq_.size()];
+      const WorkRequestHead& wr = sl.wr;
+      // A request the data path already finished (waiting only for an
+      // earlier one to complete first) keeps its own result: above all the
+      // error of the request whose failure is why the QP is flushed.
+      if (sl.done) {
+        if (!(sl.status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS)))
+          icq_->push(make_result(sl.status, sl.bytes, cfg_.context, wr.context, wr.type,
+                                 sl.type_specific));
+        continue;
+      }
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
     }

@@ -90,6 +90,21 @@ bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, con
   return true;
 }
 
+bool check_local_sgl(const ndk::StagTable& stags, const void* pd, const NDK_SGE* sgl, ULONG nsge,
+                     uint32_t need) {
+  for (ULONG k = 0; k < nsge; ++k) {
+    const NDK_SGE& s = sgl[k];
+    if (s.Length == 0) continue;
+    ndk::StagInfo i;
+    // check(): valid, same PD, rights, bounds without wrap.
+    if (stags.check(s.MemoryRegionToken, pd, reinterpret_cast<uintptr_t>(s.VirtualAddress),
+                    s.Length, need, &i) != STATUS_SUCCESS)
+      return false;
+    if (i.kind == ndk::StagKind::kMw) return false;  // windows are for remote access only
+  }
+  return true;
+}
+
 bool local_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd) {
   ndk::StagInfo i;
   if (!stags.lookup(stag, &i) || i.pd != pd) return false;

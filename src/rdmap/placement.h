@@ -40,6 +40,17 @@ AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, cons
 bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, const void* qp,
                        wire::TerminateCode* code);
 
+// Local access check of an SGL, as an RNIC checks local keys when it
+// processes a request (docs/datapath.md "Local access checks"): every SGE
+// with a non-zero length must name, by MemoryRegionToken, a valid memory
+// region (registered or fast-registered; never a window) of `pd` or be the
+// PD's privileged token, the region must grant `need` (ndk::kAccessLocalWrite
+// where the operation writes local memory: receive buffers, Read sinks) and
+// [VirtualAddress, +Length) must lie inside it. Zero-length SGEs are not
+// checked (siw skips them too). One STag lookup per SGE.
+bool check_local_sgl(const ndk::StagTable& stags, const void* pd, const NDK_SGE* sgl, ULONG nsge,
+                     uint32_t need);
+
 // Local invalidation (NdkInvalidate, RDMA_READ_LOCAL_INVALIDATE): same
 // rules without the QP binding check. False if the STag is not current.
 bool local_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd);

@@ -105,6 +105,10 @@ class Stream final : public ndk::QpTransport,
   bool add_message_fpdus(uint64_t budget);
   bool add_read_request();
   void execute_local(const ndk::WorkRequest& wr, uint64_t seq);
+  // A request failed locally (bad local key, failed FastRegister/Bind/
+  // Invalidate): it completes with `st`, the peer gets a Terminate (RDMAP
+  // local catastrophic) and the QP goes to error (docs/datapath.md).
+  void fail_local(uint64_t seq, NTSTATUS st);
   void retire_marks(bool all);
   bool batch_room(int pieces) const;
   void send_terminate_now();  // tx_mu_ held, batch empty

@@ -301,6 +301,18 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
         return false;
       }
       recv_active_ = true;
+      // The receive's local keys, checked when it is consumed (the MR may
+      // have changed since it was posted): it must grant local write.
+      if (!check_local_sgl(stags_, pd_, recv_.sge, recv_.nsge, ndk::kAccessLocalWrite)) {
+        recv_active_ = false;
+        qp_->complete_receive(recv_, STATUS_ACCESS_VIOLATION, 0, false);
+        // Not the peer's fault: DDP local catastrophic error, and the QP
+        // goes to error as on any local protection error.
+        rx_fail_term(
+            term_msg({wire::TermLayer::kDdp, wire::term::kDdpLocalCatastrophic, 0x00}, seg, false),
+            STATUS_CANCELLED);
+        return false;
+      }
     }
     if (!recv_active_) {
       rx_fail_wire(wire::WireError::kMoMismatch, &seg);

@@ -201,6 +201,22 @@ bool Stream::add_sq_work() {
     msg_.off = 0;
     msg_.sge = msg_.sge_off = 0;
     msg_.msn = 0;
+    const ndk::WorkRequest& wr = msg_.wr;
+    if (wr.inline_data == nullptr &&
+        (wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite ||
+         wr.type == NdkOperationTypeRead)) {
+      // Local keys are checked when the request is processed, in SQ order
+      // (an earlier FastRegister/Invalidate of this queue may change them),
+      // before any byte of it goes out. Inline data was copied at post
+      // time; its tokens are ignored (NDKPI 2.3).
+      const uint32_t need =
+          wr.type == NdkOperationTypeRead ? ndk::kAccessLocalWrite : ndk::kAccessLocalRead;
+      if (!check_local_sgl(stags_, pd_, wr.sge, wr.nsge, need)) {
+        msg_.active = false;
+        fail_local(msg_.seq, STATUS_ACCESS_VIOLATION);
+        return true;
+      }
+    }
   }
   const ndk::WorkRequest& wr = msg_.wr;
   if (wr.flags & NDK_OP_FLAG_READ_FENCE) {
@@ -391,7 +407,21 @@ void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
     default:
       st = STATUS_INVALID_PARAMETER;
   }
+  if (st != STATUS_SUCCESS) {
+    // Like a local protection/operation error on an RNIC: the failed
+    // request completes with its status and the QP goes to error.
+    fail_local(seq, st);
+    return;
+  }
   qp_->sq_complete(seq, st, 0);
+}
+
+void Stream::fail_local(uint64_t seq, NTSTATUS st) {
+  qp_->sq_complete(seq, st, 0);
+  wire::TerminateMessage t;
+  t.code = {wire::TermLayer::kRdmap, wire::term::kRdmapLocalCatastrophic, 0x00};
+  queue_terminate(t);
+  fail(st, ECONNABORTED);
 }
 
 }  // namespace softndk::rdmap

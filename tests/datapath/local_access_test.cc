@@ -1,0 +1,221 @@
+// local_access_test.cc - local keys (NDK_SGE.MemoryRegionToken) checked like
+// an RNIC's lkeys when a request is processed, and failed local operations:
+// the request completes with its error, the peer gets a Terminate, the QP
+// goes to error and everything else is flushed (docs/datapath.md "Local
+// access checks").
+#include <functional>
+
+#include "dp_fixture.h"
+
+namespace dptest {
+namespace {
+
+constexpr uint32_t code(int layer, int etype, int c) {
+  return static_cast<uint32_t>(layer << 16 | etype << 8 | c);
+}
+constexpr uint32_t kRdmapLocalCatastrophic = code(0, 0, 0x00);
+constexpr uint32_t kDdpLocalCatastrophic = code(1, 0, 0x00);
+
+class LocalAccess : public DpTest {
+ protected:
+  void SetUp() override {
+    DpTest::SetUp();
+    make_side(A);
+    make_side(B);
+    connect(A, B);
+    rbA = reg(A.pd, 64, kAll, 0x11);
+    rbB = reg(B.pd, 64, kAll, 0x22);
+    NDK_SGE a = rbA.sge(0, 64), b = rbB.sge(0, 64);
+    ASSERT_EQ(A.d()->NdkReceive(A.qp, (void*)0xA, &a, 1), STATUS_SUCCESS);
+    ASSERT_EQ(B.d()->NdkReceive(B.qp, (void*)0xB, &b, 1), STATUS_SUCCESS);
+    src = reg(A.pd, 4096, kAll, 0x33);
+  }
+  // A's request `bad` failed with `status`; `cancelled` (posted behind it)
+  // and A's receive were flushed; A sent the RDMAP local catastrophic
+  // Terminate, B got it, B's receive was flushed untouched; both QPs are in
+  // error and A refuses new posts inline.
+  void expect_local_failure(void* bad, NTSTATUS status, void* cancelled) {
+    std::vector<NDK_RESULT_EX> r = poll(A.cq, 3);
+    ASSERT_EQ(r.size(), 3u);
+    int seen = 0;
+    for (auto& e : r) {
+      if (e.RequestContext == bad) {
+        EXPECT_EQ(e.Status, status);
+        seen |= 1;
+      } else if (e.RequestContext == cancelled) {
+        EXPECT_EQ(e.Status, STATUS_CANCELLED);
+        seen |= 2;
+      } else {
+        EXPECT_EQ(e.RequestContext, (void*)0xA);
+        EXPECT_EQ(e.Status, STATUS_CANCELLED);
+        seen |= 4;
+      }
+    }
+    EXPECT_EQ(seen, 7);
+    ASSERT_TRUE(eventually([&] { return A.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
+    EXPECT_EQ(A.stream->last_terminate_sent(), kRdmapLocalCatastrophic);
+    ASSERT_TRUE(eventually([&] { return B.stream->last_terminate_received() != 0xFFFFFFFFu; }));
+    EXPECT_EQ(B.stream->last_terminate_received(), kRdmapLocalCatastrophic);
+    auto rb = poll(B.cq, 1);
+    ASSERT_EQ(rb.size(), 1u);
+    EXPECT_EQ(rb[0].Status, STATUS_CANCELLED);
+    EXPECT_TRUE(untouched(rbB, 0x22));
+    EXPECT_EQ(A.q->state(), ndk::QpState::kError);
+    ASSERT_TRUE(eventually([&] { return B.q->state() == ndk::QpState::kError; }));
+    NDK_SGE s = src.sge(0, 8);
+    EXPECT_EQ(A.d()->NdkSend(A.qp, nullptr, &s, 1, 0), STATUS_CONNECTION_INVALID);
+    EXPECT_TRUE(drain(A.cq).empty());  // exactly one completion each
+  }
+  // Posts `bad` with DEFER (so that it is processed only once the good Send
+  // behind it is queued too), then that Send, which kicks both.
+  void post_then_send(const std::function<NTSTATUS(ULONG)>& bad) {
+    ASSERT_EQ(bad(NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
+    NDK_SGE s = src.sge(0, 16);
+    ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)2, &s, 1, 0), STATUS_SUCCESS);
+  }
+  static bool untouched(const Buf& b, uint8_t v) {
+    for (uint8_t x : b.mem)
+      if (x != v) return false;
+    return true;
+  }
+  Side A, B;
+  Buf rbA, rbB, src;
+};
+
+TEST_F(LocalAccess, SendWithUnknownTokenFailsAndErrorsQp) {
+  NDK_SGE s = src.sge(0, 16);
+  s.MemoryRegionToken = (src.token + 0x1000) ^ 0x00ABCD00;
+  post_then_send([&](ULONG f) { return A.d()->NdkSend(A.qp, (void*)1, &s, 1, f); });
+  expect_local_failure((void*)1, STATUS_ACCESS_VIOLATION, (void*)2);
+}
+
+TEST_F(LocalAccess, SendWithStaleKeyFails) {
+  NDK_SGE s = src.sge(0, 16);
+  s.MemoryRegionToken = src.token ^ 0x01;  // same entry, other key
+  post_then_send([&](ULONG f) { return A.d()->NdkSend(A.qp, (void*)1, &s, 1, f); });
+  expect_local_failure((void*)1, STATUS_ACCESS_VIOLATION, (void*)2);
+}
+
+TEST_F(LocalAccess, WriteSgeBeyondRegionFails) {
+  Buf t = reg(B.pd, 8192, kAll, 0x5A);
+  NDK_SGE s = src.sge(0, 4096);
+  s.Length = 4097;  // one byte past the registered 4096
+  post_then_send([&](ULONG f) {
+    return A.d()->NdkWrite(A.qp, (void*)1, &s, 1, t.addr(), t.token, f);
+  });
+  expect_local_failure((void*)1, STATUS_ACCESS_VIOLATION, (void*)2);
+  EXPECT_TRUE(untouched(t, 0x5A));  // nothing of it went out
+}
+
+TEST_F(LocalAccess, TokenOfAnotherPdFails) {
+  NDK_PD* other = make_pd();
+  Buf o = reg(other, 4096, kAll, 0x44);
+  NDK_SGE s = o.sge(0, 16);
+  post_then_send([&](ULONG f) { return A.d()->NdkSend(A.qp, (void*)1, &s, 1, f); });
+  expect_local_failure((void*)1, STATUS_ACCESS_VIOLATION, (void*)2);
+}
+
+TEST_F(LocalAccess, ReadSinkWithoutLocalWriteFails) {
+  Buf source = reg(B.pd, 4096, kAll, 0x77);
+  Buf sink = reg(A.pd, 4096, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0x66);  // no local write
+  NDK_SGE k = sink.sge(0, 4096);
+  post_then_send([&](ULONG f) {
+    return A.d()->NdkRead(A.qp, (void*)1, &k, 1, source.addr(), source.token, f);
+  });
+  expect_local_failure((void*)1, STATUS_ACCESS_VIOLATION, (void*)2);
+  EXPECT_TRUE(untouched(sink, 0x66));
+}
+
+TEST_F(LocalAccess, ReceiveWithoutLocalWriteFailsWhenConsumed) {
+  // B's second receive names memory without local write: posting is fine
+  // (the check belongs to the time it is used), the Send that lands there
+  // completes it with STATUS_ACCESS_VIOLATION, nothing is written, and B
+  // terminates with a DDP local catastrophic error.
+  Buf ro = reg(B.pd, 64, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0x55);
+  NDK_SGE rs = ro.sge(0, 64);
+  ASSERT_EQ(B.d()->NdkReceive(B.qp, (void*)0xC, &rs, 1), STATUS_SUCCESS);
+  NDK_SGE s = src.sge(0, 32);
+  ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)1, &s, 1, 0), STATUS_SUCCESS);
+  ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)2, &s, 1, 0), STATUS_SUCCESS);
+  auto rb = poll(B.cq, 2);
+  ASSERT_EQ(rb.size(), 2u);
+  EXPECT_EQ(rb[0].RequestContext, (void*)0xB);
+  EXPECT_EQ(rb[0].Status, STATUS_SUCCESS);
+  EXPECT_EQ(rb[1].RequestContext, (void*)0xC);
+  EXPECT_EQ(rb[1].Status, STATUS_ACCESS_VIOLATION);
+  EXPECT_TRUE(untouched(ro, 0x55));
+  ASSERT_TRUE(eventually([&] { return B.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
+  EXPECT_EQ(B.stream->last_terminate_sent(), kDdpLocalCatastrophic);
+  ASSERT_TRUE(eventually([&] { return A.stream->last_terminate_received() != 0xFFFFFFFFu; }));
+  EXPECT_EQ(A.stream->last_terminate_received(), kDdpLocalCatastrophic);
+  EXPECT_EQ(B.q->state(), ndk::QpState::kError);
+  ASSERT_TRUE(eventually([&] { return A.q->state() == ndk::QpState::kError; }));
+}
+
+TEST_F(LocalAccess, InlineIgnoresTokens) {
+  // NDKPI 2.3: with INLINE the token may be garbage and must be ignored.
+  NDK_SGE s = src.sge(0, 32);
+  s.MemoryRegionToken = 0xDEADBEEF;
+  ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)1, &s, 1, NDK_OP_FLAG_INLINE), STATUS_SUCCESS);
+  auto r = poll1(A.cq);
+  EXPECT_EQ(r.Status, STATUS_SUCCESS);
+  auto rb = poll1(B.cq);
+  EXPECT_EQ(rb.Status, STATUS_SUCCESS);
+  EXPECT_EQ(rb.BytesTransferred, 32u);
+  EXPECT_EQ(rbB.mem[0], 0x33);
+}
+
+TEST_F(LocalAccess, ZeroLengthSgeIsNotChecked) {
+  NDK_SGE s[2] = {src.sge(0, 16), src.sge(0, 0)};
+  s[1].MemoryRegionToken = 0;  // as siw: a zero-length SGE's key is not looked at
+  ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)1, s, 2, 0), STATUS_SUCCESS);
+  EXPECT_EQ(poll1(A.cq).Status, STATUS_SUCCESS);
+  EXPECT_EQ(poll1(B.cq).Status, STATUS_SUCCESS);
+}
+
+TEST_F(LocalAccess, FailedFastRegisterErrorsQp) {
+  // FR1 and FR2 on one MR, both deferred: posting FR2 moves the MR to a new
+  // key, so when FR1 executes its key is no longer the MR's. FR1 fails with
+  // STATUS_INVALID_PARAMETER and, as a local operation error on an RNIC,
+  // takes the QP to error: FR2 and the Send behind them are flushed.
+  const size_t n = 4 * NDK_PAGE_SIZE;
+  std::vector<uint8_t> mem(n + NDK_PAGE_SIZE, 0x5A);
+  NDK_MR* fr = nullptr;
+  ASSERT_EQ(A.pd->Dispatch->NdkCreateMr(A.pd, TRUE, nullptr, nullptr, &fr), STATUS_SUCCESS);
+  ASSERT_EQ(fr->Dispatch->NdkInitializeFastRegisterMr(fr, 8, FALSE, nullptr, nullptr),
+            STATUS_SUCCESS);
+  MDL mdl{};
+  mdl.VirtualAddress = mem.data();
+  mdl.ByteCount = n;
+  std::vector<uint8_t> lamb(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + 16 * sizeof(NDK_LOGICAL_ADDRESS));
+  auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lamb.data());
+  ULONG lam_size = static_cast<ULONG>(lamb.size()), fbo = 0;
+  ASSERT_EQ(a_->Dispatch->NdkBuildLAM(a_, &mdl, n, nullptr, nullptr, lam, &lam_size, &fbo),
+            STATUS_SUCCESS);
+  auto post_fr = [&](void* ctx) {
+    return A.d()->NdkFastRegister(A.qp, ctx, fr, lam->AdapterPageCount, lam->AdapterPageArray, fbo,
+                                  n, reinterpret_cast<PVOID>(0x7000000000ull + fbo),
+                                  NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_DEFER);
+  };
+  ASSERT_EQ(post_fr((void*)1), STATUS_SUCCESS);
+  ASSERT_EQ(post_fr((void*)3), STATUS_SUCCESS);
+  NDK_SGE s = src.sge(0, 16);
+  ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)2, &s, 1, 0), STATUS_SUCCESS);
+  std::vector<NDK_RESULT_EX> r = poll(A.cq, 4);
+  ASSERT_EQ(r.size(), 4u);
+  for (auto& e : r) {
+    if (e.RequestContext == (void*)1) {
+      EXPECT_EQ(e.Status, STATUS_INVALID_PARAMETER);
+      EXPECT_EQ(e.Type, NdkOperationTypeFastRegister);
+    } else {
+      EXPECT_EQ(e.Status, STATUS_CANCELLED) << e.RequestContext;
+    }
+  }
+  EXPECT_EQ(A.q->state(), ndk::QpState::kError);
+  ASSERT_TRUE(eventually([&] { return B.stream->last_terminate_received() != 0xFFFFFFFFu; }));
+  EXPECT_EQ(B.stream->last_terminate_received(), kRdmapLocalCatastrophic);
+  EXPECT_TRUE(drain(A.cq).empty());
+}
+
+}  // namespace
+}  // namespace dptest
