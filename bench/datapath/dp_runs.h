@@ -126,6 +126,13 @@ struct Bench : DpTest {
       done += k;
     }
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Send completes when TCP took the bytes: keep B's poller reposting until
+    // every message landed, or the next test's receive accounting starts
+    // with completions it never posted for (and overruns B's RQ: Terminate).
+    auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (op == 2 && recvs.load(std::memory_order_acquire) < posted &&
+           std::chrono::steady_clock::now() < limit)
+      std::this_thread::yield();
     stop = true;
     peer.join();
     // Send: B still has receives posted for this buffer; they stay queued
@@ -224,7 +231,11 @@ struct Bench : DpTest {
           ULONG f = inl | (i + 1 < batch ? NDK_OP_FLAG_DEFER : 0);
           NTSTATUS st = A.d()->NdkSend(A.qp, nullptr, &s, 1, f);
           if (st != STATUS_SUCCESS) {
-            std::fprintf(stderr, "dp_bench: NdkSend failed: %x\n", (unsigned)st);
+            std::fprintf(stderr,
+                         "dp_bench: NdkSend failed: %x (Terminate sent by B %x, received by "
+                         "A %x, sent by A %x)\n",
+                         (unsigned)st, B.stream->last_terminate_sent(),
+                         A.stream->last_terminate_received(), A.stream->last_terminate_sent());
             std::exit(1);
           }
         }
