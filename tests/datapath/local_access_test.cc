@@ -100,9 +100,8 @@ TEST_F(LocalAccess, WriteSgeBeyondRegionFails) {
   Buf t = reg(B.pd, 8192, kAll, 0x5A);
   NDK_SGE s = src.sge(0, 4096);
   s.Length = 4097;  // one byte past the registered 4096
-  post_then_send([&](ULONG f) {
-    return A.d()->NdkWrite(A.qp, (void*)1, &s, 1, t.addr(), t.token, f);
-  });
+  post_then_send(
+      [&](ULONG f) { return A.d()->NdkWrite(A.qp, (void*)1, &s, 1, t.addr(), t.token, f); });
   expect_local_failure((void*)1, STATUS_ACCESS_VIOLATION, (void*)2);
   EXPECT_TRUE(untouched(t, 0x5A));  // nothing of it went out
 }

@@ -250,7 +250,7 @@ static int run_active(struct peer* p, char* ops) {
     size_t n = p->size < r.len ? p->size : r.len;
     enum ibv_wc_status st = IBV_WC_SUCCESS;
     int ok = 0;
-    char extra[256] = "";
+    char extra[1024] = "";
     ++seed;
     if (!strcmp(op, "write")) {
       ivx_fill(p->buf, n, seed);
