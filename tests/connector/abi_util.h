@@ -1,6 +1,6 @@
-// abi_util.h - small helpers for connection tests written against the
-// public C ABI only (endpoint_port_test.cc, scale_test.cc, the idle-memory
-// benchmark): request/close completions, addresses, process resource probes.
+// abi_util.h - small helpers for tests written against the public C ABI
+// only (tests/connector, the idle-memory benchmark, tests/observability): request/close
+// completions, addresses, process resource probes.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -60,6 +61,38 @@ struct Req {
 struct CloseWait {
   std::atomic<int> calls{0};
   static void cb(PVOID ctx) { static_cast<CloseWait*>(ctx)->calls++; }
+};
+
+// Disconnect events (NdkConnect's / NdkAccept's disconnect callbacks).
+struct Events {
+  std::atomic<int> n{0};
+  std::atomic<ULONG> reason{0xFFFFFFFFu};
+  static void cb(PVOID ctx) { static_cast<Events*>(ctx)->n++; }
+  static void cb_ex(PVOID ctx, ULONG r) {
+    auto* e = static_cast<Events*>(ctx);
+    e->reason = r;
+    e->n++;
+  }
+};
+
+// Connect events of a listener, queued for the test thread.
+struct Incoming {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<NDK_CONNECTOR*> q;
+  static void cb(PVOID ctx, NDK_CONNECTOR* c) {
+    auto* in = static_cast<Incoming*>(ctx);
+    std::lock_guard lk(in->mu);
+    in->q.push_back(c);
+    in->cv.notify_all();
+  }
+  NDK_CONNECTOR* next(std::chrono::milliseconds t = 5000ms) {
+    std::unique_lock lk(mu);
+    if (!cv.wait_for(lk, t, [&] { return !q.empty(); })) return nullptr;
+    NDK_CONNECTOR* c = q.front();
+    q.pop_front();
+    return c;
+  }
 };
 
 inline sockaddr_in v4(const char* ip, uint16_t port) {

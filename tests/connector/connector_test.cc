@@ -19,90 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "abi_util.h"
 #include "softndk/softndk.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-constexpr NDK_VERSION kVersion{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
-
-template <typename P>
-bool eventually(P pred, std::chrono::milliseconds t = 5000ms) {
-  auto deadline = std::chrono::steady_clock::now() + t;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return pred();
-}
-
-// One asynchronous request.
-struct Req {
-  std::mutex mu;
-  std::condition_variable cv;
-  int calls = 0;
-  NTSTATUS st = STATUS_PENDING;
-  static void cb(PVOID ctx, NTSTATUS s) {
-    auto* r = static_cast<Req*>(ctx);
-    std::lock_guard lk(r->mu);
-    r->st = s;
-    ++r->calls;
-    r->cv.notify_all();
-  }
-  // The request's final status: `ret` if it did not pend, else the completion's.
-  NTSTATUS wait(NTSTATUS ret, std::chrono::milliseconds t = 10000ms) {
-    if (ret != STATUS_PENDING) return ret;
-    std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, t, [&] { return calls > 0; })) return STATUS_PENDING;
-    return st;
-  }
-};
-
-struct CloseWait {
-  std::atomic<int> calls{0};
-  static void cb(PVOID ctx) { static_cast<CloseWait*>(ctx)->calls++; }
-};
-
-// Disconnect events.
-struct Events {
-  std::atomic<int> n{0};
-  std::atomic<ULONG> reason{0xFFFFFFFFu};
-  static void cb(PVOID ctx) { static_cast<Events*>(ctx)->n++; }
-  static void cb_ex(PVOID ctx, ULONG r) {
-    auto* e = static_cast<Events*>(ctx);
-    e->reason = r;
-    e->n++;
-  }
-};
-
-// Connect events of a listener.
-struct Incoming {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<NDK_CONNECTOR*> q;
-  static void cb(PVOID ctx, NDK_CONNECTOR* c) {
-    auto* in = static_cast<Incoming*>(ctx);
-    std::lock_guard lk(in->mu);
-    in->q.push_back(c);
-    in->cv.notify_all();
-  }
-  NDK_CONNECTOR* next(std::chrono::milliseconds t = 5000ms) {
-    std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, t, [&] { return !q.empty(); })) return nullptr;
-    NDK_CONNECTOR* c = q.front();
-    q.pop_front();
-    return c;
-  }
-};
-
-sockaddr_in v4(const char* ip, uint16_t port) {
-  sockaddr_in s{};
-  s.sin_family = AF_INET;
-  s.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &s.sin_addr);
-  return s;
-}
-const SOCKADDR* sa(const sockaddr_in& s) { return reinterpret_cast<const SOCKADDR*>(&s); }
+using namespace connector_test;  // Req, Events, Incoming, CloseWait, v4, sa, eventually
 
 struct Side {
   NDK_PD* pd = nullptr;

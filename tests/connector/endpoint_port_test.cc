@@ -14,30 +14,6 @@
 namespace connector_test {
 namespace {
 
-struct Incoming {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<NDK_CONNECTOR*> q;
-  static void cb(PVOID ctx, NDK_CONNECTOR* c) {
-    auto* in = static_cast<Incoming*>(ctx);
-    std::lock_guard lk(in->mu);
-    in->q.push_back(c);
-    in->cv.notify_all();
-  }
-  NDK_CONNECTOR* next(std::chrono::milliseconds t = 5000ms) {
-    std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, t, [&] { return !q.empty(); })) return nullptr;
-    NDK_CONNECTOR* c = q.front();
-    q.pop_front();
-    return c;
-  }
-};
-
-struct Events {
-  std::atomic<int> n{0};
-  static void cb(PVOID ctx) { static_cast<Events*>(ctx)->n++; }
-};
-
 struct End {
   NDK_QP* qp = nullptr;
   NDK_CONNECTOR* conn = nullptr;

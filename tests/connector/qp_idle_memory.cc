@@ -79,25 +79,6 @@ long slab_bytes() {
   return total;
 }
 
-struct Incoming {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<NDK_CONNECTOR*> q;
-  static void cb(PVOID ctx, NDK_CONNECTOR* c) {
-    auto* in = static_cast<Incoming*>(ctx);
-    std::lock_guard lk(in->mu);
-    in->q.push_back(c);
-    in->cv.notify_all();
-  }
-  NDK_CONNECTOR* next() {
-    std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, 10s, [&] { return !q.empty(); })) return nullptr;
-    NDK_CONNECTOR* c = q.front();
-    q.pop_front();
-    return c;
-  }
-};
-
 [[noreturn]] void die(const char* what, NTSTATUS st) {
   std::fprintf(stderr, "%s: 0x%08x\n", what, static_cast<unsigned>(st));
   std::exit(1);
@@ -158,7 +139,7 @@ int main(int argc, char** argv) {
     s = x.cc->Dispatch->NdkConnect(x.cc, x.cqp, sa(src), sizeof src, sa(dst), sizeof dst, 4, 4,
                                    nullptr, 0, &Req::cb, &cr);
     if (s != STATUS_PENDING) die("NdkConnect", s);
-    x.sc = in.next();
+    x.sc = in.next(10s);
     if (x.sc == nullptr) die("connect event", STATUS_IO_TIMEOUT);
     NTSTATUS as =
         x.sc->Dispatch->NdkAccept(x.sc, x.sqp, 4, 4, nullptr, 0, nullptr, nullptr, &Req::cb, &ar);

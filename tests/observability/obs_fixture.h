@@ -22,79 +22,19 @@
 #include <thread>
 #include <vector>
 
+#include "../connector/abi_util.h"
 #include "softndk/softndk.h"
 
 namespace obstest {
 
 using namespace std::chrono_literals;
-inline constexpr NDK_VERSION kVersion{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
+using connector_test::CloseWait;
+using connector_test::Events;
+using connector_test::eventually;
+using connector_test::Incoming;
+using connector_test::kVersion;
+using connector_test::Req;
 inline constexpr uint32_t kNoTerminate = 0xFFFFFFFFu;
-
-template <typename P>
-bool eventually(P pred, std::chrono::milliseconds t = 5000ms) {
-  auto deadline = std::chrono::steady_clock::now() + t;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return pred();
-}
-
-// One asynchronous request.
-struct Req {
-  std::mutex mu;
-  std::condition_variable cv;
-  int calls = 0;
-  NTSTATUS st = STATUS_PENDING;
-  static void cb(PVOID ctx, NTSTATUS s) {
-    auto* r = static_cast<Req*>(ctx);
-    std::lock_guard lk(r->mu);
-    r->st = s;
-    ++r->calls;
-    r->cv.notify_all();
-  }
-  NTSTATUS wait(NTSTATUS ret, std::chrono::milliseconds t = 10000ms) {
-    if (ret != STATUS_PENDING) return ret;
-    std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, t, [&] { return calls > 0; })) return STATUS_PENDING;
-    return st;
-  }
-};
-
-struct Events {
-  std::atomic<int> n{0};
-  std::atomic<ULONG> reason{0xFFFFFFFFu};
-  static void cb(PVOID ctx) { static_cast<Events*>(ctx)->n++; }
-  static void cb_ex(PVOID ctx, ULONG r) {
-    auto* e = static_cast<Events*>(ctx);
-    e->reason = r;
-    e->n++;
-  }
-};
-
-struct Incoming {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<NDK_CONNECTOR*> q;
-  static void cb(PVOID ctx, NDK_CONNECTOR* c) {
-    auto* in = static_cast<Incoming*>(ctx);
-    std::lock_guard lk(in->mu);
-    in->q.push_back(c);
-    in->cv.notify_all();
-  }
-  NDK_CONNECTOR* next(std::chrono::milliseconds t = 5000ms) {
-    std::unique_lock lk(mu);
-    if (!cv.wait_for(lk, t, [&] { return !q.empty(); })) return nullptr;
-    NDK_CONNECTOR* c = q.front();
-    q.pop_front();
-    return c;
-  }
-};
-
-struct CloseWait {
-  std::atomic<int> calls{0};
-  static void cb(PVOID ctx) { static_cast<CloseWait*>(ctx)->calls++; }
-};
 
 struct Side {
   NDK_ADAPTER* a = nullptr;
