@@ -1,58 +1,101 @@
 // dp_bench.cc - the issue-5 comparison table: the QP data path beside raw
 // TCP, iperf3 and libfabric's tcp provider, measured in one run and printed
 // as ratios (bench/README.md "The issue-5 table").
-//   dp_bench [-D SECS] [-n ITERS] [--only bw,small,lat,event,rate]
+//   dp_bench [-D SECS] [-n ITERS] [-r REPS] [--only bw,small,lat,event,rate]
+//            [--json FILE]
 // Both ends run in this process over 127.0.0.1; every baseline uses the
 // same wait discipline as the softndk row it is compared with.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baseline/tcp_baseline.h"
 #include "dp_runs.h"
+#include "dp_table.h"
 #include "fabric/fi_baseline.h"
 
 namespace {
 
 using namespace softndk::baseline;
+using dptable::Row;
+using dptable::Section;
+using nlohmann::json;
 
-struct Ref {
+using Figure = double (*)(const BaselineResult&);
+double gbs(const BaselineResult& b) { return b.mbps / 1e3; }
+double mrate(const BaselineResult& b) { return b.msg_rate / 1e6; }
+double p50(const BaselineResult& b) { return b.lat_p50_us; }
+
+struct RefSpec {
   std::string name;
-  double value = 0;  // 0: failed (error printed)
+  std::function<BaselineResult()> run;
+  Figure figure;
 };
 
-struct Row {
-  std::string label;
-  double value;
-  std::vector<Ref> refs;
-};
+// softndk's side of a row: returns the headline figure and may fill
+// per-run details (the latency rows' mean, p99 and wake-ups).
+using SoftFn = std::function<double(json& details)>;
 
-struct Section {
-  std::string title;  // with unit and how to read the ratio
-  std::vector<Row> rows;
-};
+// Runs every row `reps` times as softndk, ref 1, ref 2, ..., softndk, ref 1,
+// ...: figures on the shared 2-core machine swing 2x within a minute, and
+// interleaving lets a slow period hit both sides of each ratio alike.
+// Every row re-measures its own references (a shared one such as raw TCP
+// is run again for each row) so that each ratio pairs neighbours in time.
+struct Runner {
+  int reps = 3;
+  std::vector<Section> sections;
 
-void print(const Section& s) {
-  std::printf("\n%s\n", s.title.c_str());
-  for (const Row& r : s.rows) {
-    std::printf("  %-34s %9.3f", r.label.c_str(), r.value);
-    for (const Ref& f : r.refs) {
-      if (f.value > 0)
-        std::printf("  | %-15s %9.3f  ratio %5.2f", f.name.c_str(), f.value, r.value / f.value);
-      else
-        std::printf("  | %-15s %9s  ratio %5s", f.name.c_str(), "failed", "-");
-    }
-    std::printf("\n");
+  void section(const char* key, const char* title, const char* unit) {
+    sections.push_back({key, title, unit, {}});
+    dptable::print_title(sections.back());
   }
-  std::fflush(stdout);
-}
 
-Ref ref(const char* name, const BaselineResult& b, double v) {
-  if (!b.ok()) std::fprintf(stderr, "dp_bench: %s: %s\n", name, b.error.c_str());
-  return {name, b.ok() ? v : 0};
-}
+  void row(const char* label, const SoftFn& soft, const std::vector<RefSpec>& refs) {
+    Row r;
+    r.label = label;
+    for (const RefSpec& f : refs) r.refs.push_back({f.name, {}, {}});
+    for (int i = 0; i < reps; ++i) {
+      json d;
+      r.values.push_back(soft(d));
+      if (!d.is_null()) r.details.push_back(d);
+      for (size_t k = 0; k < refs.size(); ++k) {
+        BaselineResult b = refs[k].run();
+        double v = b.ok() ? refs[k].figure(b) : 0;
+        if (b.ok() && v <= 0) b.error = "zero figure";
+        if (!b.ok())
+          std::fprintf(stderr, "dp_bench: %s (run %d): %s\n", refs[k].name.c_str(), i + 1,
+                       b.error.c_str());
+        r.refs[k].values.push_back(b.ok() ? std::optional<double>(v) : std::nullopt);
+        r.refs[k].runs.push_back(std::move(b));
+      }
+    }
+    dptable::print_row(r);
+    sections.back().rows.push_back(std::move(r));
+  }
+
+  // The latency rows' extra line: medians over the runs of softndk's mean,
+  // p99 and reactor wake-ups per round trip.
+  void latency_details() {
+    const Row& r = sections.back().rows.back();
+    auto med = [&](const char* k) {
+      std::vector<double> v;
+      for (const json& d : r.details) v.push_back(d.at(k).get<double>());
+      return v.empty() ? 0.0 : dptable::median(v);
+    };
+    std::printf(
+        "  (softndk, median of %zu runs: mean %.2f us, p99 %.2f us; %.3f reactor "
+        "wake-ups per round trip)\n",
+        r.details.size(), med("mean_us"), med("p99_us"), med("wakeups_per_round_trip"));
+    std::fflush(stdout);
+  }
+};
 
 Limits bw_limits(double secs) {
   Limits l;
@@ -68,14 +111,16 @@ Limits lat_limits(double secs, int iters) {
   return l;
 }
 
-BaselineResult fi(FiTest t, size_t size, double secs, Mode mode = Mode::BusyPoll, int iters = 0) {
+RefSpec fi(const char* name, FiTest t, size_t size, double secs, Mode mode = Mode::BusyPoll,
+           int iters = 0) {
   FiOptions o;
   o.test = t;
   o.msg_size = size;
   o.limits = iters > 0 ? lat_limits(secs, iters) : bw_limits(secs);
   o.window = 16;
   o.mode = mode;
-  return fi_run(o);
+  Figure fig = iters > 0 ? p50 : (t == FiTest::WriteRate ? mrate : gbs);
+  return {name, [o] { return fi_run(o); }, fig};
 }
 
 bool wanted(const std::string& only, const char* group) {
@@ -84,107 +129,183 @@ bool wanted(const std::string& only, const char* group) {
   return list.find("," + std::string(group) + ",") != std::string::npos;
 }
 
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The 1/5/15-minute load averages: how busy the shared machine was.
+std::string loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: dp_bench [-D SECS per test] [-n PING-PONG ITERS] [-r REPETITIONS] "
+               "[--only bw,small,lat,event,rate] [--json FILE]\n");
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  double secs = 2.0;
-  int iters = 20000;
-  std::string only;
+  double secs = 0;  // 0: the default, 2 s for one repetition, 1 s for more
+  int iters = 20000, reps = 3;
+  std::string only, json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-D" && i + 1 < argc) {
       secs = std::atof(argv[++i]);
+      if (secs <= 0) return usage();
     } else if (a == "-n" && i + 1 < argc) {
       iters = std::atoi(argv[++i]);
+    } else if (a == "-r" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
     } else if (std::isdigit(static_cast<unsigned char>(a[0]))) {
       secs = std::atof(a.c_str());  // the old form: dp_bench SECS
+      if (secs <= 0) return usage();
     } else {
-      std::fprintf(stderr,
-                   "usage: dp_bench [-D SECS per test] [-n PING-PONG ITERS] "
-                   "[--only bw,small,lat,event,rate]\n");
+      return usage();
+    }
+  }
+  if (iters <= 0 || reps <= 0) return usage();
+  // Three interleaved repetitions of 2 s runs would take ~5 minutes.
+  if (secs == 0) secs = reps > 1 ? 1.0 : 2.0;
+  // Opened now: a bad path must not cost a whole run.
+  std::ofstream json_out;
+  if (!json_path.empty()) {
+    json_out.open(json_path);
+    if (!json_out) {
+      std::fprintf(stderr, "dp_bench: cannot write %s\n", json_path.c_str());
       return 2;
     }
   }
-  if (secs <= 0 || iters <= 0) return 2;
 
+  const std::string started = utc_now(), load0 = loadavg();
+  auto t0 = std::chrono::steady_clock::now();
   dptest::Bench b;
   b.secs = secs;
   b.setup();
-  std::printf("dp_bench: %.1f s per bandwidth/rate test, %d ping-pong round trips\n", secs, iters);
+  std::printf(
+      "dp_bench: %.1f s per bandwidth/rate test, %d ping-pong round trips, %d repetition%s per "
+      "row\n  (softndk and its references interleaved; figures are medians, ratio = median of "
+      "the per-repetition softndk / ref, (min..max) over the repetitions)\n",
+      secs, iters, reps, reps > 1 ? "s" : "");
+
+  Runner run;
+  run.reps = reps;
+  auto soft = [](auto f) { return SoftFn([f](json&) { return f(); }); };
+  auto tcp_bw = [&](const char* name, size_t size) {
+    return RefSpec{name, [=] { return tcp_stream(size, bw_limits(secs), Mode::BusyPoll); }, gbs};
+  };
 
   // Sizes never grow from one softndk test to the next: receives left
   // posted by one test are consumed by the next one's Sends.
   if (wanted(only, "bw")) {
-    auto tcp = tcp_stream(1 << 20, bw_limits(secs), Mode::BusyPoll);
-    auto ip = run_iperf3(secs, 1 << 20);
-    auto fw = fi(FiTest::WriteBw, 1 << 20, secs);
-    auto fr = fi(FiTest::ReadBw, 1 << 20, secs);
-    auto fs = fi(FiTest::SendBw, 64 << 10, secs);
-    double w = b.bw(0, 1 << 20), r = b.bw(1, 1 << 20), s = b.bw(2, 64 << 10);
-    Ref t = ref("tcp busy 1M", tcp, tcp.mbps / 1e3), i = ref("iperf3 -l 1M", ip, ip.mbps / 1e3);
-    print(
-        {"Bandwidth, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref, "
-         "target >= 0.9 tcp and >= 1.0 libfabric)",
-         {{"RDMA Write 1 MiB", w, {t, i, ref("fi write 1M", fw, fw.mbps / 1e3)}},
-          {"RDMA Read 1 MiB", r, {t, i, ref("fi read 1M", fr, fr.mbps / 1e3)}},
-          {"Send 64 KiB", s, {t, i, ref("fi send 64K", fs, fs.mbps / 1e3)}}}});
+    RefSpec t = tcp_bw("tcp busy 1M", 1 << 20);
+    RefSpec ip{"iperf3 -l 1M", [=] { return run_iperf3(secs, 1 << 20); }, gbs};
+    run.section("bw",
+                "Bandwidth, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref, "
+                "target >= 0.9 tcp and >= 1.0 libfabric)",
+                "GB/s");
+    run.row("RDMA Write 1 MiB", soft([&] { return b.bw(0, 1 << 20); }),
+            {t, ip, fi("fi write 1M", FiTest::WriteBw, 1 << 20, secs)});
+    run.row("RDMA Read 1 MiB", soft([&] { return b.bw(1, 1 << 20); }),
+            {t, ip, fi("fi read 1M", FiTest::ReadBw, 1 << 20, secs)});
+    run.row("Send 64 KiB", soft([&] { return b.bw(2, 64 << 10); }),
+            {t, ip, fi("fi send 64K", FiTest::SendBw, 64 << 10, secs)});
   }
   if (wanted(only, "small")) {
-    auto tcp = tcp_stream(4096, bw_limits(secs), Mode::BusyPoll);
-    auto fw = fi(FiTest::WriteBw, 4096, secs);
-    auto fr = fi(FiTest::ReadBw, 4096, secs);
-    auto fs = fi(FiTest::SendBw, 4096, secs);
-    double w = b.bw(0, 4096), r = b.bw(1, 4096), s = b.bw(2, 4096);
-    Ref t = ref("tcp busy 4K", tcp, tcp.mbps / 1e3);
-    print({"Small messages, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref)",
-           {{"RDMA Write 4 KiB", w, {t, ref("fi write 4K", fw, fw.mbps / 1e3)}},
-            {"RDMA Read 4 KiB", r, {t, ref("fi read 4K", fr, fr.mbps / 1e3)}},
-            {"Send 4 KiB", s, {t, ref("fi send 4K", fs, fs.mbps / 1e3)}}}});
+    RefSpec t = tcp_bw("tcp busy 4K", 4096);
+    run.section("small",
+                "Small messages, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref)",
+                "GB/s");
+    run.row("RDMA Write 4 KiB", soft([&] { return b.bw(0, 4096); }),
+            {t, fi("fi write 4K", FiTest::WriteBw, 4096, secs)});
+    run.row("RDMA Read 4 KiB", soft([&] { return b.bw(1, 4096); }),
+            {t, fi("fi read 4K", FiTest::ReadBw, 4096, secs)});
+    run.row("Send 4 KiB", soft([&] { return b.bw(2, 4096); }),
+            {t, fi("fi send 4K", FiTest::SendBw, 4096, secs)});
   }
   if (wanted(only, "rate")) {
-    auto fw = fi(FiTest::WriteRate, 8, secs);
-    auto tr = tcp_msg_rate(8, bw_limits(secs), Mode::BusyPoll);
-    double plain = b.rate(8, 1) / 1e6, defer = b.rate(8, 16) / 1e6;
-    Ref f = ref("fi write rate", fw, fw.msg_rate / 1e6),
-        t = ref("tcp msg rate", tr, tr.msg_rate / 1e6);
-    print(
-        {"8-byte message rate, 16 outstanding, M msg/s (ratio = softndk / ref; defer must raise "
-         "it)",
-         {{"Send inline", plain, {f, t}}, {"Send inline + DEFER (16 per kick)", defer, {f, t}}}});
+    RefSpec f = fi("fi write rate", FiTest::WriteRate, 8, secs);
+    RefSpec t{"tcp msg rate", [=] { return tcp_msg_rate(8, bw_limits(secs), Mode::BusyPoll); },
+              mrate};
+    run.section("rate",
+                "8-byte message rate, 16 outstanding, M msg/s (ratio = softndk / ref; defer must "
+                "raise it)",
+                "M msg/s");
+    run.row("Send inline", soft([&] { return b.rate(8, 1) / 1e6; }), {f, t});
+    run.row("Send inline + DEFER (16 per kick)", soft([&] { return b.rate(8, 16) / 1e6; }), {f, t});
   }
+  // The ping-pongs' softndk side records its mean, p99 and the reactor's
+  // wake-ups per round trip (~0 when polled mode works).
+  auto pingpong = [&](int n, int warmup, bool event) {
+    return SoftFn([&b, n, warmup, event](json& d) {
+      uint64_t wk = 0;
+      dptest::Lat l = b.pingpong(8, n, warmup, event, &wk);
+      d = {{"mean_us", l.mean_us},
+           {"p99_us", l.p99_us},
+           {"wakeups_per_round_trip", static_cast<double>(wk) / n}};
+      return l.p50_us;
+    });
+  };
   if (wanted(only, "lat")) {
-    auto tcp = tcp_pingpong(8, lat_limits(secs, iters), Mode::BusyPoll);
-    auto fw = fi(FiTest::WriteLat, 8, secs, Mode::BusyPoll, iters);
-    auto fs = fi(FiTest::SendLat, 8, secs, Mode::BusyPoll, iters);
-    uint64_t wk = 0;
-    dptest::Lat l = b.pingpong(8, iters, 1000, false, &wk);
-    print(
-        {"8-byte ping-pong, busy-polled CQ, half round trip p50, us (ratio = softndk / ref, "
-         "target <= 1.2 tcp, <= 1.0 fi write)",
-         {{"Send ping-pong",
-           l.p50_us,
-           {ref("tcp busy", tcp, tcp.lat_p50_us), ref("fi write_lat", fw, fw.lat_p50_us),
-            ref("fi send_lat", fs, fs.lat_p50_us)}}}});
-    std::printf("  (softndk mean %.2f us, p99 %.2f us; %.3f reactor wake-ups per round trip)\n",
-                l.mean_us, l.p99_us, static_cast<double>(wk) / iters);
+    run.section("lat",
+                "8-byte ping-pong, busy-polled CQ, half round trip p50, us (ratio = softndk / "
+                "ref, target <= 1.2 tcp, <= 1.0 fi write)",
+                "us");
+    run.row("Send ping-pong", pingpong(iters, 1000, false),
+            {{"tcp busy", [=] { return tcp_pingpong(8, lat_limits(secs, iters), Mode::BusyPoll); },
+              p50},
+             fi("fi write_lat", FiTest::WriteLat, 8, secs, Mode::BusyPoll, iters),
+             fi("fi send_lat", FiTest::SendLat, 8, secs, Mode::BusyPoll, iters)});
+    run.latency_details();
   }
   if (wanted(only, "event")) {
-    int ev_iters = std::max(1000, iters / 4);
-    auto tcp = tcp_pingpong(8, lat_limits(secs, ev_iters), Mode::Blocking);
-    auto fs = fi(FiTest::SendLat, 8, secs, Mode::Blocking, ev_iters);
-    uint64_t wk = 0;
-    dptest::Lat l = b.pingpong(8, ev_iters, 200, true, &wk);
-    print(
-        {"8-byte ping-pong, event mode (arm + notification + blocking wait), half round trip "
-         "p50, us (ratio = softndk / ref)",
-         {{"Send ping-pong",
-           l.p50_us,
-           {ref("tcp blocking", tcp, tcp.lat_p50_us), ref("fi send_lat -e", fs, fs.lat_p50_us)}}}});
-    std::printf("  (softndk mean %.2f us, p99 %.2f us; %.3f reactor wake-ups per round trip)\n",
-                l.mean_us, l.p99_us, static_cast<double>(wk) / ev_iters);
+    int ev = std::max(1000, iters / 4);
+    run.section("event",
+                "8-byte ping-pong, event mode (arm + notification + blocking wait), half round "
+                "trip p50, us (ratio = softndk / ref)",
+                "us");
+    run.row("Send ping-pong", pingpong(ev, 200, true),
+            {{"tcp blocking", [=] { return tcp_pingpong(8, lat_limits(secs, ev), Mode::Blocking); },
+              p50},
+             fi("fi send_lat -e", FiTest::SendLat, 8, secs, Mode::Blocking, ev)});
+    run.latency_details();
   }
   b.teardown();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("\ndp_bench: %.0f s\n", took);
+
+  if (json_out.is_open()) {
+    json sections = json::array();
+    for (const Section& s : run.sections) sections.push_back(dptable::to_json(s));
+    json j{{"tool", "dp_bench"},
+           {"started_utc", started},
+           {"seconds_total", took},
+           {"loadavg_start", load0},
+           {"loadavg_end", loadavg()},
+           {"options",
+            {{"seconds", secs}, {"iterations", iters}, {"repetitions", reps}, {"only", only}}},
+           {"sections", sections}};
+    json_out << j.dump(2) << "\n";
+    json_out.close();
+    if (!json_out) {
+      std::fprintf(stderr, "dp_bench: writing %s failed\n", json_path.c_str());
+      return 1;
+    }
+  }
   return 0;
 }
