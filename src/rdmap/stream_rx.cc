@@ -38,6 +38,10 @@ constexpr size_t kDirectMin = 4096;
 // that the next large payload is not pulled through the staging buffer.
 constexpr uint32_t kLargeSegment = 16384;
 constexpr size_t kSmallRead = 64;
+// Bytes read after a directly placed payload, into staging: trailer (pad +
+// CRC, at most 7) and the next header (tagged 16, untagged 20, Read
+// Request 48), with a little to spare.
+constexpr size_t kTailRead = 64;
 
 bool is_send(wire::Opcode op) {
   return op == wire::Opcode::kSend || op == wire::Opcode::kSendInvalidate ||
@@ -173,7 +177,7 @@ bool Stream::feed(std::span<const uint8_t>& in) {
 ssize_t Stream::direct_recv() {
   uint32_t off = parser_.payload_offset();
   size_t rem = parser_.payload_remaining();
-  iovec iov[ndk::kMaxSge];
+  iovec iov[ndk::kMaxSge + 1];
   int niov = 0;
   if (tgt_ == Tgt::kContig) {
     iov[niov++] = {tgt_ptr_ + off, rem};
@@ -191,6 +195,13 @@ ssize_t Stream::direct_recv() {
       skip = 0;
     }
   }
+  const size_t want = parser_.payload_remaining();
+  // The same call also reads what follows the payload - the MPA trailer and
+  // the next FPDU's header - into the (empty) staging buffer: one syscall
+  // per FPDU instead of two on a stream of large segments. Only a few
+  // bytes of the next payload can come along, so nearly nothing is copied.
+  const int ntarget = niov;
+  if (!staging_.empty()) iov[niov++] = {staging_.data(), kTailRead};
   msghdr m{};
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<size_t>(niov);
@@ -198,18 +209,24 @@ ssize_t Stream::direct_recv() {
   if (n <= 0) return n;
   if (rx_hooked_) tap_rx(iov, niov, static_cast<size_t>(n), false);
   tsan::after_recv(tsan_edge_);
+  const size_t landed = std::min(static_cast<size_t>(n), want);
   uint32_t crc = 0;
   if (crc_) {
     // CRC over the bytes as they landed, right after they arrived.
     crc = parser_.crc_state();
-    size_t left = static_cast<size_t>(n);
-    for (int i = 0; i < niov && left > 0; ++i) {
+    size_t left = landed;
+    for (int i = 0; i < ntarget && left > 0; ++i) {
       size_t k = std::min(left, iov[i].iov_len);
       crc = wire::crc32c_update(crc, static_cast<const uint8_t*>(iov[i].iov_base), k);
       left -= k;
     }
   }
-  parser_.consume_payload(static_cast<size_t>(n), crc);
+  parser_.consume_payload(landed, crc);
+  if (static_cast<size_t>(n) > landed) {
+    // Staging was empty (run_rx parses every staged byte before reading).
+    st_pos_ = 0;
+    st_len_ = static_cast<size_t>(n) - landed;
+  }
   return n;
 }
 
