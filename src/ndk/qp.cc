@@ -130,13 +130,13 @@ std::shared_ptr<QpTransport> Qp::transport() {
   return transport_;
 }
 
-void Qp::kick(bool deferred) {
+void Qp::kick(bool deferred, uint64_t bytes) {
   std::shared_ptr<QpTransport> t;
   {
     std::lock_guard lk(transport_mu_);
     t = transport_;
   }
-  if (t != nullptr) t->sq_posted(deferred);
+  if (t != nullptr) t->sq_posted(deferred, bytes);
 }
 
 void Qp::kick_on_failure() {
@@ -198,7 +198,8 @@ NTSTATUS Qp::enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max
     ++sq_tail_;
     deferred_pending_ = deferred;
   }
-  kick(deferred);
+  bool carries = wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite;
+  kick(deferred, carries ? wr.length : 0);
   return STATUS_SUCCESS;
 }
 

@@ -45,8 +45,9 @@ class QpTransport {
  public:
   virtual ~QpTransport() = default;
   // New initiator work; `deferred` when NDK_OP_FLAG_DEFER asked to wait for
-  // the next non-deferred post (NDKPI §7).
-  virtual void sq_posted(bool deferred) = 0;
+  // the next non-deferred post (NDKPI §7); `bytes` the payload it carries
+  // out (Send/Write length, 0 for the others).
+  virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
   virtual void rq_posted() = 0;
   // NdkFlush/QP close/fatal error: queued requests are being cancelled.
   virtual void flushed() = 0;
@@ -124,7 +125,7 @@ class Qp final : public Object {
   NTSTATUS check_initiator(ULONG flags, ULONG allowed_flags);
   // Back half: SGL/inline checks, copy into the next SQ slot, kick.
   NTSTATUS enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge);
-  void kick(bool deferred);
+  void kick(bool deferred, uint64_t bytes = 0);
   void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
 
   struct SqSlot {

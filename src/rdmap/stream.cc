@@ -31,6 +31,9 @@ constexpr size_t kPollRxBudget = 1u << 20;
 // re-arms), left when a CQ is armed or no poll came for a watchdog period.
 constexpr uint64_t kPolledAfter = 32;
 constexpr std::chrono::milliseconds kPollWatchdog{1};
+// Polled mode: Send/Write payloads at least this big are transmitted by the
+// consumer's next poll rather than by the post (sq_posted).
+constexpr uint64_t kPollTxMin = 16384;
 // Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
 // (no pad): ULPDU 65534.
 constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
@@ -127,10 +130,27 @@ void Stream::begin() {
 
 // ---- entry points -------------------------------------------------------------
 
-void Stream::sq_posted(bool deferred) {
+void Stream::sq_posted(bool deferred, uint64_t bytes) {
   // NDKPI 7: a deferred request waits for the next non-deferred post (or an
   // inline failure, which the QP turns into a non-deferred kick).
-  if (!deferred) kick_tx();
+  if (deferred) return;
+  if (bytes >= kPollTxMin && polled_.load(std::memory_order_relaxed)) {
+    // A busy-polling consumer posts a window of large messages and then
+    // polls: its next poll (microseconds away) transmits them all in one
+    // sendmsg. Each post's own sendmsg of 64 KiB costs TCP on loopback
+    // about twice per byte what one of 1 MiB does. Small messages go at
+    // once (latency). Stored before polled_ is read again: whoever turns
+    // polled mode off (arm, watchdog) reads tx_pending_ after its store,
+    // so one of the two kicks.
+    tx_pending_.store(true, std::memory_order_seq_cst);
+    if (polled_.load(std::memory_order_seq_cst)) return;
+    tx_pending_.store(false, std::memory_order_relaxed);
+  }
+  kick_tx();
+}
+
+void Stream::kick_pending() {
+  if (tx_pending_.load(std::memory_order_seq_cst) && tx_pending_.exchange(false)) kick_tx();
 }
 
 void Stream::rq_posted() {}
@@ -160,7 +180,12 @@ void Stream::progress() {
     enter_polled();
   // Transmit blocked on a full socket: retry from this running thread
   // rather than wait for the reactor's EPOLLOUT wake-up.
-  if (tx_waiting_.load(std::memory_order_relaxed)) kick_tx();
+  if (tx_waiting_.load(std::memory_order_relaxed)) {
+    tx_pending_.store(false, std::memory_order_relaxed);
+    kick_tx();
+  } else {
+    kick_pending();
+  }
   if (!rx_mu_.try_lock()) return;
   run_rx(kPollRxBudget, true);
   bool kick = kick_after_rx_;
@@ -186,7 +211,9 @@ void Stream::enter_polled() {
 
 void Stream::cq_armed() {
   arm_mark_.store(polls_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  if (!polled_.exchange(false, std::memory_order_acq_rel)) return;
+  bool was = polled_.exchange(false, std::memory_order_seq_cst);
+  kick_pending();  // the consumer may wait for a notification now
+  if (!was) return;
   std::weak_ptr<Stream> weak = weak_from_this();
   conn_->reactor().post([weak] {
     if (auto s = weak.lock()) s->sync_reactor_rx();
@@ -218,7 +245,8 @@ void Stream::polled_watchdog() {
     // Nobody polled for a whole period: the reactor reads again (a level-
     // triggered EPOLLIN fires at once for what is already waiting).
     arm_mark_.store(polls, std::memory_order_relaxed);
-    polled_.store(false, std::memory_order_release);
+    polled_.store(false, std::memory_order_seq_cst);
+    kick_pending();
   }
   sync_reactor_rx();
 }

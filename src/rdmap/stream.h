@@ -64,7 +64,7 @@ class Stream final : public ndk::QpTransport,
   ~Stream() override;
 
   // ndk::QpTransport
-  void sq_posted(bool deferred) override;
+  void sq_posted(bool deferred, uint64_t bytes) override;
   void rq_posted() override;
   void flushed() override;
   // tcp::ConnectionHandler (reactor thread)
@@ -146,6 +146,7 @@ class Stream final : public ndk::QpTransport,
 
   // ---- polled mode (stream.cc, docs/datapath.md "Who runs what") ----
   void enter_polled();
+  void kick_pending();  // tx_pending_ -> kick_tx()
   void sync_reactor_rx();  // reactor thread: EPOLLIN muted iff polled
   void polled_watchdog();  // reactor thread: polling stopped -> unmute
 
@@ -209,6 +210,9 @@ class Stream final : public ndk::QpTransport,
   // Mirror of tx_blocked_ for progress(): a busy poller retries the send
   // itself instead of waiting for the reactor's EPOLLOUT wake-up.
   std::atomic<bool> tx_waiting_{false};
+  // Polled mode: a large message posted for the consumer's next poll to
+  // transmit, together with whatever it posts meanwhile (sq_posted).
+  std::atomic<bool> tx_pending_{false};
   bool tx_done_ = false;  // Terminate sent or stream dead: nothing more goes out
   bool sq_turn_ = true;   // fairness: alternate SQ and Read Responses
   struct TxMsg {
