@@ -146,7 +146,7 @@ class Stream final : public ndk::QpTransport,
 
   // ---- polled mode (stream.cc, docs/datapath.md "Who runs what") ----
   void enter_polled();
-  void kick_pending();  // tx_pending_ -> kick_tx()
+  void kick_pending();     // tx_pending_ -> kick_tx()
   void sync_reactor_rx();  // reactor thread: EPOLLIN muted iff polled
   void polled_watchdog();  // reactor thread: polling stopped -> unmute
 
