@@ -150,7 +150,11 @@ void Stream::sq_posted(bool deferred, uint64_t bytes) {
 }
 
 void Stream::kick_pending() {
-  if (tx_pending_.load(std::memory_order_seq_cst) && tx_pending_.exchange(false)) kick_tx();
+  // Also a transmitter blocked on a full socket while polled: it has no
+  // EPOLLOUT armed (tx_block), so the one ending polled mode retries it.
+  bool waiting = tx_waiting_.load(std::memory_order_seq_cst);
+  bool pending = tx_pending_.load(std::memory_order_seq_cst) && tx_pending_.exchange(false);
+  if (waiting || pending) kick_tx();
 }
 
 void Stream::rq_posted() {}

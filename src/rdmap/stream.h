@@ -112,6 +112,7 @@ class Stream final : public ndk::QpTransport,
   void retire_marks(bool all);
   bool batch_room(int pieces) const;
   void send_terminate_now();  // tx_mu_ held, batch empty
+  void tx_block();            // tx_mu_ held: full socket; EPOLLOUT unless polled
 
   // ---- receive (stream_rx.cc) ----
   // rx_mu_ held; false: stop reading. stop_on_completion (pollers): return
@@ -206,7 +207,8 @@ class Stream final : public ndk::QpTransport,
   // await_peer_fpdu: nothing arrived yet (the receiver opens it).
   std::atomic<bool> tx_gated_{false};
 
-  bool tx_blocked_ = false;  // EAGAIN: waiting for EPOLLOUT
+  bool tx_blocked_ = false;   // EAGAIN: the socket buffer is full
+  bool write_armed_ = false;  // EPOLLOUT asked of the reactor
   // Mirror of tx_blocked_ for progress(): a busy poller retries the send
   // itself instead of waiting for the reactor's EPOLLOUT wake-up.
   std::atomic<bool> tx_waiting_{false};

@@ -200,8 +200,10 @@ ssize_t Stream::direct_recv() {
   // the next FPDU's header - into the (empty) staging buffer: one syscall
   // per FPDU instead of two on a stream of large segments. Only a few
   // bytes of the next payload can come along, so nearly nothing is copied.
+  // Not while a trace is on: a tap attached mid-stream starts at the first
+  // read that begins on an FPDU boundary, which this read never does.
   const int ntarget = niov;
-  if (!staging_.empty()) iov[niov++] = {staging_.data(), kTailRead};
+  if (!staging_.empty() && !rx_hooked_) iov[niov++] = {staging_.data(), kTailRead};
   msghdr m{};
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<size_t>(niov);

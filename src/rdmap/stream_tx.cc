@@ -93,7 +93,6 @@ void Stream::run_tx() {
   if (tx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
   if (tx_gated_.load(std::memory_order_acquire)) return;  // feed() opens it and kicks
   Batch& b = *b_;
-  bool was_blocked = tx_blocked_;
   for (;;) {
     if (b.sent == b.total) {
       retire_marks(true);
@@ -108,16 +107,12 @@ void Stream::run_tx() {
     m.msg_iov = &b.iov[b.iov_pos];
     m.msg_iovlen = static_cast<size_t>(std::min(b.niov - b.iov_pos, IOV_MAX));
     tsan::before_send(tsan_edge_);
+    const uint64_t asked = b.total - b.sent;
     ssize_t n = tx_hooked_ ? emit_hooked(&m) : emit_sendmsg(fd_, &m);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if (!tx_blocked_) {
-          tx_blocked_ = true;
-          tx_waiting_.store(true, std::memory_order_relaxed);
-          auto conn = conn_;
-          conn->reactor().post([conn] { conn->want_write(true); });
-        }
+        tx_block();
         return;
       }
       fail(STATUS_CONNECTION_RESET, errno);
@@ -140,13 +135,33 @@ void Stream::run_tx() {
       }
     }
     retire_marks(false);
+    if (static_cast<uint64_t>(n) < asked && !tx_hooked_) {
+      // A short write: the socket buffer is full now, and the next call
+      // would only say EAGAIN.
+      tx_block();
+      return;
+    }
   }
-  if (was_blocked || tx_blocked_) {
-    tx_blocked_ = false;
-    tx_waiting_.store(false, std::memory_order_relaxed);
+  tx_blocked_ = false;
+  tx_waiting_.store(false, std::memory_order_relaxed);
+  if (write_armed_) {
+    write_armed_ = false;
     auto conn = conn_;
     conn->reactor().post([conn] { conn->want_write(false); });
   }
+}
+
+void Stream::tx_block() {
+  tx_blocked_ = true;
+  // Before polled_ is read: whoever ends polled mode stores polled_ and
+  // then reads tx_waiting_ (kick_pending), so one of us arms EPOLLOUT.
+  tx_waiting_.store(true, std::memory_order_seq_cst);
+  // A busy poller retries the send itself (progress()): no EPOLLOUT, whose
+  // reactor wake-ups take a core from the pollers on every block/unblock.
+  if (write_armed_ || polled_.load(std::memory_order_seq_cst)) return;
+  write_armed_ = true;
+  auto conn = conn_;
+  conn->reactor().post([conn] { conn->want_write(true); });
 }
 
 void Stream::retire_marks(bool all) {
