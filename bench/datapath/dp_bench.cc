@@ -50,6 +50,7 @@ using SoftFn = std::function<double(json& details)>;
 // is run again for each row) so that each ratio pairs neighbours in time.
 struct Runner {
   int reps = 3;
+  bool no_refs = false;  // --no-refs: softndk rows only (profiling)
   std::vector<Section> sections;
 
   void section(const char* key, const char* title, const char* unit) {
@@ -57,7 +58,8 @@ struct Runner {
     dptable::print_title(sections.back());
   }
 
-  void row(const char* label, const SoftFn& soft, const std::vector<RefSpec>& refs) {
+  void row(const char* label, const SoftFn& soft, const std::vector<RefSpec>& all_refs) {
+    const std::vector<RefSpec> refs = no_refs ? std::vector<RefSpec>{} : all_refs;
     Row r;
     r.label = label;
     for (const RefSpec& f : refs) r.refs.push_back({f.name, {}, {}});
@@ -149,7 +151,7 @@ std::string loadavg() {
 int usage() {
   std::fprintf(stderr,
                "usage: dp_bench [-D SECS per test] [-n PING-PONG ITERS] [-r REPETITIONS] "
-               "[--only bw,small,lat,event,rate] [--json FILE]\n");
+               "[--only bw,small,lat,event,rate] [--json FILE] [--no-refs]\n");
   return 2;
 }
 
@@ -159,6 +161,7 @@ int main(int argc, char** argv) {
   double secs = 0;  // 0: the default, 2 s for one repetition, 1 s for more
   int iters = 20000, reps = 3;
   std::string only, json_path;
+  bool no_refs = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-D" && i + 1 < argc) {
@@ -170,6 +173,8 @@ int main(int argc, char** argv) {
       reps = std::atoi(argv[++i]);
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--no-refs") {
+      no_refs = true;
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else if (std::isdigit(static_cast<unsigned char>(a[0]))) {
@@ -205,6 +210,7 @@ int main(int argc, char** argv) {
 
   Runner run;
   run.reps = reps;
+  run.no_refs = no_refs;
   auto soft = [](auto f) { return SoftFn([f](json&) { return f(); }); };
   auto tcp_bw = [&](const char* name, size_t size) {
     return RefSpec{name, [=] { return tcp_stream(size, bw_limits(secs), Mode::BusyPoll); }, gbs};
