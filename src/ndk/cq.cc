@@ -57,6 +57,7 @@ bool Cq::push(const NDK_RESULT_EX& r, bool solicited) {
   }
   ring_[(head_ + count_) % ring_.size()] = r;
   ++count_;
+  ready_.store(true, std::memory_order_release);
   ++since_arm_;
   new_since_notify_ = true;
   if (solicited || error) special_since_notify_ = true;
@@ -173,15 +174,17 @@ void Cq::arm(ULONG type) {
   maybe_fire_locked(special_since_notify_);
 }
 
+bool Cq::ready_or_progress(ULONG n) {
+  if (n == 0) return false;
+  if (ready_.load(std::memory_order_acquire)) return true;
+  if (!has_progress_.load(std::memory_order_relaxed)) return false;
+  run_progress();
+  return ready_.load(std::memory_order_acquire);
+}
+
 ULONG Cq::get_results(NDK_RESULT* out, ULONG n) {
-  if (has_progress_.load(std::memory_order_relaxed) && n > 0) {
-    bool empty;
-    {
-      std::lock_guard lk(mu_);
-      empty = count_ == 0;
-    }
-    if (empty) run_progress();
-  }
+  // An empty CQ returns without taking mu_ (a busy poller's common case).
+  if (!ready_or_progress(n)) return 0;
   std::lock_guard lk(mu_);
   ULONG k = 0;
   for (; k < n && count_ > 0; ++k) {
@@ -193,18 +196,12 @@ ULONG Cq::get_results(NDK_RESULT* out, ULONG n) {
     head_ = (head_ + 1) % ring_.size();
     --count_;
   }
+  ready_.store(count_ != 0, std::memory_order_relaxed);
   return k;
 }
 
 ULONG Cq::get_results_ex(NDK_RESULT_EX* out, ULONG n) {
-  if (has_progress_.load(std::memory_order_relaxed) && n > 0) {
-    bool empty;
-    {
-      std::lock_guard lk(mu_);
-      empty = count_ == 0;
-    }
-    if (empty) run_progress();
-  }
+  if (!ready_or_progress(n)) return 0;
   std::lock_guard lk(mu_);
   ULONG k = 0;
   for (; k < n && count_ > 0; ++k) {
@@ -212,6 +209,7 @@ ULONG Cq::get_results_ex(NDK_RESULT_EX* out, ULONG n) {
     head_ = (head_ + 1) % ring_.size();
     --count_;
   }
+  ready_.store(count_ != 0, std::memory_order_relaxed);
   return k;
 }
 

@@ -17,6 +17,7 @@
 // until `count` completions accumulated since the arm.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,9 @@ class Cq final : public Object {
   void schedule_locked();
   void run_notifications();
   void run_progress();
+  // get_results[_ex] front half: true if there is something to drain,
+  // after running the progress sources once when the ring was empty.
+  bool ready_or_progress(ULONG n);
   void notify_armed();  // ProgressSource::cq_armed() of every source
   template <class Fn>
   void for_each_source(Fn fn);
@@ -93,6 +97,10 @@ class Cq final : public Object {
   std::mutex mu_;  // guards everything below
   std::vector<NDK_RESULT_EX> ring_;
   size_t head_ = 0, count_ = 0;
+  // count_ != 0, stored under mu_ wherever count_ changes: the consumer's
+  // poll of an empty CQ needs no lock. Only the (serialized) consumer
+  // removes entries, so a "non-empty" it reads stays true until it drains.
+  std::atomic<bool> ready_{false};
   enum : int { kUnarmed = -1 };
   int armed_ = kUnarmed;               // NDK_CQ_NOTIFY_* or kUnarmed
   bool new_since_notify_ = false;      // a completion arrived since the last callback

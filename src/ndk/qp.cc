@@ -196,6 +196,7 @@ NTSTATUS Qp::enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max
       std::copy(sgl, sgl + nsge, sq_sge_.begin() + slot * cfg_.sq_sge);
     }
     ++sq_tail_;
+    sq_unstarted_.store(true, std::memory_order_release);
     deferred_pending_ = deferred;
   }
   bool carries = wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite;
@@ -358,12 +359,8 @@ NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
     std::copy(sgl, sgl + nsge, rq_sge_.begin() + slot * cfg_.rq_sge);
     ++rq_count_;
   }
-  std::shared_ptr<QpTransport> t;
-  {
-    std::lock_guard lk(transport_mu_);
-    t = transport_;
-  }
-  if (t != nullptr) t->rq_posted();
+  // The data path takes receives from the ring when a Send arrives: nothing
+  // to tell it (no transport call, no lock, per receive).
   return STATUS_SUCCESS;
 }
 
@@ -388,6 +385,7 @@ void Qp::flush() {
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
     }
     sq_head_ = sq_next_ = sq_tail_;
+    sq_unstarted_.store(false, std::memory_order_relaxed);
     deferred_pending_ = false;
   }
   {
@@ -421,6 +419,7 @@ void Qp::begin_teardown() {
 }
 
 bool Qp::sq_start(WorkRequest* out, uint64_t* seq) {
+  if (!sq_unstarted_.load(std::memory_order_acquire)) return false;
   std::lock_guard lk(sq_mu_);
   if (sq_next_ >= sq_tail_) return false;
   const size_t slot = sq_next_ % sq_.size();
@@ -429,6 +428,7 @@ bool Qp::sq_start(WorkRequest* out, uint64_t* seq) {
   static_cast<WorkRequestHead&>(*out) = s.wr;
   std::copy_n(sq_sge_.begin() + slot * cfg_.sq_sge, s.wr.nsge, out->sge);
   *seq = sq_next_++;
+  if (sq_next_ == sq_tail_) sq_unstarted_.store(false, std::memory_order_relaxed);
   return true;
 }
 

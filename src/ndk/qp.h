@@ -48,7 +48,6 @@ class QpTransport {
   // the next non-deferred post (NDKPI §7); `bytes` the payload it carries
   // out (Send/Write length, 0 for the others).
   virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
-  virtual void rq_posted() = 0;
   // NdkFlush/QP close/fatal error: queued requests are being cancelled.
   virtual void flushed() = 0;
   // Start (file) or stop (null) writing this connection's wire traffic to a
@@ -150,6 +149,10 @@ class Qp final : public Object {
   std::vector<NDK_SGE> sq_sge_;  // sq_depth * sq_sge entries
   std::vector<uint8_t> inline_;  // sq_depth * inline_size bytes
   uint64_t sq_head_ = 0, sq_next_ = 0, sq_tail_ = 0;
+  // Mirror of sq_tail_ - sq_next_ != 0, written under sq_mu_ wherever those
+  // change: sq_start() answers "nothing new" without the lock (the
+  // transmitter asks after every batch). A post it misses kicks again.
+  std::atomic<bool> sq_unstarted_{false};
   bool deferred_pending_ = false;
 
   std::mutex rq_mu_;  // guards the RQ ring

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -33,23 +34,33 @@ template <typename T>
 class ReadQueue {
  public:
   static constexpr size_t kCapacity = 128;
-  size_t size() const { return n_; }
-  bool empty() const { return n_ == 0; }
-  bool full(size_t limit) const { return n_ >= limit || n_ >= kCapacity; }
+  // Everything under the stream's q_mu_, except empty_hint().
+  size_t size() const { return n(); }
+  bool empty() const { return n() == 0; }
+  bool full(size_t limit) const { return n() >= limit || n() >= kCapacity; }
   T& front() { return ring_[head_]; }
   void push(const T& v) {
-    ring_[(head_ + n_) % kCapacity] = v;
-    ++n_;
+    ring_[(head_ + n()) % kCapacity] = v;
+    n_.store(n() + 1, std::memory_order_release);
   }
   void pop() {
     head_ = (head_ + 1) % kCapacity;
-    --n_;
+    n_.store(n() - 1, std::memory_order_relaxed);
   }
-  void clear() { head_ = n_ = 0; }
+  void clear() {
+    head_ = 0;
+    n_.store(0, std::memory_order_relaxed);
+  }
+  // Without the lock: the transmitter's "anything to do?" after every
+  // batch. A push it misses is followed by a kick (the receiver's
+  // kick_after_rx_), so a stale "empty" costs nothing.
+  bool empty_hint() const { return n_.load(std::memory_order_acquire) == 0; }
 
  private:
+  size_t n() const { return n_.load(std::memory_order_relaxed); }
   std::array<T, kCapacity> ring_{};
-  size_t head_ = 0, n_ = 0;
+  size_t head_ = 0;
+  std::atomic<size_t> n_{0};  // written under q_mu_ only (plain stores)
 };
 
 }  // namespace softndk::rdmap

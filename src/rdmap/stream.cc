@@ -157,8 +157,6 @@ void Stream::kick_pending() {
   if (waiting || pending) kick_tx();
 }
 
-void Stream::rq_posted() {}
-
 void Stream::on_readable() {
   if (stopped_.load(std::memory_order_acquire)) return;
   bool kick;
@@ -178,7 +176,11 @@ void Stream::on_readable() {
 
 void Stream::progress() {
   if (stopped_.load(std::memory_order_acquire) || failed_.load(std::memory_order_acquire)) return;
-  uint64_t polls = polls_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Not a read-modify-write (a locked instruction per poll): pollers of the
+  // stream's two CQs may race and lose a count, which only delays polled
+  // mode by a poll; the watchdog needs the count to move, not to be exact.
+  uint64_t polls = polls_.load(std::memory_order_relaxed) + 1;
+  polls_.store(polls, std::memory_order_relaxed);
   if (!polled_.load(std::memory_order_relaxed) &&
       polls - arm_mark_.load(std::memory_order_relaxed) >= kPolledAfter)
     enter_polled();
@@ -327,11 +329,11 @@ void Stream::fail(NTSTATUS /*status*/, int sock_err) {
 
 void Stream::queue_terminate(const wire::TerminateMessage& t) {
   std::lock_guard lk(q_mu_);
-  if (term_pending_ || term_sent_.load() != 0xFFFFFFFFu) return;  // one Terminate per stream
+  if (term_pending_.load(std::memory_order_relaxed) || term_sent_.load() != 0xFFFFFFFFu) return;  // one Terminate per stream
   size_t n = wire::encode_terminate_fpdu(t, 1, crc_, std::span<uint8_t>(term_fpdu_));
   if (n == 0) return;
   term_len_ = n;
-  term_pending_ = true;
+  term_pending_.store(true, std::memory_order_release);
   term_sent_.store(static_cast<uint32_t>(t.code.layer) << 16 |
                    static_cast<uint32_t>(t.code.etype) << 8 | t.code.code);
   ndk::count2(adapter_->counters().terminates_sent, qc_.terminates_sent);
@@ -339,7 +341,8 @@ void Stream::queue_terminate(const wire::TerminateMessage& t) {
 
 void Stream::after_unlock() {
   if (!failed_.load(std::memory_order_acquire)) {
-    if (eof_.exchange(false)) {
+    // Read first: an exchange would be a locked write on every call.
+    if (eof_.load(std::memory_order_relaxed) && eof_.exchange(false)) {
       // Graceful peer close: report it (the disconnect event), no flush.
       auto conn = conn_;
       conn->reactor().post([conn] { conn->report_peer_closed(0); });

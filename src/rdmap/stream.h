@@ -65,7 +65,6 @@ class Stream final : public ndk::QpTransport,
 
   // ndk::QpTransport
   void sq_posted(bool deferred, uint64_t bytes) override;
-  void rq_posted() override;
   void flushed() override;
   // tcp::ConnectionHandler (reactor thread)
   void on_readable() override;
@@ -102,6 +101,8 @@ class Stream final : public ndk::QpTransport,
   bool build_batch();   // tx_mu_ held: false if nothing to send
   bool add_sq_work();   // one SQ turn; false if the SQ cannot progress
   bool add_irq_work();  // one Read Response turn
+  // add_irq_work() unless the IRQ is empty (no q_mu_ then).
+  bool irq_turn() { return !irq_.empty_hint() && add_irq_work(); }
   bool add_message_fpdus(uint64_t budget);
   bool add_read_request();
   void execute_local(const ndk::WorkRequest& wr, uint64_t seq);
@@ -254,7 +255,9 @@ class Stream final : public ndk::QpTransport,
   std::mutex q_mu_;
   ReadQueue<OutboundRead> orq_;  // Read Requests we sent, oldest first
   ReadQueue<InboundRead> irq_;   // Read Requests we must answer, in order
-  bool term_pending_ = false;    // term_fpdu_ waits for the transmitter
+  // term_fpdu_ waits for the transmitter. Written under q_mu_; the
+  // transmitter reads it without the lock first (nearly always false).
+  std::atomic<bool> term_pending_{false};
 
   // ---- receiver state (rx_mu_) ----
   std::mutex rx_mu_;

@@ -190,10 +190,10 @@ bool Stream::build_batch() {
     fail(STATUS_CANCELLED, ECONNABORTED);
     failed = true;
   }
-  {
+  if (term_pending_.load(std::memory_order_acquire)) {
     std::lock_guard lk(q_mu_);
-    if (term_pending_) {
-      term_pending_ = false;
+    if (term_pending_.load(std::memory_order_relaxed)) {
+      term_pending_.store(false, std::memory_order_relaxed);
       size_t n = std::min(term_len_, sizeof b.term);
       std::memcpy(b.term, term_fpdu_, n);
       b.iov[b.niov++] = {b.term, n};
@@ -210,9 +210,9 @@ bool Stream::build_batch() {
   for (;;) {
     bool progressed;
     if (sq_turn_) {
-      progressed = add_sq_work() || add_irq_work();
+      progressed = add_sq_work() || irq_turn();
     } else {
-      progressed = add_irq_work() || add_sq_work();
+      progressed = irq_turn() || add_sq_work();
     }
     sq_turn_ = !sq_turn_;
     if (!progressed || !batch_room(2)) break;
