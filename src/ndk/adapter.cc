@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "ndk/cq.h"
 #include "ndk/dispatch.h"
@@ -185,6 +186,16 @@ void Adapter::retire(Object* o) {
   {
     std::lock_guard lk(objects_mu_);
     live_.erase(o);
+    if (o->type() == NdkObjectTypeQp) {
+      // Its data-path counts move into the adapter's own (counters.h): the
+      // sum read_counters() reports does not change.
+      const Counters& q = static_cast<Qp*>(o)->counters();
+      for (auto [dst, src] : {std::pair{&counters_.rdma_in_octets, &q.rdma_in_octets},
+                              std::pair{&counters_.rdma_out_octets, &q.rdma_out_octets},
+                              std::pair{&counters_.rdma_in_frames, &q.rdma_in_frames},
+                              std::pair{&counters_.rdma_out_frames, &q.rdma_out_frames}})
+        dst->fetch_add(src->load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
     unreserve(o->resource());
     o->mark_dead();
     quarantine_.emplace_back(o);
@@ -194,6 +205,26 @@ void Adapter::retire(Object* o) {
     }
     if (live_.empty()) objects_cv_.notify_all();
   }
+}
+
+void Adapter::read_counters(SOFTNDK_COUNTERS* out) {
+  std::lock_guard lk(objects_mu_);
+  counters_.read(out);
+  for (Object* o : live_)
+    if (o->type() == NdkObjectTypeQp) add_data_path(static_cast<Qp*>(o)->counters(), out);
+  out->RDMAInOctets -= data_path_base_.RDMAInOctets;
+  out->RDMAOutOctets -= data_path_base_.RDMAOutOctets;
+  out->RDMAInFrames -= data_path_base_.RDMAInFrames;
+  out->RDMAOutFrames -= data_path_base_.RDMAOutFrames;
+}
+
+void Adapter::reset_counters() {
+  std::lock_guard lk(objects_mu_);
+  counters_.reset();
+  data_path_base_ = {};
+  for (Object* o : live_)
+    if (o->type() == NdkObjectTypeQp)
+      add_data_path(static_cast<Qp*>(o)->counters(), &data_path_base_);
 }
 
 size_t Adapter::live_objects() {

@@ -127,10 +127,12 @@ class Adapter {
   // STATUS_PENDING and the completion on the engine (holding `o`).
   NTSTATUS finish_request(Object* o, NDK_FN_REQUEST_COMPLETION cb, void* ctx, NTSTATUS status);
 
-  // Counters (SOFTNDK_COUNTERS, counters.h). The data path and the
-  // connection layer bump these and the QP's own together.
+  // Counters (SOFTNDK_COUNTERS, counters.h). The connection layer bumps
+  // these and the QP's own together; the data-path counts live in the QPs
+  // and are summed here when read.
   Counters& counters() { return counters_; }
-  void read_counters(SOFTNDK_COUNTERS* out) const { counters_.read(out); }
+  void read_counters(SOFTNDK_COUNTERS* out);
+  void reset_counters();  // SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET
 
   // Adapter-wide pcap trace (SOFTNDK_MODIFY_ADAPTER_TRACE): the file every
   // stream of this instance writes to, or null.
@@ -179,7 +181,10 @@ class Adapter {
   uint32_t caps_[static_cast<int>(Resource::kCount)]{};
   std::atomic<bool> fatal_{false};
   std::atomic<uint32_t> fail_registration_in_{0};  // 0: no fault armed
-  Counters counters_;
+  Counters counters_;  // data-path counts: those of retired QPs (objects_mu_)
+  // Data-path counts of the QPs live at the last reset, subtracted when the
+  // counters are read (objects_mu_; only the four RDMA fields are used).
+  SOFTNDK_COUNTERS data_path_base_{};
   std::mutex trace_mu_;
   std::shared_ptr<util::PcapFile> trace_;  // trace_mu_
   uint64_t monitor_id_ = 0;

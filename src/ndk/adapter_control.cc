@@ -193,7 +193,7 @@ NTSTATUS Adapter::modify_adapter(ULONG flags, const SOFTNDK_MODIFY_ADAPTER* m,
     }
     for (Object* o : objs) o->release();
   }
-  if (flags & SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET) counters_.reset();
+  if (flags & SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET) reset_counters();
   return finish_inline(req, STATUS_SUCCESS, 0);
 }
 

@@ -2,10 +2,15 @@
 // connections) and by every QP (its own connection).
 //
 // The data path bumps them with relaxed atomic adds: one add per sendmsg or
-// recv, one per FPDU batch, nothing per byte. A QP's counters and its
-// adapter's are bumped at the same points, so the adapter's counters equal
-// the sum over its QPs (closed ones included) until a
-// SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET, which zeroes the adapter's only.
+// recv, one per FPDU batch, nothing per byte. The data-path counts (RDMA
+// octets and frames, both directions) are bumped on the QP only: an
+// adapter-wide line written by every connection's threads cost a cache-line
+// transfer between cores per message (the two ends of a loopback ping-pong
+// took turns on it). The adapter adds its live QPs' counts when it is read
+// and folds a QP's in when the QP is retired (Adapter::read_counters). The
+// other counters are rare and bumped on both with count2(). Either way the
+// adapter's counters equal the sum over its QPs (closed ones included) until
+// a SOFTNDK_MODIFY_ADAPTER_COUNTERS_RESET, which zeroes the adapter's only.
 #pragma once
 
 #include <atomic>
@@ -42,6 +47,19 @@ struct Counters {
       c->store(0, std::memory_order_relaxed);
   }
 };
+
+// The data-path counts of `c` added to `out` (RDMA octets and frames).
+inline void add_data_path(const Counters& c, SOFTNDK_COUNTERS* out) {
+  out->RDMAInOctets += c.rdma_in_octets.load(std::memory_order_relaxed);
+  out->RDMAOutOctets += c.rdma_out_octets.load(std::memory_order_relaxed);
+  out->RDMAInFrames += c.rdma_in_frames.load(std::memory_order_relaxed);
+  out->RDMAOutFrames += c.rdma_out_frames.load(std::memory_order_relaxed);
+}
+
+// Bumps a data-path count of a QP (see above: not the adapter's).
+inline void count_qp(std::atomic<uint64_t>& c, uint64_t n = 1) {
+  c.fetch_add(n, std::memory_order_relaxed);
+}
 
 // Bumps the same counter of the QP and of its adapter.
 inline void count2(std::atomic<uint64_t>& a, std::atomic<uint64_t>& b, uint64_t n = 1) {

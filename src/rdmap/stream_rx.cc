@@ -117,8 +117,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     }
     if (n > 0) {
       done += static_cast<size_t>(n);
-      ndk::count2(adapter_->counters().rdma_in_octets, qc_.rdma_in_octets,
-                  static_cast<uint64_t>(n));
+      ndk::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -262,7 +261,7 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
     return false;
   }
   large_ = seg.payload_len >= kLargeSegment;
-  ndk::count2(adapter_->counters().rdma_in_frames, qc_.rdma_in_frames);
+  ndk::count_qp(qc_.rdma_in_frames);
   const wire::Opcode op = seg.opcode();
   if (op == wire::Opcode::kWrite) {
     // siw: zero-length Writes (the RTR among them) skip the STag check;

@@ -119,8 +119,7 @@ void Stream::run_tx() {
       tx_done_ = true;
       return;
     }
-    ndk::count2(adapter_->counters().rdma_out_octets, qc_.rdma_out_octets,
-                static_cast<uint64_t>(n));
+    ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
     b.sent += static_cast<uint64_t>(n);
     size_t left = static_cast<size_t>(n);
     while (left > 0) {
@@ -217,8 +216,7 @@ bool Stream::build_batch() {
     sq_turn_ = !sq_turn_;
     if (!progressed || !batch_room(2)) break;
   }
-  ndk::count2(adapter_->counters().rdma_out_frames, qc_.rdma_out_frames,
-              static_cast<uint64_t>(b.nfpdu));
+  if (b.nfpdu > 0) ndk::count_qp(qc_.rdma_out_frames, static_cast<uint64_t>(b.nfpdu));
   return b.total > 0 || b.nmarks > 0;
 }
 
