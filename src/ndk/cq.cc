@@ -216,6 +216,7 @@ ULONG Cq::get_results_ex(NDK_RESULT_EX* out, ULONG n) {
 void Cq::add_progress(std::shared_ptr<ProgressSource> s) {
   std::lock_guard lk(progress_mu_);
   progress_.push_back(std::move(s));
+  progress_gen_.fetch_add(1, std::memory_order_seq_cst);
   has_progress_.store(true, std::memory_order_relaxed);
 }
 
@@ -230,31 +231,35 @@ void Cq::remove_progress(const ProgressSource* s) {
       break;
     }
   }
+  progress_gen_.fetch_add(1, std::memory_order_seq_cst);
   has_progress_.store(!progress_.empty(), std::memory_order_relaxed);
+  if (gone != nullptr && in_sources_.load(std::memory_order_seq_cst)) {
+    // The consumer may be calling it through sources_ right now (possibly
+    // this very call comes from inside it): it releases the reference.
+    retired_.push_back(std::move(gone));
+    has_retired_.store(true, std::memory_order_release);
+  }
 }
 
 template <class Fn>
 void Cq::for_each_source(Fn fn) {
-  // Copies a bounded batch of references so that no lock is held while a
-  // source runs (it pushes completions and may remove itself).
-  constexpr size_t kBatch = 16;
-  std::shared_ptr<ProgressSource> batch[kBatch];
-  size_t total;
-  size_t start = 0;
-  do {
-    size_t k = 0;
-    {
-      std::lock_guard lk(progress_mu_);
-      total = progress_.size();
-      for (size_t i = start; i < total && k < kBatch; ++i) batch[k++] = progress_[i];
-    }
-    for (size_t i = 0; i < k; ++i) {
-      fn(*batch[i]);
-      batch[i].reset();
-    }
-    start += k;
-    if (k == 0) break;
-  } while (start < total);
+  // No lock is held while a source runs (it pushes completions and may
+  // remove itself); a source removed meanwhile stays alive in retired_.
+  in_sources_.store(true, std::memory_order_seq_cst);
+  if (progress_gen_.load(std::memory_order_seq_cst) != sources_gen_) {
+    std::lock_guard lk(progress_mu_);
+    sources_.clear();
+    for (const auto& p : progress_) sources_.push_back(p.get());
+    sources_gen_ = progress_gen_.load(std::memory_order_relaxed);
+  }
+  for (ProgressSource* src : sources_) fn(*src);
+  in_sources_.store(false, std::memory_order_release);
+  if (has_retired_.load(std::memory_order_acquire)) {
+    std::vector<std::shared_ptr<ProgressSource>> drop;  // released outside the lock
+    std::lock_guard lk(progress_mu_);
+    drop.swap(retired_);
+    has_retired_.store(false, std::memory_order_relaxed);
+  }
 }
 
 void Cq::run_progress() {

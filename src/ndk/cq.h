@@ -119,7 +119,23 @@ class Cq final : public Object {
   // Progress sources (own lock: sources push completions, which takes mu_).
   std::mutex progress_mu_;
   std::vector<std::shared_ptr<ProgressSource>> progress_;
+  // Removed while the consumer was running the sources: released by the
+  // consumer once it is done with them (progress_mu_; has_retired_ says so).
+  std::vector<std::shared_ptr<ProgressSource>> retired_;
   std::atomic<bool> has_progress_{false};
+  std::atomic<bool> has_retired_{false};
+  // Bumped under progress_mu_ by every add/remove: the consumer refreshes
+  // its copy when it moved.
+  std::atomic<uint64_t> progress_gen_{0};
+  // The consumer is running sources from sources_ (seq_cst against
+  // progress_gen_, Dekker-style: a remover either sees it set and leaves
+  // the reference in retired_, or the consumer sees the new generation).
+  std::atomic<bool> in_sources_{false};
+  // Consumer side only: get_results[_ex] and arm are serialized per CQ
+  // (NDKPI 8), so a busy poll of an empty CQ takes no lock and copies no
+  // reference (a lock, two refcount RMWs and a 16-entry array per poll).
+  std::vector<ProgressSource*> sources_;
+  uint64_t sources_gen_ = 0;
 };
 
 }  // namespace softndk::ndk
