@@ -329,7 +329,8 @@ void Stream::fail(NTSTATUS /*status*/, int sock_err) {
 
 void Stream::queue_terminate(const wire::TerminateMessage& t) {
   std::lock_guard lk(q_mu_);
-  if (term_pending_.load(std::memory_order_relaxed) || term_sent_.load() != 0xFFFFFFFFu) return;  // one Terminate per stream
+  if (term_pending_.load(std::memory_order_relaxed) || term_sent_.load() != 0xFFFFFFFFu)
+    return;  // one Terminate per stream
   size_t n = wire::encode_terminate_fpdu(t, 1, crc_, std::span<uint8_t>(term_fpdu_));
   if (n == 0) return;
   term_len_ = n;

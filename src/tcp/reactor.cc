@@ -111,10 +111,24 @@ bool Reactor::modify(int fd, uint32_t events) {
   if (it == watches_.end()) return false;
   Watch& w = *it->second;
   w.events = events;
+  return apply_locked(w);
+}
+
+bool Reactor::apply_locked(Watch& w) {
   epoll_event ev{};
-  ev.events = events & ~w.muted;
+  ev.events = w.events & ~w.muted;
   ev.data.u64 = w.token;
-  return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+  // Unmuted, the owner's set goes to epoll as asked (EPOLLRDHUP alone
+  // included); muted down to EPOLLRDHUP, the fd leaves epoll (see mute()).
+  bool want = w.muted == 0 || (ev.events & ~static_cast<uint32_t>(EPOLLRDHUP)) != 0;
+  if (!want) {
+    if (w.in_epoll && epoll_ctl(epfd_, EPOLL_CTL_DEL, w.fd, nullptr) != 0) return false;
+    w.in_epoll = false;
+    return true;
+  }
+  if (epoll_ctl(epfd_, w.in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w.fd, &ev) != 0) return false;
+  w.in_epoll = true;
+  return true;
 }
 
 bool Reactor::mute(int fd, uint32_t bits, bool on) {
@@ -125,10 +139,7 @@ bool Reactor::mute(int fd, uint32_t bits, bool on) {
   uint32_t muted = on ? (w.muted | bits) : (w.muted & ~bits);
   if (muted == w.muted) return true;
   w.muted = muted;
-  epoll_event ev{};
-  ev.events = w.events & ~w.muted;
-  ev.data.u64 = w.token;
-  return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+  return apply_locked(w);
 }
 
 void Reactor::unwatch(int fd) {

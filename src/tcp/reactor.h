@@ -51,8 +51,12 @@ class Reactor {
   // whatever modify() asks meanwhile; a new watch() of fd starts unmuted.
   // Lets a data path that is being busy-polled by the consumer keep the
   // reactor from waking for every message (docs/datapath.md "Who runs
-  // what"). Like modify(), call it where fd cannot be closed meanwhile
-  // (the owner's reactor thread).
+  // what"). While muting leaves nothing but EPOLLRDHUP, fd leaves epoll
+  // altogether (and rejoins when a bit comes back): a socket on an epoll
+  // wait queue costs every arriving packet an epoll callback under the
+  // socket lock, which the busy-polling reader then waits for; the poller
+  // sees the peer's close in recv() itself. Like modify(), call it where fd
+  // cannot be closed meanwhile (the owner's reactor thread).
   bool mute(int fd, uint32_t bits, bool on);
 
   // Reactor thread only: keep looking at epoll without sleeping until `d`
@@ -88,9 +92,12 @@ class Reactor {
     int fd;
     uint64_t token;
     IoHandler handler;
-    uint32_t events = 0;  // what the owner asked for (watch/modify)
-    uint32_t muted = 0;   // kept out of epoll by mute()
+    uint32_t events = 0;   // what the owner asked for (watch/modify)
+    uint32_t muted = 0;    // kept out of epoll by mute()
+    bool in_epoll = true;  // false: left epoll while muted (apply_locked)
   };
+  // Hands w's interest set (events minus muted) to epoll, under mu_.
+  bool apply_locked(Watch& w);
   void run();
   void wake();
   int next_timeout_ms();
