@@ -34,6 +34,8 @@ constexpr std::chrono::milliseconds kPollWatchdog{1};
 // Polled mode: Send/Write payloads at least this big are transmitted by the
 // consumer's next poll rather than by the post (sq_posted).
 constexpr uint64_t kPollTxMin = 16384;
+// The receive staging buffer is given back after this long with no reads.
+constexpr std::chrono::milliseconds kStagingIdle{1000};
 // Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
 // (no pad): ULPDU 65534.
 constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
@@ -115,6 +117,7 @@ void Stream::begin() {
     tsan_edge_ = tsan::edge_of(fd);
     if (!left.empty()) staging_.resize(std::max(left.size(), kStagingSize));
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
+    if (!left.empty()) arm_staging_release();
     attach_taps_locked();  // traces asked for before the connection: from the start
     if (rx_hooked_ && !left.empty()) tap_rx(left.data(), left.size(), true);
     st_pos_ = 0;
@@ -309,6 +312,35 @@ void Stream::stop() {
     // The connection may drain for its disconnect: it needs EPOLLIN back.
     if (!conn->closed()) conn->reactor().mute(conn->fd(), EPOLLIN, false);
     conn->attach(nullptr);
+  });
+}
+
+// ---- idle staging release ----------------------------------------------------
+
+void Stream::arm_staging_release() {
+  if (release_timer_.exchange(true)) return;
+  std::weak_ptr<Stream> weak = weak_from_this();
+  conn_->reactor().after(kStagingIdle, [weak] {
+    if (auto s = weak.lock()) s->staging_release();
+  });
+}
+
+void Stream::staging_release() {
+  std::lock_guard lk(rx_mu_);
+  if (stopped_.load(std::memory_order_acquire)) return;
+  if (rx_reads_ == rx_reads_seen_ && st_pos_ == st_len_) {
+    // Quiet for a whole period and nothing staged: the parser keeps its own
+    // partial header, so the buffer holds nothing it needs. The next bytes
+    // take a new one (run_rx).
+    std::vector<uint8_t>().swap(staging_);
+    st_pos_ = st_len_ = 0;
+    release_timer_.store(false);
+    return;
+  }
+  rx_reads_seen_ = rx_reads_;
+  std::weak_ptr<Stream> weak = weak_from_this();
+  conn_->reactor().after(kStagingIdle, [weak] {
+    if (auto s = weak.lock()) s->staging_release();
   });
 }
 

@@ -89,6 +89,11 @@ class Stream final : public ndk::QpTransport,
   uint32_t last_terminate_sent() const { return term_sent_.load(); }
   uint32_t last_terminate_received() const { return term_received_.load(); }
   ndk::Qp* qp() const { return qp_; }
+  // Bytes of receive staging held now (0 while idle; tests, diagnostics).
+  size_t staging_bytes() {
+    std::lock_guard lk(rx_mu_);
+    return staging_.capacity();
+  }
 
  private:
   friend std::shared_ptr<Stream> start_stream(ndk::Qp*, std::shared_ptr<tcp::Connection>,
@@ -157,6 +162,10 @@ class Stream final : public ndk::QpTransport,
   void fail(NTSTATUS status, int sock_err);
   void queue_terminate(const wire::TerminateMessage& t);
   void after_unlock();  // acts on a recorded failure (no lock held)
+  // The staging buffer goes back once the connection has been quiet for a
+  // while, so a QP that carried traffic and then idles holds none either.
+  void arm_staging_release();  // any thread, once per allocation
+  void staging_release();      // reactor timer
   // The receive a Send was landing in completes with STATUS_CANCELLED
   // (rx_mu_ held): it left the RQ ring, so the QP's flush cannot reach it.
   void cancel_active_receive_locked();
@@ -269,6 +278,8 @@ class Stream final : public ndk::QpTransport,
   static constexpr size_t kStagingSize = 64 * 1024;
   std::vector<uint8_t> staging_;
   size_t st_pos_ = 0, st_len_ = 0;
+  uint64_t rx_reads_ = 0, rx_reads_seen_ = 0;  // reads so far / at the last idle check
+  std::atomic<bool> release_timer_{false};
   bool large_ = false;  // last segment was big: read headers with small reads
   wire::UntaggedSequence send_seq_, rreq_seq_;
   enum class Tgt : uint8_t { kNone, kContig, kRecv };

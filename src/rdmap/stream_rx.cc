@@ -100,7 +100,10 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
         // take it once bytes are here (EOF and errors are handled below).
         uint8_t probe;
         n = ::recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n > 0) staging_.resize(kStagingSize);
+        if (n > 0) {
+          staging_.resize(kStagingSize);
+          arm_staging_release();
+        }
       }
       if (!staging_.empty()) {
         size_t want = large_ ? kSmallRead : staging_.size();
@@ -116,6 +119,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       }
     }
     if (n > 0) {
+      ++rx_reads_;
       done += static_cast<size_t>(n);
       ndk::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
       continue;
