@@ -257,6 +257,11 @@ TEST_F(Stress, PostRacingWithErrorCompletesExactlyOnce) {
     });
     std::thread sq([&] { post_loop(false); });
     std::thread rq([&] { post_loop(true); });
+    // The error must race with posting under way: wait for the posters to
+    // run at all (a loaded machine may not schedule them for milliseconds).
+    for (auto t = std::chrono::steady_clock::now() + 5s;
+         n_accepted.load() == 0 && std::chrono::steady_clock::now() < t;)
+      std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::milliseconds(2 + 3 * (round / 2)));
     if (round % 2 == 0) {
       A.q->to_error();  // what a fatal local error does
