@@ -157,7 +157,7 @@ NTSTATUS Qp::check_initiator(ULONG flags, ULONG allowed) {
   return STATUS_SUCCESS;
 }
 
-NTSTATUS Qp::enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge) {
+NTSTATUS Qp::enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge) {
   bool is_inline = (wr.flags & NDK_OP_FLAG_INLINE) != 0;
   if (nsge > 0 && sgl == nullptr) return STATUS_INVALID_PARAMETER;
   if (!is_inline && nsge > max_sge) return STATUS_INVALID_PARAMETER;
@@ -208,7 +208,7 @@ NTSTATUS Qp::send(void* ctx, const NDK_SGE* sgl, ULONG nsge, ULONG flags, bool i
                   uint32_t remote_token) {
   NTSTATUS s = check_initiator(flags, kSendFlags);
   if (s == STATUS_SUCCESS) {
-    WorkRequest wr;
+    WorkRequestHead wr;
     wr.context = ctx;
     wr.type = NdkOperationTypeSend;
     wr.flags = flags;
@@ -224,7 +224,7 @@ NTSTATUS Qp::write(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uin
                    ULONG flags) {
   NTSTATUS s = check_initiator(flags, kWriteFlags);
   if (s == STATUS_SUCCESS) {
-    WorkRequest wr;
+    WorkRequestHead wr;
     wr.context = ctx;
     wr.type = NdkOperationTypeWrite;
     wr.flags = flags;
@@ -240,7 +240,7 @@ NTSTATUS Qp::read(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint
                   ULONG flags) {
   NTSTATUS s = check_initiator(flags, kReadFlags);
   if (s == STATUS_SUCCESS) {
-    WorkRequest wr;
+    WorkRequestHead wr;
     wr.context = ctx;
     wr.type = NdkOperationTypeRead;
     wr.flags = flags;
@@ -262,7 +262,7 @@ NTSTATUS Qp::bind(void* ctx, Mr* mr, Mw* mw, uint64_t va, uint64_t length, ULONG
   if (s == STATUS_SUCCESS && mw->pd() != pd_) s = STATUS_INVALID_PARAMETER;
   if (s == STATUS_SUCCESS) s = mw->prepare_bind(mr, va, length, access, &stag);
   if (s == STATUS_SUCCESS) {
-    WorkRequest wr;
+    WorkRequestHead wr;
     wr.context = ctx;
     wr.type = NdkOperationTypeBind;
     wr.flags = flags;
@@ -294,7 +294,7 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
   }
   if (s == STATUS_SUCCESS) s = mr->stage_fr_pages(page_array, pages);
   if (s == STATUS_SUCCESS) {
-    WorkRequest wr;
+    WorkRequestHead wr;
     wr.context = ctx;
     wr.type = NdkOperationTypeFastRegister;
     wr.flags = flags;
@@ -313,7 +313,7 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
 
 NTSTATUS Qp::invalidate(void* ctx, Object* target, ULONG flags) {
   NTSTATUS s = check_initiator(flags, kInvalidateFlags);
-  WorkRequest wr;
+  WorkRequestHead wr;
   if (s == STATUS_SUCCESS) {
     if (target->type() == NdkObjectTypeMw) {
       auto* mw = static_cast<Mw*>(target);

@@ -122,8 +122,10 @@ class Qp final : public Object {
   void begin_teardown() override;
   // Shared front half of initiator posts: QP state and flag checks.
   NTSTATUS check_initiator(ULONG flags, ULONG allowed_flags);
-  // Back half: SGL/inline checks, copy into the next SQ slot, kick.
-  NTSTATUS enqueue(WorkRequest&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge);
+  // Back half: SGL/inline checks, copy into the next SQ slot, kick. Takes
+  // the head only: the SGL goes from the caller's array straight into the
+  // slot (a WorkRequest on the stack zeroed 16 SGEs per post).
+  NTSTATUS enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge);
   void kick(bool deferred, uint64_t bytes = 0);
   void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
 
