@@ -245,7 +245,9 @@ template <class Fn>
 void Cq::for_each_source(Fn fn) {
   // No lock is held while a source runs (it pushes completions and may
   // remove itself); a source removed meanwhile stays alive in retired_.
-  in_sources_.store(true, std::memory_order_seq_cst);
+  // Also a guard: a second consumer running into the first (which NDKPI 8
+  // forbids) skips the sources rather than race on sources_.
+  if (in_sources_.exchange(true, std::memory_order_seq_cst)) return;
   if (progress_gen_.load(std::memory_order_seq_cst) != sources_gen_) {
     std::lock_guard lk(progress_mu_);
     sources_.clear();

@@ -127,7 +127,8 @@ class Cq final : public Object {
   // Bumped under progress_mu_ by every add/remove: the consumer refreshes
   // its copy when it moved.
   std::atomic<uint64_t> progress_gen_{0};
-  // The consumer is running sources from sources_ (seq_cst against
+  // The consumer is running sources from sources_ (and keeps a second,
+  // NDKPI-violating consumer out); seq_cst against
   // progress_gen_, Dekker-style: a remover either sees it set and leaves
   // the reference in retired_, or the consumer sees the new generation).
   std::atomic<bool> in_sources_{false};
