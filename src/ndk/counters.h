@@ -56,9 +56,13 @@ inline void add_data_path(const Counters& c, SOFTNDK_COUNTERS* out) {
   out->RDMAOutFrames += c.rdma_out_frames.load(std::memory_order_relaxed);
 }
 
-// Bumps a data-path count of a QP (see above: not the adapter's).
+// Bumps a data-path count of a QP (see above: not the adapter's). Each has
+// one writer at a time - the transmit counts are written under the
+// stream's transmit lock, the receive counts under its receive lock - so a
+// plain load and store does (no locked instruction per message); readers
+// still read an atomic.
 inline void count_qp(std::atomic<uint64_t>& c, uint64_t n = 1) {
-  c.fetch_add(n, std::memory_order_relaxed);
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 // Bumps the same counter of the QP and of its adapter.

@@ -15,6 +15,7 @@
 #include "mpa/crc32c.h"
 #include "ndk/adapter.h"
 #include "rdmap/placement.h"
+#include "rdmap/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
 
@@ -28,7 +29,7 @@ __attribute__((noinline)) void land_copy(uint8_t* dst, const uint8_t* src, size_
   std::memcpy(dst, src, n);
 }
 __attribute__((noinline)) ssize_t land_recvmsg(int fd, msghdr* m) {
-  return ::recvmsg(fd, m, MSG_DONTWAIT);
+  return sock_recvmsg(fd, m, MSG_DONTWAIT);
 }
 
 namespace {
@@ -99,7 +100,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
         // No staging buffer while the connection has been idle: peek, and
         // take it once bytes are here (EOF and errors are handled below).
         uint8_t probe;
-        n = ::recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+        n = sock_recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) {
           staging_.resize(kStagingSize);
           arm_staging_release();
@@ -107,7 +108,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       }
       if (!staging_.empty()) {
         size_t want = large_ ? kSmallRead : staging_.size();
-        n = ::recv(fd_, staging_.data(), want, MSG_DONTWAIT);
+        n = sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
         if (n > 0) {
           // Staging was empty: the bytes start where the parser stands.
           if (rx_hooked_)

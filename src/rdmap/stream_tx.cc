@@ -18,6 +18,7 @@
 #include "ndk/mw.h"
 #include "rdmap/fr_map.h"
 #include "rdmap/placement.h"
+#include "rdmap/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
 
@@ -28,7 +29,7 @@ namespace softndk::rdmap {
 // A Read Response reads memory the peer-side consumer filled before the peer
 // posted its Read; that happens-before edge is the TCP connection.
 __attribute__((noinline)) ssize_t emit_sendmsg(int fd, const msghdr* m) {
-  return ::sendmsg(fd, m, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return sock_sendmsg(fd, m, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 namespace {
