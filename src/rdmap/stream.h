@@ -89,6 +89,10 @@ class Stream final : public ndk::QpTransport,
   uint32_t last_terminate_sent() const { return term_sent_.load(); }
   uint32_t last_terminate_received() const { return term_received_.load(); }
   ndk::Qp* qp() const { return qp_; }
+  // Read Response FPDUs received by response_recv()'s batched reads, and
+  // the batches whose prediction failed (tests, diagnostics).
+  uint64_t rx_batched_fpdus() const { return spec_fpdus_.load(std::memory_order_relaxed); }
+  uint64_t rx_batch_misses() const { return spec_misses_.load(std::memory_order_relaxed); }
   // Bytes of receive staging held now (0 while idle; tests, diagnostics).
   size_t staging_bytes() {
     std::lock_guard lk(rx_mu_);
@@ -129,6 +133,7 @@ class Stream final : public ndk::QpTransport,
   bool on_segment_done(const wire::SegmentInfo& seg);
   void place(uint32_t seg_off, const uint8_t* data, size_t n);
   ssize_t direct_recv();
+  ssize_t response_recv();  // many Read Response FPDUs per recvmsg
   bool on_terminate(const wire::SegmentInfo& seg);
   bool on_read_request(const wire::SegmentInfo& seg);
   void rx_fail_term(const wire::TerminateMessage& t, NTSTATUS st);
@@ -288,6 +293,12 @@ class Stream final : public ndk::QpTransport,
   uint32_t seg_mo_ = 0;         // kRecv: message offset of the segment
   ndk::ReceiveRequest recv_;
   bool recv_active_ = false;
+  // Read Response segment being placed, not the last: its payload length
+  // (response_recv predicts the next ones from it); 0 otherwise.
+  uint32_t resp_len_ = 0;
+  static constexpr int kSpecSegments = 16;
+  uint8_t spec_hdr_[kSpecSegments][24];  // trailer + next header, per segment
+  std::atomic<uint64_t> spec_fpdus_{0}, spec_misses_{0};
   OutboundRead rd_;  // the read whose response is arriving
   bool rd_active_ = false;
   uint64_t rd_off_ = 0;

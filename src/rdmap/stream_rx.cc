@@ -43,6 +43,11 @@ constexpr size_t kSmallRead = 64;
 // CRC, at most 7) and the next header (tagged 16, untagged 20, Read
 // Request 48), with a little to spare.
 constexpr size_t kTailRead = 64;
+// response_recv(): at least this much of a response must remain after a
+// speculated segment (below it softndk evens out the last two segments).
+constexpr uint64_t kSpecMinTail = 16384 + 64;
+// response_recv(): the parser refused what arrived (the stream is failing).
+constexpr ssize_t kRxFailed = -2;
 
 bool is_send(wire::Opcode op) {
   return op == wire::Opcode::kSend || op == wire::Opcode::kSendInvalidate ||
@@ -94,7 +99,12 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     ssize_t n;
     if (parser_.state() == wire::StreamParser::State::kPayload && tgt_ != Tgt::kNone &&
         parser_.payload_remaining() >= kDirectMin) {
-      n = direct_recv();
+      n = resp_len_ != 0 && !crc_ && !rx_hooked_ && !staging_.empty() ? response_recv()
+                                                                      : direct_recv();
+      if (n == kRxFailed) {  // a speculated segment failed the parser
+        rx_done_ = true;
+        return false;
+      }
     } else {
       if (staging_.empty()) {
         // No staging buffer while the connection has been idle: peek, and
@@ -236,6 +246,98 @@ ssize_t Stream::direct_recv() {
   return n;
 }
 
+// A Read Response streams in as full segments of one size until its last
+// two (softndk evens those out, siw's last one is short): for the segments
+// that both rules make full, the layout of the bytes is known before they
+// arrive - trailer, a 16-byte tagged header, the payload at the next sink
+// offset. One recvmsg then takes many FPDUs: payloads straight into the sink,
+// trailers and headers into a small area that the parser reads afterwards.
+// Every header is still parsed and checked (on_placement) before its
+// payload counts; one that differs from the prediction (another segment
+// size, an interleaved Send or Read Request, a Terminate) means the bytes
+// after it landed in the wrong place - they are gathered in stream order and
+// fed through the ordinary path, which places them where they belong. The
+// speculative payloads lie inside this read's own sink, which the response
+// overwrites entirely before the read completes, so a misprediction never
+// leaves a visible byte. CRC off only (with CRC the payload CRC is computed
+// per region as it lands, which this path does not do).
+ssize_t Stream::response_recv() {
+  const size_t rem0 = parser_.payload_remaining();
+  const uint32_t p = resp_len_;
+  // Bytes of this response after the current segment.
+  uint64_t after = rd_.size - (rd_off_ + p);
+  uint8_t* next = tgt_ptr_ + p;  // sink position of the next segment
+  iovec iov[2 + 2 * kSpecSegments];
+  int niov = 0;
+  iov[niov++] = {tgt_ptr_ + parser_.payload_offset(), rem0};
+  uint32_t cur = p;
+  int nspec = 0;
+  while (nspec < kSpecSegments && after >= uint64_t{p} + kSpecMinTail) {
+    // trailer of the previous segment (pad + CRC field) + the next header
+    const uint32_t ulpdu = 14 + cur;
+    const uint32_t pad = (4 - (2 + ulpdu) % 4) % 4;
+    uint8_t* s = spec_hdr_[nspec];
+    iov[niov++] = {s, pad + 4 + 16};
+    iov[niov++] = {next, p};
+    next += p;
+    after -= p;
+    cur = p;
+    ++nspec;
+  }
+  if (nspec == 0) return direct_recv();
+  iov[niov++] = {staging_.data(), kTailRead};
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = static_cast<size_t>(niov);
+  ssize_t got = land_recvmsg(fd_, &m);
+  if (got <= 0) return got;
+  tsan::after_recv(tsan_edge_);
+  size_t left = static_cast<size_t>(got);
+  // Walk the regions in stream order.
+  size_t k = std::min(left, rem0);
+  parser_.consume_payload(k, 0);
+  left -= k;
+  int i = 1;
+  for (; left > 0 && i + 1 < niov - 1; i += 2) {
+    const size_t hl = std::min(left, iov[i].iov_len);
+    std::span<const uint8_t> in(static_cast<const uint8_t*>(iov[i].iov_base), hl);
+    if (!feed(in)) {
+      return kRxFailed;
+    }
+    left -= hl;
+    if (left == 0) break;
+    const uint8_t* want = static_cast<const uint8_t*>(iov[i + 1].iov_base);
+    if (parser_.state() != wire::StreamParser::State::kPayload || tgt_ != Tgt::kContig ||
+        tgt_ptr_ + parser_.payload_offset() != want || parser_.payload_remaining() != p) {
+      // Misprediction: everything after this header goes the ordinary way.
+      spec_misses_.fetch_add(1, std::memory_order_relaxed);
+      std::vector<uint8_t> rest;
+      rest.reserve(left);
+      for (int j = i + 1; j < niov && left > 0; ++j) {
+        const size_t t = std::min(left, iov[j].iov_len);
+        const uint8_t* b = static_cast<const uint8_t*>(iov[j].iov_base);
+        rest.insert(rest.end(), b, b + t);
+        left -= t;
+      }
+      std::span<const uint8_t> r(rest.data(), rest.size());
+      if (!feed(r)) {
+        return kRxFailed;
+      }
+      return got;
+    }
+    k = std::min(left, iov[i + 1].iov_len);
+    parser_.consume_payload(k, 0);
+    left -= k;
+    spec_fpdus_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (left > 0) {
+    // The tail: trailer and next header, in the (empty) staging buffer.
+    st_pos_ = 0;
+    st_len_ = left;
+  }
+  return got;
+}
+
 void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
   if (tgt_ == Tgt::kContig) {
     land_copy(tgt_ptr_ + seg_off, data, n);
@@ -259,6 +361,7 @@ void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
 
 bool Stream::on_placement(const wire::SegmentInfo& seg) {
   tgt_ = Tgt::kNone;
+  resp_len_ = 0;
   if (qp_->state() == ndk::QpState::kError) {
     // A CQ overrun put the QP in error (NDKPI 8: its QPs are dead): nothing
     // more is placed or completed; the stream ends and the QP is flushed.
@@ -309,6 +412,7 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
     }
     tgt_ = Tgt::kContig;
     tgt_ptr_ = rd_.sink + rd_off_;
+    resp_len_ = seg.last() ? 0 : seg.payload_len;
     return true;
   }
   if (is_send(op)) {
