@@ -365,6 +365,12 @@ NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
 }
 
 void Qp::flush() {
+  std::shared_ptr<QpTransport> t;
+  {
+    std::lock_guard lk(transport_mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->flushing();
   {
     // CQEs are pushed under the queue lock so they keep posting order
     // against concurrent data-path completions (lock order: QP -> CQ).
@@ -398,11 +404,6 @@ void Qp::flush() {
     }
     rq_head_ = 0;
     rq_count_ = 0;
-  }
-  std::shared_ptr<QpTransport> t;
-  {
-    std::lock_guard lk(transport_mu_);
-    t = transport_;
   }
   if (t != nullptr) t->flushed();
 }

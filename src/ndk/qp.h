@@ -48,6 +48,10 @@ class QpTransport {
   // the next non-deferred post (NDKPI §7); `bytes` the payload it carries
   // out (Send/Write length, 0 for the others).
   virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
+  // NdkFlush/QP close/fatal error, before the QP cancels its queued
+  // requests: a receive the transport took from the RQ ring (a Send half
+  // landed) must complete now, ahead of the later ones (posting order).
+  virtual void flushing() {}
   // NdkFlush/QP close/fatal error: queued requests are being cancelled.
   virtual void flushed() = 0;
   // Start (file) or stop (null) writing this connection's wire traffic to a

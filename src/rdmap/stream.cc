@@ -260,6 +260,18 @@ void Stream::polled_watchdog() {
   sync_reactor_rx();
 }
 
+void Stream::flushing() {
+  if (stopped_.load()) return;
+  // The QP is about to cancel its RQ ring: the receive a Send was landing
+  // in came from that ring, ahead of everything still in it, so it
+  // completes first; and the receiver takes nothing more from the ring
+  // (a receive it took after the ring was cancelled would complete out of
+  // order). flushed() ends the rest of the stream.
+  std::lock_guard lk(rx_mu_);
+  cancel_active_receive_locked();
+  rx_done_ = true;
+}
+
 void Stream::flushed() {
   if (stopped_.load()) return;
   ndk::QpState st = qp_->state();

@@ -65,6 +65,7 @@ class Stream final : public ndk::QpTransport,
 
   // ndk::QpTransport
   void sq_posted(bool deferred, uint64_t bytes) override;
+  void flushing() override;
   void flushed() override;
   // tcp::ConnectionHandler (reactor thread)
   void on_readable() override;
@@ -136,15 +137,23 @@ class Stream final : public ndk::QpTransport,
   ssize_t response_recv();  // many Read Response FPDUs per recvmsg
   bool on_terminate(const wire::SegmentInfo& seg);
   bool on_read_request(const wire::SegmentInfo& seg);
+  // Send with Invalidate of STag 0 (refused by the parser): its receive
+  // completes with STATUS_ACCESS_VIOLATION like any refused invalidation.
+  void refuse_zero_invalidate(const wire::SegmentInfo& seg);
   void rx_fail_term(const wire::TerminateMessage& t, NTSTATUS st);
   void rx_fail_wire(wire::WireError e, const wire::SegmentInfo* seg);
 
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
   // The data path calls these behind one flag test each (tx_hooked_,
   // rx_hooked_), so they cost one predictable branch when nothing is on.
-  ssize_t emit_hooked(msghdr* m);  // tx_mu_: instead of emit_sendmsg
-  void tx_hook_pass();             // tx_mu_: run_tx start, sends held bytes
-  void tx_shutdown();              // tx_mu_: FIN, after held bytes
+  // tx_mu_: instead of emit_sendmsg; counts RDMAOutOctets itself (only
+  // what reached the socket).
+  ssize_t emit_hooked(msghdr* m);
+  // tx_mu_: the next batch goes through the fault queue, which counts its
+  // frames as they reach the socket (build_batch() does not).
+  bool tx_through_faults() const;
+  void tx_hook_pass();  // tx_mu_: run_tx start, sends held bytes
+  void tx_shutdown();   // tx_mu_: FIN, after held bytes
   void tap_tx(const iovec* iov, int niov, size_t n, bool boundary);
   void tap_rx(const iovec* iov, int niov, size_t n, bool boundary);  // rx_mu_
   void tap_rx(const uint8_t* p, size_t n, bool boundary) {
@@ -173,6 +182,8 @@ class Stream final : public ndk::QpTransport,
   void staging_release();      // reactor timer
   // The receive a Send was landing in completes with STATUS_CANCELLED
   // (rx_mu_ held): it left the RQ ring, so the QP's flush cannot reach it.
+  // Called before the QP cancels the ring (flushing(), after_unlock()), so
+  // that it completes ahead of the later receives.
   void cancel_active_receive_locked();
 
   ndk::Qp* const qp_;

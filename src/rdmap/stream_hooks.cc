@@ -79,8 +79,10 @@ ssize_t Stream::emit_hooked(msghdr* m) {
   TxFaults* f = faults_.get();
   if (f == nullptr || !(f->active || (boundary && f->armed()))) {
     ssize_t n = emit_sendmsg(fd_, m);
-    if (n > 0)
+    if (n > 0) {
+      ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
       tap_tx(m->msg_iov, static_cast<int>(m->msg_iovlen), static_cast<size_t>(n), boundary);
+    }
     return n;
   }
   // Through the fault queue: every byte is taken (as TCP would have).
@@ -94,6 +96,12 @@ ssize_t Stream::emit_hooked(msghdr* m) {
   f->split(TxFaults::Clock::now());
   fault_flush();
   return static_cast<ssize_t>(n);
+}
+
+bool Stream::tx_through_faults() const {
+  // emit_hooked() hands a batch to the fault queue when this holds at the
+  // batch's first byte; nothing changes it between build_batch() and then.
+  return faults_ != nullptr && (faults_->active || faults_->armed());
 }
 
 void Stream::tx_hook_pass() {
@@ -115,9 +123,15 @@ void Stream::fault_flush() {
       m.msg_iovlen = 1;
       ssize_t n = emit_sendmsg(fd_, &m);
       if (n > 0) {
+        // Counted here, when the bytes reach the socket: a dropped FPDU
+        // never does, a held one only when it is released.
+        ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
         tap_tx(&v, 1, static_cast<size_t>(n), h.off == 0);
         h.off += static_cast<size_t>(n);
-        if (h.off == h.bytes.size()) f.out.pop_front();
+        if (h.off == h.bytes.size()) {
+          if (h.frame) ndk::count_qp(qc_.rdma_out_frames);
+          f.out.pop_front();
+        }
         continue;
       }
       if (n < 0 && errno == EINTR) continue;

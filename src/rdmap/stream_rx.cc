@@ -181,6 +181,8 @@ bool Stream::feed(std::span<const uint8_t>& in) {
         if (!on_segment_done(*ev.segment)) return false;
         break;
       case wire::EventKind::kError:
+        if (ev.error == wire::WireError::kZeroStagInvalidate && ev.segment != nullptr)
+          refuse_zero_invalidate(*ev.segment);
         rx_fail_wire(ev.error, ev.segment);
         return false;
     }
@@ -506,6 +508,20 @@ bool Stream::on_segment_done(const wire::SegmentInfo& seg) {
     rx_completed_ = true;
   }
   return true;
+}
+
+void Stream::refuse_zero_invalidate(const wire::SegmentInfo& seg) {
+  // The parser refuses the header, so nothing of this Send is placed; the
+  // receive it was for completes like one whose invalidation was refused
+  // for any other STag (on_segment_done), not flushed. Only a segment that
+  // is next in sequence has a receive: any other is an MSN/MO error in the
+  // first place, and its receive is flushed with the rest.
+  if (seg.hdr.msn != send_seq_.expected_msn() || seg.hdr.mo != send_seq_.expected_mo()) return;
+  if (!recv_active_) {
+    if (seg.hdr.mo != 0 || !qp_->rq_take(&recv_)) return;  // no receive: nothing to complete
+  }
+  recv_active_ = false;
+  qp_->complete_receive(recv_, STATUS_ACCESS_VIOLATION, 0, false);
 }
 
 bool Stream::on_read_request(const wire::SegmentInfo& seg) {

@@ -109,7 +109,8 @@ void Stream::run_tx() {
     m.msg_iovlen = static_cast<size_t>(std::min(b.niov - b.iov_pos, IOV_MAX));
     tsan::before_send(tsan_edge_);
     const uint64_t asked = b.total - b.sent;
-    ssize_t n = tx_hooked_ ? emit_hooked(&m) : emit_sendmsg(fd_, &m);
+    const bool hooked = tx_hooked_;
+    ssize_t n = hooked ? emit_hooked(&m) : emit_sendmsg(fd_, &m);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -120,7 +121,9 @@ void Stream::run_tx() {
       tx_done_ = true;
       return;
     }
-    ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
+    // emit_hooked() counts what reached the socket itself (a fault may
+    // drop or hold bytes it took).
+    if (!hooked) ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
     b.sent += static_cast<uint64_t>(n);
     size_t left = static_cast<size_t>(n);
     while (left > 0) {
@@ -217,7 +220,9 @@ bool Stream::build_batch() {
     sq_turn_ = !sq_turn_;
     if (!progressed || !batch_room(2)) break;
   }
-  if (b.nfpdu > 0) ndk::count_qp(qc_.rdma_out_frames, static_cast<uint64_t>(b.nfpdu));
+  // FPDUs the fault queue takes are counted when they reach the socket.
+  if (b.nfpdu > 0 && (!tx_hooked_ || !tx_through_faults()))
+    ndk::count_qp(qc_.rdma_out_frames, static_cast<uint64_t>(b.nfpdu));
   return b.total > 0 || b.nmarks > 0;
 }
 

@@ -6,7 +6,9 @@
 // them are "accepted", so completions behave as if TCP took them), the
 // queue cuts them into FPDUs, drops, corrupts or holds the ones the faults
 // name, and the stream sends the rest in order (stream_hooks.cc). Once
-// nothing is pending or held, the queue steps aside again.
+// nothing is pending or held, the queue steps aside again. The stream
+// counts what this queue sends when it reaches the socket (RDMAOutOctets,
+// RDMAOutFrames); dropped FPDUs never do, so they are in no counter.
 //
 // The queue only starts at an FPDU boundary (the first sendmsg of a
 // transmit batch); FPDU lengths come from the MPA header: 2 + ULPDU + pad
@@ -17,6 +19,8 @@
 #include <cstdint>
 #include <deque>
 #include <vector>
+
+#include "rdmap/rdmap_codec.h"
 
 namespace softndk::rdmap {
 
@@ -32,6 +36,7 @@ struct TxFaults {
     std::vector<uint8_t> bytes;
     size_t off = 0;  // already sent
     Clock::time_point due;
+    bool frame = true;  // counted in RDMAOutFrames once sent (a Terminate is not)
   };
   std::deque<Held> out;
   uint64_t dropped = 0, corrupted = 0, delayed = 0;  // diagnostics
@@ -49,6 +54,9 @@ struct TxFaults {
       len += (4 - len % 4) % 4;
       len += 4;  // CRC field
       if (in.size() - pos < len) break;
+      // Byte 1 of the DDP header is RDMAP control (IWARP.md 3.3).
+      const bool terminate = ulpdu >= 2 && (in[pos + 3] & wire::kRdmapOpcodeMask) ==
+                                               static_cast<uint8_t>(wire::Opcode::kTerminate);
       if (drop > 0) {
         --drop;
         ++dropped;
@@ -57,6 +65,7 @@ struct TxFaults {
         h.bytes.assign(in.begin() + static_cast<ptrdiff_t>(pos),
                        in.begin() + static_cast<ptrdiff_t>(pos + len));
         h.due = now;
+        h.frame = !terminate;
         if (corrupt > 0 && ulpdu > 0) {
           // The last ULPDU byte (payload when there is any): the header
           // stays parseable, the CRC (if negotiated) no longer matches.

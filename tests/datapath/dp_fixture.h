@@ -113,6 +113,7 @@ class DpTest : public ::testing::Test {
   void SetUp() override { open(); }
   void TearDown() override {
     for (Side* s : sides_) teardown_side(*s);
+    for (auto& c : raw_conns_) c->abort();
     if (a_ != nullptr) SoftNdkCloseAdapter(a_);
     a_ = nullptr;
   }
@@ -166,6 +167,43 @@ class DpTest : public ::testing::Test {
   // Connects a (initiator) to b (responder) and starts both streams.
   void connect(Side& a, Side& b, uint16_t ird = 16, uint16_t ord = 16, bool crc = false,
                uint16_t b_ird = 0, uint16_t b_ord = 0) {
+    std::shared_ptr<tcp::Connection> ca, cb;
+    establish(&ca, &cb, ird, ord, crc, b_ird, b_ord);
+    if (!ca || !cb) return;
+    a.conn = ca;
+    b.conn = cb;
+    a.stream = rdmap::start_stream(a.q, a.conn);
+    b.stream = rdmap::start_stream(b.q, b.conn);
+    ASSERT_TRUE(a.stream && b.stream);
+    wait_connected(a);
+    wait_connected(b);
+  }
+
+  // Connects an initiator with no QP behind it to b (responder) and starts
+  // only b's stream: the test drives the initiator's socket by hand
+  // (raw_peer.h). Returns the initiator's connection.
+  std::shared_ptr<tcp::Connection> connect_raw(Side& b, bool crc = false) {
+    std::shared_ptr<tcp::Connection> ca, cb;
+    establish(&ca, &cb, 16, 16, crc, 0, 0);
+    if (!ca || !cb) return nullptr;
+    raw_conns_.push_back(ca);
+    b.conn = cb;
+    b.stream = rdmap::start_stream(b.q, b.conn);
+    EXPECT_TRUE(b.stream);
+    wait_connected(b);
+    return ca;
+  }
+
+  void wait_connected(Side& s) {
+    for (int i = 0; i < 5000 && s.q->state() != ndk::QpState::kConnected; ++i)
+      std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(s.q->state(), ndk::QpState::kConnected);
+  }
+
+  // A TCP + MPA connection made by the engine: *out_a the initiator's end,
+  // *out_b the responder's (both left null on failure).
+  void establish(std::shared_ptr<tcp::Connection>* out_a, std::shared_ptr<tcp::Connection>* out_b,
+                 uint16_t ird, uint16_t ord, bool crc, uint16_t b_ird, uint16_t b_ord) {
     tcp::ConnSettings st;
     st.mpa.crc_required = crc;
     std::mutex mu;
@@ -208,17 +246,8 @@ class DpTest : public ::testing::Test {
     l->close();
     ASSERT_EQ(as, STATUS_SUCCESS);
     ASSERT_EQ(bs, STATUS_SUCCESS);
-    a.conn = ca;
-    b.conn = cb;
-    a.stream = rdmap::start_stream(a.q, a.conn);
-    b.stream = rdmap::start_stream(b.q, b.conn);
-    ASSERT_TRUE(a.stream && b.stream);
-    for (int i = 0; i < 5000 && (a.q->state() != ndk::QpState::kConnected ||
-                                 b.q->state() != ndk::QpState::kConnected);
-         ++i)
-      std::this_thread::sleep_for(1ms);
-    ASSERT_EQ(a.q->state(), ndk::QpState::kConnected);
-    ASSERT_EQ(b.q->state(), ndk::QpState::kConnected);
+    *out_a = ca;
+    *out_b = cb;
   }
 
   // A side owned by the fixture (outlives the test body until TearDown).
@@ -305,6 +334,7 @@ class DpTest : public ::testing::Test {
   NDK_ADAPTER* a_ = nullptr;
   ndk::Adapter* adapter_ = nullptr;
   std::vector<Side*> sides_;
+  std::vector<std::shared_ptr<tcp::Connection>> raw_conns_;  // connect_raw()
   std::vector<std::unique_ptr<Side>> owned_;
 };
 

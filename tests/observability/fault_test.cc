@@ -100,7 +100,9 @@ TEST_F(Faults, DropTxLosesTheSendThenTheMsnGapTerminates) {
   // The receiver never sees it.
   EXPECT_TRUE(drain(s_.cq, 300ms).empty());
   EXPECT_EQ(s_.qp_counters().RDMAInFrames, 0u);
-  EXPECT_EQ(c_.qp_counters().RDMAOutFrames, 1u);  // counted as sent: lost "on the wire"
+  // Nothing reached the socket: the dropped FPDU is in no counter.
+  EXPECT_EQ(c_.qp_counters().RDMAOutFrames, 0u);
+  EXPECT_EQ(c_.qp_counters().RDMAOutOctets, 0u);
   // The next Send carries MSN 2 where 1 is expected: DDP MSN-range Terminate.
   post_send(c_, 0, 500, (void*)0xA2);
   ASSERT_TRUE(eventually([&] { return c_.info().LastTerminateReceived != kNoTerminate; }));
@@ -169,6 +171,56 @@ TEST_F(Faults, DelayTxHoldsDataThenDeliversInOrder) {
   const auto t1 = std::chrono::steady_clock::now();
   send_ok(c_, s_, 100);
   EXPECT_LT(std::chrono::steady_clock::now() - t1, kDelay);
+}
+
+// RDMAOut* count what reached the socket: dropped FPDUs never, held ones
+// once released. So the sender's out counters equal the receiver's in
+// counters whatever the faults did, and adapter equals QP (one connection
+// per adapter here).
+TEST_F(Faults, CountersCountOnlyWhatReachedTheSocket) {
+  prepare();
+  connect();
+  send_ok(c_, s_, 100);
+  const SOFTNDK_COUNTERS c0 = c_.qp_counters();
+  EXPECT_EQ(c0.RDMAOutFrames, 1u);
+  EXPECT_EQ(c0.RDMAOutOctets, s_.qp_counters().RDMAInOctets);
+  // Two Writes dropped (lost silently): nothing more counted.
+  ASSERT_EQ(inject(c_, SoftNdkFaultDropTx, 2), STATUS_SUCCESS);
+  for (uintptr_t i = 1; i <= 2; ++i) {
+    NDK_SGE x = c_.sge(0, 1000);
+    ASSERT_EQ(c_.qp->Dispatch->NdkWrite(c_.qp, (void*)i, &x, 1, s_.addr(8192), s_.token, 0),
+              STATUS_SUCCESS);
+  }
+  auto a = poll(c_.cq, 2);
+  ASSERT_EQ(a.size(), 2u);
+  for (auto& r : a) EXPECT_EQ(r.Status, STATUS_SUCCESS);  // taken, as TCP would have
+  SOFTNDK_COUNTERS c1 = c_.qp_counters();
+  EXPECT_EQ(c1.RDMAOutFrames, c0.RDMAOutFrames);
+  EXPECT_EQ(c1.RDMAOutOctets, c0.RDMAOutOctets);
+  // A Write held for a while, a Send behind it: counted when released.
+  ASSERT_EQ(inject(c_, SoftNdkFaultDelayTx, 1, 500), STATUS_SUCCESS);
+  post_recv(s_, 4096, 64, (void*)0xB1);
+  NDK_SGE w = c_.sge(0, 1000);
+  ASSERT_EQ(c_.qp->Dispatch->NdkWrite(c_.qp, (void*)3, &w, 1, s_.addr(8192), s_.token, 0),
+            STATUS_SUCCESS);
+  post_send(c_, 2000, 16, (void*)4);
+  a = poll(c_.cq, 2);
+  ASSERT_EQ(a.size(), 2u);
+  c1 = c_.qp_counters();
+  EXPECT_EQ(c1.RDMAOutFrames, c0.RDMAOutFrames) << "held FPDUs counted before they were sent";
+  EXPECT_EQ(c1.RDMAOutOctets, c0.RDMAOutOctets);
+  auto b = poll(s_.cq, 1);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].Status, STATUS_SUCCESS);
+  const SOFTNDK_COUNTERS c2 = c_.qp_counters(), s2 = s_.qp_counters();
+  EXPECT_EQ(c2.RDMAOutFrames, c0.RDMAOutFrames + 2);
+  // Write: MPA 2 + DDP/RDMAP 14 + 1000 + CRC field 4; Send: 2 + 18 + 16 + 4.
+  EXPECT_EQ(c2.RDMAOutOctets, c0.RDMAOutOctets + 1020 + 40);
+  EXPECT_EQ(c2.RDMAOutFrames, s2.RDMAInFrames);
+  EXPECT_EQ(c2.RDMAOutOctets, s2.RDMAInOctets);
+  const SOFTNDK_COUNTERS ca = c_.adapter_counters();
+  EXPECT_EQ(ca.RDMAOutFrames, c2.RDMAOutFrames);
+  EXPECT_EQ(ca.RDMAOutOctets, c2.RDMAOutOctets);
 }
 
 TEST_F(Faults, BadFaultsAndStates) {
