@@ -90,10 +90,10 @@ bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, con
   return true;
 }
 
-bool check_local_sgl(const ndk::StagTable& stags, const void* pd, const NDK_SGE* sgl, ULONG nsge,
+bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
                      uint32_t need) {
   for (ULONG k = 0; k < nsge; ++k) {
-    const NDK_SGE& s = sgl[k];
+    NDK_SGE& s = sgl[k];
     if (s.Length == 0) continue;
     ndk::StagInfo i;
     // check(): valid, same PD, rights, bounds without wrap.
@@ -101,6 +101,15 @@ bool check_local_sgl(const ndk::StagTable& stags, const void* pd, const NDK_SGE*
                     s.Length, need, &i) != STATUS_SUCCESS)
       return false;
     if (i.kind == ndk::StagKind::kMw) return false;  // windows are for remote access only
+    if (i.kind == ndk::StagKind::kFastMr) {
+      // The address is in the region's registered address space (its
+      // BaseVirtualAddress), as on an RNIC: into the process's pages.
+      // Pages that are not contiguous in the process have no single delta.
+      int64_t delta = 0;
+      if (!fr_delta(&stags, s.MemoryRegionToken, &delta)) return false;
+      s.VirtualAddress = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(s.VirtualAddress) +
+                                                 static_cast<uintptr_t>(delta));
+    }
   }
   return true;
 }

@@ -47,8 +47,11 @@ bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, con
 // PD's privileged token, the region must grant `need` (ndk::kAccessLocalWrite
 // where the operation writes local memory: receive buffers, Read sinks) and
 // [VirtualAddress, +Length) must lie inside it. Zero-length SGEs are not
-// checked (siw skips them too). One STag lookup per SGE.
-bool check_local_sgl(const ndk::StagTable& stags, const void* pd, const NDK_SGE* sgl, ULONG nsge,
+// checked (siw skips them too). One STag lookup per SGE. An SGE of a
+// fast-registered MR names an address in the MR's registered address space
+// (NdkFastRegister's BaseVirtualAddress): it is rewritten in place to the
+// process address (fr_map.h); pages not contiguous in the process fail.
+bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
                      uint32_t need);
 
 // Local invalidation (NdkInvalidate, RDMA_READ_LOCAL_INVALIDATE): same

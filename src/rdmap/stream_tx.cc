@@ -245,7 +245,8 @@ bool Stream::add_sq_work() {
       // time; its tokens are ignored (NDKPI 2.3).
       const uint32_t need =
           wr.type == NdkOperationTypeRead ? ndk::kAccessLocalWrite : ndk::kAccessLocalRead;
-      if (!check_local_sgl(stags_, pd_, wr.sge, wr.nsge, need)) {
+      // msg_.wr is our copy: fast-registered SGEs are translated in it.
+      if (!check_local_sgl(stags_, pd_, msg_.wr.sge, wr.nsge, need)) {
         msg_.active = false;
         fail_local(msg_.seq, STATUS_ACCESS_VIOLATION);
         return true;

@@ -216,5 +216,70 @@ TEST_F(LocalAccess, FailedFastRegisterErrorsQp) {
   EXPECT_TRUE(drain(A.cq).empty());
 }
 
+// A local SGE of a fast-registered MR is in the MR's registered address
+// space (BaseVirtualAddress), not the process's, as on an RNIC: a Send
+// from it and a receive into it use the right bytes.
+TEST_F(LocalAccess, FastRegisteredSgeIsInTheRegisteredAddressSpace) {
+  const size_t n = 4 * NDK_PAGE_SIZE;
+  auto fast_register = [&](Side& s, std::vector<uint8_t>& mem, uint64_t base, uint32_t* ltok,
+                           ULONG* out_fbo) {
+    NDK_MR* fr = nullptr;
+    ASSERT_EQ(s.pd->Dispatch->NdkCreateMr(s.pd, TRUE, nullptr, nullptr, &fr), STATUS_SUCCESS);
+    ASSERT_EQ(fr->Dispatch->NdkInitializeFastRegisterMr(fr, 8, FALSE, nullptr, nullptr),
+              STATUS_SUCCESS);
+    MDL mdl{};
+    mdl.VirtualAddress = mem.data();
+    mdl.ByteCount = n;
+    std::vector<uint8_t> lamb(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) +
+                              16 * sizeof(NDK_LOGICAL_ADDRESS));
+    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lamb.data());
+    ULONG lam_size = static_cast<ULONG>(lamb.size()), fbo = 0;
+    ASSERT_EQ(a_->Dispatch->NdkBuildLAM(a_, &mdl, n, nullptr, nullptr, lam, &lam_size, &fbo),
+              STATUS_SUCCESS);
+    ASSERT_EQ(s.d()->NdkFastRegister(
+                  s.qp, (void*)0xF, fr, lam->AdapterPageCount, lam->AdapterPageArray, fbo, n,
+                  reinterpret_cast<PVOID>(base + fbo), NDK_OP_FLAG_ALLOW_LOCAL_WRITE),
+              STATUS_SUCCESS);
+    auto c = poll(s.icq, 1);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].Status, STATUS_SUCCESS);
+    EXPECT_EQ(c[0].Type, NdkOperationTypeFastRegister);
+    *ltok = fr->Dispatch->NdkGetLocalTokenFromMr(fr);
+    *out_fbo = fbo;
+  };
+  // The SetUp receives are in the way: a fresh pair.
+  Side& a = new_side();
+  Side& b = new_side();
+  connect(a, b);
+  std::vector<uint8_t> smem(n + NDK_PAGE_SIZE), rmem(n + NDK_PAGE_SIZE, 0x5A);
+  fill_pattern(smem.data(), smem.size(), 7);
+  const uint64_t sbase = 0x6000000000ull, rbase = 0x7100000000ull;
+  uint32_t stok = 0, rtok = 0;
+  ULONG sfbo = 0, rfbo = 0;
+  fast_register(a, smem, sbase, &stok, &sfbo);
+  fast_register(b, rmem, rbase, &rtok, &rfbo);
+  // Receive at offset 300 of b's region, Send 1000 bytes from offset 100 of a's.
+  NDK_SGE r{};
+  r.VirtualAddress = reinterpret_cast<void*>(rbase + rfbo + 300);
+  r.Length = 1000;
+  r.MemoryRegionToken = rtok;
+  ASSERT_EQ(b.d()->NdkReceive(b.qp, (void*)0xB, &r, 1), STATUS_SUCCESS);
+  NDK_SGE x{};
+  x.VirtualAddress = reinterpret_cast<void*>(sbase + sfbo + 100);
+  x.Length = 1000;
+  x.MemoryRegionToken = stok;
+  ASSERT_EQ(a.d()->NdkSend(a.qp, (void*)0xA, &x, 1, 0), STATUS_SUCCESS);
+  auto sa = poll(a.icq, 1);
+  ASSERT_EQ(sa.size(), 1u);
+  EXPECT_EQ(sa[0].Status, STATUS_SUCCESS);
+  auto rb = poll(b.cq, 1);
+  ASSERT_EQ(rb.size(), 1u);
+  EXPECT_EQ(rb[0].Status, STATUS_SUCCESS);
+  EXPECT_EQ(rb[0].BytesTransferred, 1000u);
+  EXPECT_EQ(std::memcmp(rmem.data() + 300, smem.data() + 100, 1000), 0);
+  EXPECT_EQ(rmem[299], 0x5A);
+  EXPECT_EQ(rmem[1300], 0x5A);
+}
+
 }  // namespace
 }  // namespace dptest

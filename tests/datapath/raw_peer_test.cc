@@ -38,8 +38,8 @@ class RawSend : public DpTest {
     post_receives(3);
     std::vector<uint8_t> pay(100, 0xC3);
     for (int i = 0; i < segments; ++i)
-      ASSERT_TRUE(peer->send_segment(op, 1, static_cast<uint32_t>(i) * 100, i == segments - 1,
-                                     pay, stag));
+      ASSERT_TRUE(
+          peer->send_segment(op, 1, static_cast<uint32_t>(i) * 100, i == segments - 1, pay, stag));
     auto t = peer->wait_terminate();
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(*t, kCannotInvalidate) << std::hex << *t;
@@ -101,7 +101,8 @@ class FlushOrder : public RawSend {
     std::vector<uint8_t> pay(1000, 0xC3);
     ASSERT_TRUE(peer->send_segment(wire::Opcode::kSend, 1, 0, false, pay));
     ASSERT_TRUE(eventually([&] {
-      return std::all_of(rb.mem.begin(), rb.mem.begin() + 1000, [](uint8_t x) { return x == 0xC3; });
+      return std::all_of(rb.mem.begin(), rb.mem.begin() + 1000,
+                         [](uint8_t x) { return x == 0xC3; });
     }));
     EXPECT_TRUE(drain(B.cq, 50ms).empty());
   }
