@@ -94,6 +94,13 @@ class Stream final : public ndk::QpTransport,
   // the batches whose prediction failed (tests, diagnostics).
   uint64_t rx_batched_fpdus() const { return spec_fpdus_.load(std::memory_order_relaxed); }
   uint64_t rx_batch_misses() const { return spec_misses_.load(std::memory_order_relaxed); }
+  // Runs f under the receive lock, which every placement into consumer
+  // memory holds (tests: look at a half-landed buffer without racing it).
+  template <typename F>
+  void with_rx_locked(F&& f) {
+    std::lock_guard lk(rx_mu_);
+    f();
+  }
   // Bytes of receive staging held now (0 while idle; tests, diagnostics).
   size_t staging_bytes() {
     std::lock_guard lk(rx_mu_);

@@ -100,9 +100,14 @@ class FlushOrder : public RawSend {
     post_receives(3);
     std::vector<uint8_t> pay(1000, 0xC3);
     ASSERT_TRUE(peer->send_segment(wire::Opcode::kSend, 1, 0, false, pay));
+    // Read under the receive lock: the engine may still be placing them.
     ASSERT_TRUE(eventually([&] {
-      return std::all_of(rb.mem.begin(), rb.mem.begin() + 1000,
-                         [](uint8_t x) { return x == 0xC3; });
+      bool landed = false;
+      B.stream->with_rx_locked([&] {
+        landed =
+            std::all_of(rb.mem.begin(), rb.mem.begin() + 1000, [](uint8_t x) { return x == 0xC3; });
+      });
+      return landed;
     }));
     EXPECT_TRUE(drain(B.cq, 50ms).empty());
   }
