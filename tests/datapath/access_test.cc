@@ -219,18 +219,11 @@ TEST_F(Access, SendAndInvalidateOfNormalMrRefused) {
 TEST_F(Access, FastRegisterWriteSendInvalidateThenRefused) {
   const size_t n = 64 * 1024;
   std::vector<uint8_t> mem(n + NDK_PAGE_SIZE, 0x5A);
-  NDK_MR* fr = nullptr;
-  ASSERT_EQ(B.pd->Dispatch->NdkCreateMr(B.pd, TRUE, nullptr, nullptr, &fr), STATUS_SUCCESS);
-  ASSERT_EQ(fr->Dispatch->NdkInitializeFastRegisterMr(fr, 32, TRUE, nullptr, nullptr),
-            STATUS_SUCCESS);
-  MDL mdl{};
-  mdl.VirtualAddress = mem.data();
-  mdl.ByteCount = n;
-  std::vector<uint8_t> lamb(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + 64 * sizeof(NDK_LOGICAL_ADDRESS));
-  auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lamb.data());
-  ULONG lam_size = static_cast<ULONG>(lamb.size()), fbo = 0;
-  ASSERT_EQ(a_->Dispatch->NdkBuildLAM(a_, &mdl, n, nullptr, nullptr, lam, &lam_size, &fbo),
-            STATUS_SUCCESS);
+  FrRegion frr;
+  ASSERT_NO_FATAL_FAILURE(prepare_fr(B, mem.data(), n, 32, true, &frr));
+  NDK_MR* fr = frr.mr;
+  const NDK_LOGICAL_ADDRESS_MAPPING* lam = frr.lam;
+  const ULONG fbo = frr.fbo;
   uint64_t va = 0x7000000000ull + fbo;  // the advertised TO space
   ASSERT_EQ(B.d()->NdkFastRegister(B.qp, (void*)0xF, fr, lam->AdapterPageCount,
                                    lam->AdapterPageArray, fbo, n, reinterpret_cast<PVOID>(va),

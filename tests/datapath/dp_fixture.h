@@ -275,6 +275,31 @@ class DpTest : public ::testing::Test {
     b.token = b.mr->Dispatch->NdkGetRemoteTokenFromMr(b.mr);
     return b;
   }
+  // A fast-register MR on s's PD for up to max_pages pages, and the logical
+  // address mapping of mem[0, n) to hand to NdkFastRegister.
+  struct FrRegion {
+    NDK_MR* mr = nullptr;
+    std::vector<uint8_t> lam_buf;
+    NDK_LOGICAL_ADDRESS_MAPPING* lam = nullptr;
+    ULONG fbo = 0;
+  };
+  void prepare_fr(Side& s, uint8_t* mem, size_t n, ULONG max_pages, bool remote, FrRegion* out) {
+    ASSERT_EQ(s.pd->Dispatch->NdkCreateMr(s.pd, TRUE, nullptr, nullptr, &out->mr), STATUS_SUCCESS);
+    ASSERT_EQ(out->mr->Dispatch->NdkInitializeFastRegisterMr(out->mr, max_pages, remote, nullptr,
+                                                             nullptr),
+              STATUS_SUCCESS);
+    MDL mdl{};
+    mdl.VirtualAddress = mem;
+    mdl.ByteCount = n;
+    out->lam_buf.assign(
+        sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + 2 * max_pages * sizeof(NDK_LOGICAL_ADDRESS), 0);
+    out->lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(out->lam_buf.data());
+    ULONG lam_size = static_cast<ULONG>(out->lam_buf.size());
+    ASSERT_EQ(
+        a_->Dispatch->NdkBuildLAM(a_, &mdl, n, nullptr, nullptr, out->lam, &lam_size, &out->fbo),
+        STATUS_SUCCESS);
+  }
+
   static constexpr ULONG kAll = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
                                 NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
 

@@ -179,18 +179,11 @@ TEST_F(LocalAccess, FailedFastRegisterErrorsQp) {
   // takes the QP to error: FR2 and the Send behind them are flushed.
   const size_t n = 4 * NDK_PAGE_SIZE;
   std::vector<uint8_t> mem(n + NDK_PAGE_SIZE, 0x5A);
-  NDK_MR* fr = nullptr;
-  ASSERT_EQ(A.pd->Dispatch->NdkCreateMr(A.pd, TRUE, nullptr, nullptr, &fr), STATUS_SUCCESS);
-  ASSERT_EQ(fr->Dispatch->NdkInitializeFastRegisterMr(fr, 8, FALSE, nullptr, nullptr),
-            STATUS_SUCCESS);
-  MDL mdl{};
-  mdl.VirtualAddress = mem.data();
-  mdl.ByteCount = n;
-  std::vector<uint8_t> lamb(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + 16 * sizeof(NDK_LOGICAL_ADDRESS));
-  auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lamb.data());
-  ULONG lam_size = static_cast<ULONG>(lamb.size()), fbo = 0;
-  ASSERT_EQ(a_->Dispatch->NdkBuildLAM(a_, &mdl, n, nullptr, nullptr, lam, &lam_size, &fbo),
-            STATUS_SUCCESS);
+  FrRegion frr;
+  ASSERT_NO_FATAL_FAILURE(prepare_fr(A, mem.data(), n, 8, false, &frr));
+  NDK_MR* fr = frr.mr;
+  const NDK_LOGICAL_ADDRESS_MAPPING* lam = frr.lam;
+  const ULONG fbo = frr.fbo;
   auto post_fr = [&](void* ctx) {
     return A.d()->NdkFastRegister(A.qp, ctx, fr, lam->AdapterPageCount, lam->AdapterPageArray, fbo,
                                   n, reinterpret_cast<PVOID>(0x7000000000ull + fbo),
@@ -223,19 +216,11 @@ TEST_F(LocalAccess, FastRegisteredSgeIsInTheRegisteredAddressSpace) {
   const size_t n = 4 * NDK_PAGE_SIZE;
   auto fast_register = [&](Side& s, std::vector<uint8_t>& mem, uint64_t base, uint32_t* ltok,
                            ULONG* out_fbo) {
-    NDK_MR* fr = nullptr;
-    ASSERT_EQ(s.pd->Dispatch->NdkCreateMr(s.pd, TRUE, nullptr, nullptr, &fr), STATUS_SUCCESS);
-    ASSERT_EQ(fr->Dispatch->NdkInitializeFastRegisterMr(fr, 8, FALSE, nullptr, nullptr),
-              STATUS_SUCCESS);
-    MDL mdl{};
-    mdl.VirtualAddress = mem.data();
-    mdl.ByteCount = n;
-    std::vector<uint8_t> lamb(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) +
-                              16 * sizeof(NDK_LOGICAL_ADDRESS));
-    auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lamb.data());
-    ULONG lam_size = static_cast<ULONG>(lamb.size()), fbo = 0;
-    ASSERT_EQ(a_->Dispatch->NdkBuildLAM(a_, &mdl, n, nullptr, nullptr, lam, &lam_size, &fbo),
-              STATUS_SUCCESS);
+    FrRegion frr;
+    ASSERT_NO_FATAL_FAILURE(prepare_fr(s, mem.data(), n, 8, false, &frr));
+    NDK_MR* fr = frr.mr;
+    const NDK_LOGICAL_ADDRESS_MAPPING* lam = frr.lam;
+    const ULONG fbo = frr.fbo;
     ASSERT_EQ(s.d()->NdkFastRegister(
                   s.qp, (void*)0xF, fr, lam->AdapterPageCount, lam->AdapterPageArray, fbo, n,
                   reinterpret_cast<PVOID>(base + fbo), NDK_OP_FLAG_ALLOW_LOCAL_WRITE),
