@@ -781,6 +781,15 @@ case_ndkping_server() {
     rc=0
     g_run 100 "rping -c -a $TO_HOST_IP -p $G_TOHOST_B -C $c -S $s -V -v" >"$CDIR/rping-$s.txt" 2>&1 || rc=$?
     sed 's/^/  rping| /' "$CDIR/rping-$s.txt" | tail -n 3
+    # rping's own teardown race (rdma-core 44): after the DISCONNECT event
+    # its main thread destroys the event channel while its cm thread still
+    # waits in rdma_get_cm_event(), which fails with EBADF and exits non-zero.
+    # Every ping was exchanged and verified by then (counted below).
+    if [ $rc -ne 0 ] && tail -n 2 "$CDIR/rping-$s.txt" | head -n 1 | grep -q 'client DISCONNECT EVENT' &&
+      tail -n 1 "$CDIR/rping-$s.txt" | grep -q '^rdma_get_cm_event: Bad file descriptor$'; then
+      known "rping -S $s: rping's cm thread hit its torn-down event channel after DISCONNECT (rc $rc)"
+      rc=0
+    fi
     check "rping -c -S $s -C $c -V against ndkping -s: rc 0" test $rc -eq 0
     check "rping -S $s printed $c ping lines" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/rping-$s.txt")" -ge "$c"
   done
