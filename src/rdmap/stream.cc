@@ -204,7 +204,19 @@ void Stream::progress() {
   after_unlock();
 }
 
-void Stream::on_writable() { kick_tx(); }
+void Stream::on_writable() {
+  // One-shot: EPOLLOUT is for a transmitter that blocked, and one wake-up
+  // is enough; it blocks again (tx_block re-arms) or it drains. Left armed,
+  // a level-triggered EPOLLOUT fires on every epoll_wait while the socket
+  // has room, so while a poller is the runner the reactor spun, kicking it
+  // round its loop for good: its progress() never returned, so it never
+  // counted as polling, and its blocks kept arming. Cleared before the kick,
+  // so an arm racing it (tx_block) is either seen by this kick's run or
+  // posted after this disarm.
+  write_armed_.store(false, std::memory_order_release);
+  conn_->want_write(false);
+  kick_tx();
+}
 
 // ---- polled mode ----------------------------------------------------------------
 // Every switch posts one task that applies the current state (so racing

@@ -240,8 +240,11 @@ class Stream final : public ndk::QpTransport,
   // await_peer_fpdu: nothing arrived yet (the receiver opens it).
   std::atomic<bool> tx_gated_{false};
 
-  bool tx_blocked_ = false;   // EAGAIN: the socket buffer is full
-  bool write_armed_ = false;  // EPOLLOUT asked of the reactor
+  bool tx_blocked_ = false;  // EAGAIN: the socket buffer is full
+  // EPOLLOUT asked of the reactor. Set by the runner (tx_block), cleared by
+  // the runner (drained, or polled) and by the reactor, whose EPOLLOUT is
+  // one-shot (on_writable): so atomic.
+  std::atomic<bool> write_armed_{false};
   // Mirror of tx_blocked_ for progress(): a busy poller retries the send
   // itself instead of waiting for the reactor's EPOLLOUT wake-up.
   std::atomic<bool> tx_waiting_{false};

@@ -147,8 +147,7 @@ void Stream::run_tx() {
   }
   tx_blocked_ = false;
   tx_waiting_.store(false, std::memory_order_relaxed);
-  if (write_armed_) {
-    write_armed_ = false;
+  if (write_armed_.exchange(false, std::memory_order_acq_rel)) {
     auto conn = conn_;
     conn->reactor().post([conn] { conn->want_write(false); });
   }
@@ -161,8 +160,17 @@ void Stream::tx_block() {
   tx_waiting_.store(true, std::memory_order_seq_cst);
   // A busy poller retries the send itself (progress()): no EPOLLOUT, whose
   // reactor wake-ups take a core from the pollers on every block/unblock.
-  if (write_armed_ || polled_.load(std::memory_order_seq_cst)) return;
-  write_armed_ = true;
+  if (polled_.load(std::memory_order_seq_cst)) {
+    // Armed before polling began (a watchdog gap): a transmitter that never
+    // drains (16 Reads outstanding keep the responder busy) would keep it
+    // armed, and the reactor would compete with the poller on every ACK.
+    if (write_armed_.exchange(false, std::memory_order_acq_rel)) {
+      auto conn = conn_;
+      conn->reactor().post([conn] { conn->want_write(false); });
+    }
+    return;
+  }
+  if (write_armed_.exchange(true, std::memory_order_acq_rel)) return;
   auto conn = conn_;
   conn->reactor().post([conn] { conn->want_write(true); });
 }
