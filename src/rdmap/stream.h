@@ -297,6 +297,7 @@ class Stream final : public ndk::QpTransport,
   // ---- receiver state (rx_mu_) ----
   std::mutex rx_mu_;
   std::atomic<bool> rx_more_{false};
+  bool rx_short_ = false;  // run_rx: the last read returned less than asked
   bool rx_done_ = false;
   wire::StreamParser parser_;
   // Taken when the first bytes arrive (or the connection's leftover needs

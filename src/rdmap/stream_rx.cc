@@ -74,6 +74,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
   rx_completed_ = false;
   if (rx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return false;
   size_t done = 0;
+  rx_short_ = false;
   for (;;) {
     // Staged bytes are always parsed before the budget may end the turn: a
     // socket that is empty by now would never wake the reactor for them
@@ -91,6 +92,12 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       continue;
     }
     if (done >= budget) break;  // the socket still readable: EPOLLIN fires again
+    // The last read took less than it asked for: the socket was empty then,
+    // and another read now would most likely only say EAGAIN - a syscall
+    // between a landed Write and the poller that watches its memory, or on
+    // every reactor wake-up. Bytes arriving meanwhile are found by the next
+    // poll, or by the level-triggered EPOLLIN.
+    if (rx_short_) break;
     // A poller waits for exactly this completion: hand it over now rather
     // than after one more recv() that would most likely say EAGAIN. (Bytes
     // still in the socket wait for the next poll, or the reactor's EPOLLIN
@@ -119,6 +126,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       if (!staging_.empty()) {
         size_t want = large_ ? kSmallRead : staging_.size();
         n = sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
+        rx_short_ = n >= 0 && static_cast<size_t>(n) < want;
         if (n > 0) {
           // Staging was empty: the bytes start where the parser stands.
           if (rx_hooked_)
@@ -225,6 +233,9 @@ ssize_t Stream::direct_recv() {
   m.msg_iovlen = static_cast<size_t>(niov);
   ssize_t n = land_recvmsg(fd_, &m);
   if (n <= 0) return n;
+  size_t asked = 0;
+  for (int i = 0; i < niov; ++i) asked += iov[i].iov_len;
+  rx_short_ = static_cast<size_t>(n) < asked;
   if (rx_hooked_) tap_rx(iov, niov, static_cast<size_t>(n), false);
   tsan::after_recv(tsan_edge_);
   const size_t landed = std::min(static_cast<size_t>(n), want);
@@ -293,6 +304,9 @@ ssize_t Stream::response_recv() {
   m.msg_iovlen = static_cast<size_t>(niov);
   ssize_t got = land_recvmsg(fd_, &m);
   if (got <= 0) return got;
+  size_t asked = 0;
+  for (int i = 0; i < niov; ++i) asked += iov[i].iov_len;
+  rx_short_ = static_cast<size_t>(got) < asked;
   tsan::after_recv(tsan_edge_);
   size_t left = static_cast<size_t>(got);
   // Walk the regions in stream order.
