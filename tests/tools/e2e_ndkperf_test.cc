@@ -111,6 +111,17 @@ TEST(NdkperfE2e, AllSizesWithDuration) {
   }
 }
 
+// A run past two seconds shows a progress line on stderr (once a second);
+// inline sends and Gb/s reporting on the same run.
+TEST(NdkperfE2e, ProgressLineInlineAndGbits) {
+  auto r = run({NDKPERF_BIN, "send_bw", "-s", "64", "-I", "64", "-D", "3", "--report_gbits"}, 60);
+  ASSERT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("ndkperf: send_bw 64 B: "), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("BW average[Gb/s]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Inline : 64"), std::string::npos) << r.out;
+}
+
 TEST(NdkperfE2e, PlotAndBaseline) {
   std::string svg = "/tmp/ndkperf_e2e_" + std::to_string(getpid()) + ".svg";
   auto r = run({NDKPERF_BIN, "write_bw", "-s", "65536", "-n", "200", "--baseline", "tcp", "--plot",
