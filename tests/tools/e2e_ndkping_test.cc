@@ -3,6 +3,8 @@
 // output lines, and a persistent server serving clients one after another
 // and several at once.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -59,6 +61,22 @@ TEST(NdkpingE2e, PersistentServerSequentialAndConcurrent) {
     auto r = c->wait(60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
   }
+  server.kill_now();
+}
+
+// -P serves clients at once, not one after another: a short client finishes
+// while a long one is still being served (it is still running afterwards).
+TEST(NdkpingE2e, PersistentServerServesWhileAnotherClientRuns) {
+  std::string port = std::to_string(tools_test::free_port());
+  Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
+  wait_listening();
+  Proc long_client({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "100000000", "-V"});
+  usleep(500 * 1000);
+  auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "3", "-V"}, 30);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(waitpid(long_client.pid(), nullptr, WNOHANG), 0) << "long client ended early";
+  long_client.kill_now();
   server.kill_now();
 }
 
