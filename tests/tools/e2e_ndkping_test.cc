@@ -80,6 +80,19 @@ TEST(NdkpingE2e, PersistentServerServesWhileAnotherClientRuns) {
   server.kill_now();
 }
 
+// A second server on a port already served fails at once, naming the cause.
+TEST(NdkpingE2e, PortInUse) {
+  std::string port = std::to_string(tools_test::free_port());
+  Proc first({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
+  wait_listening();
+  auto r = run({NDKPING_BIN, "-s", "-a", "127.0.0.1", "-p", port, "-C", "1", "--timeout", "3"}, 20);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("port in use"), std::string::npos) << r.err;
+  first.kill_now();
+}
+
 TEST(NdkpingE2e, NobodyListening) {
   std::string port = std::to_string(tools_test::free_port());
   auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "1", "--timeout", "5"}, 40);
