@@ -233,11 +233,23 @@ TEST(NdkperfE2e, NobodyListening) {
 }
 
 TEST(NdkperfE2e, HostNotAnswering) {
-  // TEST-NET-1 (RFC 5737): routed nowhere, so the connect times out.
-  auto r = run({NDKPERF_BIN, "write_bw", "192.0.2.1", "-d", "127.0.0.1", "--timeout", "2"}, 40);
+  // A peer whose TCP accepts (the kernel's backlog) but who never answers
+  // the MPA Request: the client must give up after --timeout, say so in one
+  // line and exit non-zero, not hang.
+  tools_test::SilentListener silent;
+  ASSERT_GT(silent.port(), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run(
+      {NDKPERF_BIN, "write_bw", "127.0.0.1", "-p", std::to_string(silent.port()), "--timeout", "2"},
+      40);
+  auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_FALSE(r.timed_out) << "hung";
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no answer"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
+  EXPECT_GE(took, std::chrono::milliseconds(1500));  // it waited for the peer
+  EXPECT_LT(took, std::chrono::seconds(20));
 }
 
 TEST(NdkperfE2e, Demo) {

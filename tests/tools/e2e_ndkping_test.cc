@@ -93,6 +93,18 @@ TEST(NdkpingE2e, PortInUse) {
   first.kill_now();
 }
 
+TEST(NdkpingE2e, HostNotAnswering) {
+  // TCP accepted by the kernel, MPA Request never answered.
+  tools_test::SilentListener silent;
+  ASSERT_GT(silent.port(), 0);
+  auto r = run(
+      {NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", std::to_string(silent.port()), "-C", "1"}, 40);
+  EXPECT_FALSE(r.timed_out) << "hung";
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no answer"), std::string::npos) << r.err;
+}
+
 TEST(NdkpingE2e, NobodyListening) {
   std::string port = std::to_string(tools_test::free_port());
   auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "1", "--timeout", "5"}, 40);

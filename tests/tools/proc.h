@@ -38,6 +38,22 @@ ProcResult run(const std::vector<std::string>& argv, double seconds);
 // A TCP port nobody listens on right now (bind to 0, read, close).
 int free_port();
 
+// A TCP listener on 127.0.0.1 that never accepts and never answers: the
+// kernel completes the handshake, so a client's connect succeeds and its
+// MPA Request goes unanswered - a host that does not answer, on loopback.
+class SilentListener {
+ public:
+  SilentListener();
+  ~SilentListener();
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // Number of lines in s (a trailing newline does not start a new line).
 int count_lines(const std::string& s);
 

@@ -87,6 +87,7 @@ struct QpState {
   bool data_phase = false;  // receives are data messages now
   uint64_t end_marks = 0;   // zero-length Sends received
   uint64_t posted = 0, completed = 0, recv_msgs = 0, recv_bytes = 0;
+  uint64_t done_bytes = 0;   // BytesTransferred of the completed data requests
   uint64_t credits = 0;      // client: cumulative credit from the server
   uint64_t credit_sent = 0;  // server: cumulative credit sent
   uint64_t rva = 0, rlen = 0;
@@ -239,6 +240,7 @@ class Side {
         --q.sq_out;
         --q.data_out;
         ++q.completed;
+        q.done_bytes += r.BytesTransferred;
         break;
       default:
         --q.sq_out;
@@ -367,6 +369,7 @@ class Client : public Side {
     for (auto& q : qps_) {
       std::memset(data_.data() + max_, 0, size);
       q->posted = q->completed = q->recv_msgs = q->recv_bytes = q->credits = 0;
+      q->done_bytes = 0;
       q->data_phase = false;
       send_ctrl(*q, CtrlMsg{CtrlType::Begin, 0, size});
     }
@@ -393,7 +396,7 @@ class Client : public Side {
     r.size = size;
     r.seconds = secs;
     r.cpu_client_s = static_cast<double>(cpu1 - cpu0) / 1e9;
-    uint64_t server_bytes = 0;
+    uint64_t server_bytes = 0, done_bytes = 0;
     for (auto& q : qps_) {
       q->data_phase = false;
       send_end(*q);
@@ -409,12 +412,14 @@ class Client : public Side {
       if (q->index == 0) r.cpu_server_s = static_cast<double>(rep.cpu_ns) / 1e9;
       server_bytes += rep.bytes;
       r.iters += q->completed;
+      done_bytes += q->done_bytes;
       r.bytes_sent += q->posted * size;
     }
     // The receiving side's count: the server's for Sends; for Writes and
-    // Reads the completed transfers (an RDMA Write completes once its bytes
-    // are with TCP, a Read once they are placed here).
-    r.bytes = t.op == Op::Send ? server_bytes : r.iters * size;
+    // Reads what the completions report (BytesTransferred: an RDMA Write
+    // completes once its bytes are with TCP, a Read once they are placed
+    // here), so a short or missing completion shows against bytes_sent.
+    r.bytes = t.op == Op::Send ? server_bytes : done_bytes;
     if (t.metric == Metric::Lat && t.op == Op::Send) r.bytes = server_bytes;
     finish_rates(r);
     if (r.latency) finish_latency(r, samples, t.op != Op::Read);
