@@ -7,7 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "util/netns.h"
+
 namespace {
+
+namespace netns = softndk::test::netns;
 
 using json = nlohmann::json;
 
@@ -16,9 +20,9 @@ struct ToolRun {
   std::string out;  // stdout only; stderr goes to the test log
 };
 
-ToolRun ndkinfo(const std::string& args) {
+ToolRun ndkinfo_cmd(const std::string& cmd) {
   ToolRun r;
-  FILE* p = popen((std::string(NDKINFO_PATH) + " " + args).c_str(), "r");
+  FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   char buf[4096];
   size_t n;
@@ -26,6 +30,14 @@ ToolRun ndkinfo(const std::string& args) {
   const int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+ToolRun ndkinfo(const std::string& args) {
+  return ndkinfo_cmd(std::string(NDKINFO_PATH) + " " + args);
+}
+
+ToolRun ndkinfo_in(const netns::NetNs& ns, const std::string& args) {
+  return ndkinfo_cmd(ns.exec(NDKINFO_PATH) + " " + args);
 }
 
 const json* find_adapter(const json& doc, const std::string& name) {
@@ -76,6 +88,38 @@ TEST(NdkInfoJson, ListsLoopbackWith127001AndSaneLimits) {
   EXPECT_EQ(port.at("ifname"), "lo");
   EXPECT_TRUE(contains(port.at("addresses"), "127.0.0.1"));
   EXPECT_TRUE(lo->at("counters").is_object());
+}
+
+// Every addressed interface is an adapter, not just lo: in a namespace of
+// its own with lo and one veth end carrying an IPv4 address, ndkinfo lists
+// exactly those two (a veth end without an address is not listed).
+TEST(NdkInfoJson, ListsEveryAddressedInterfaceOfItsNamespace) {
+  if (!netns::available()) GTEST_SKIP() << "needs root and iproute2";
+  netns::NetNs a, b;
+  ASSERT_TRUE(a.ok() && b.ok());
+  netns::Veth v(a, b);
+  ASSERT_TRUE(v.ok());
+  ASSERT_TRUE(v.addr_a("10.77.3.1/24"));
+  const ToolRun r = ndkinfo_in(a, "--json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc.at("adapters").size(), 2u) << r.out;
+  const json* lo = find_adapter(doc, "lo");
+  ASSERT_NE(lo, nullptr) << r.out;
+  EXPECT_TRUE(contains(lo->at("addresses"), "127.0.0.1"));
+  const json* veth = find_adapter(doc, v.a());
+  ASSERT_NE(veth, nullptr) << r.out;
+  EXPECT_TRUE(contains(veth->at("addresses"), "10.77.3.1")) << r.out;
+  EXPECT_EQ(veth->at("port_state"), "ACTIVE") << r.out;
+  EXPECT_EQ(find_adapter(doc, v.b()), nullptr);  // other namespace
+  // The same namespace, interface down: still listed, port DOWN.
+  ASSERT_EQ(netns::sh(a.exec("ip link set " + v.a() + " down")), 0);
+  const ToolRun down = ndkinfo_in(a, "--json");
+  ASSERT_EQ(down.rc, 0) << down.out;
+  const json down_doc = json::parse(down.out);
+  const json* vd = find_adapter(down_doc, v.a());
+  ASSERT_NE(vd, nullptr) << down.out;
+  EXPECT_EQ(vd->at("port_state"), "DOWN") << down.out;
 }
 
 TEST(NdkInfoJson, EveryAdapterHasTheStableKeys) {
