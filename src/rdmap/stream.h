@@ -131,6 +131,7 @@ class Stream final : public ndk::QpTransport,
   bool batch_room(int pieces) const;
   void send_terminate_now();  // tx_mu_ held, batch empty
   void tx_block();            // tx_mu_ held: full socket; EPOLLOUT unless polled
+  void disarm_write();        // tx_mu_ held: drop an EPOLLOUT arm, if any
 
   // ---- receive (stream_rx.cc) ----
   // rx_mu_ held; false: stop reading. stop_on_completion (pollers): return
@@ -140,6 +141,9 @@ class Stream final : public ndk::QpTransport,
   bool on_placement(const wire::SegmentInfo& seg);
   bool on_segment_done(const wire::SegmentInfo& seg);
   void place(uint32_t seg_off, const uint8_t* data, size_t n);
+  // recvmsg into iov (rx_mu_ held); a read that returned less than the
+  // iovecs hold sets rx_short_ (the socket was empty: run_rx stops).
+  ssize_t recv_iov(iovec* iov, int niov);
   ssize_t direct_recv();
   ssize_t response_recv();  // many Read Response FPDUs per recvmsg
   bool on_terminate(const wire::SegmentInfo& seg);

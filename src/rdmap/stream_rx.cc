@@ -198,6 +198,19 @@ bool Stream::feed(std::span<const uint8_t>& in) {
   return true;
 }
 
+ssize_t Stream::recv_iov(iovec* iov, int niov) {
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = static_cast<size_t>(niov);
+  ssize_t n = land_recvmsg(fd_, &m);
+  if (n > 0) {
+    size_t asked = 0;
+    for (int i = 0; i < niov; ++i) asked += iov[i].iov_len;
+    rx_short_ = static_cast<size_t>(n) < asked;
+  }
+  return n;
+}
+
 ssize_t Stream::direct_recv() {
   uint32_t off = parser_.payload_offset();
   size_t rem = parser_.payload_remaining();
@@ -228,14 +241,8 @@ ssize_t Stream::direct_recv() {
   // read that begins on an FPDU boundary, which this read never does.
   const int ntarget = niov;
   if (!staging_.empty() && !rx_hooked_) iov[niov++] = {staging_.data(), kTailRead};
-  msghdr m{};
-  m.msg_iov = iov;
-  m.msg_iovlen = static_cast<size_t>(niov);
-  ssize_t n = land_recvmsg(fd_, &m);
+  ssize_t n = recv_iov(iov, niov);
   if (n <= 0) return n;
-  size_t asked = 0;
-  for (int i = 0; i < niov; ++i) asked += iov[i].iov_len;
-  rx_short_ = static_cast<size_t>(n) < asked;
   if (rx_hooked_) tap_rx(iov, niov, static_cast<size_t>(n), false);
   tsan::after_recv(tsan_edge_);
   const size_t landed = std::min(static_cast<size_t>(n), want);
@@ -299,14 +306,8 @@ ssize_t Stream::response_recv() {
   }
   if (nspec == 0) return direct_recv();
   iov[niov++] = {staging_.data(), kTailRead};
-  msghdr m{};
-  m.msg_iov = iov;
-  m.msg_iovlen = static_cast<size_t>(niov);
-  ssize_t got = land_recvmsg(fd_, &m);
+  ssize_t got = recv_iov(iov, niov);
   if (got <= 0) return got;
-  size_t asked = 0;
-  for (int i = 0; i < niov; ++i) asked += iov[i].iov_len;
-  rx_short_ = static_cast<size_t>(got) < asked;
   tsan::after_recv(tsan_edge_);
   size_t left = static_cast<size_t>(got);
   // Walk the regions in stream order.

@@ -147,10 +147,13 @@ void Stream::run_tx() {
   }
   tx_blocked_ = false;
   tx_waiting_.store(false, std::memory_order_relaxed);
-  if (write_armed_.exchange(false, std::memory_order_acq_rel)) {
-    auto conn = conn_;
-    conn->reactor().post([conn] { conn->want_write(false); });
-  }
+  disarm_write();
+}
+
+void Stream::disarm_write() {
+  if (!write_armed_.exchange(false, std::memory_order_acq_rel)) return;
+  auto conn = conn_;
+  conn->reactor().post([conn] { conn->want_write(false); });
 }
 
 void Stream::tx_block() {
@@ -164,10 +167,7 @@ void Stream::tx_block() {
     // Armed before polling began (a watchdog gap): a transmitter that never
     // drains (16 Reads outstanding keep the responder busy) would keep it
     // armed, and the reactor would compete with the poller on every ACK.
-    if (write_armed_.exchange(false, std::memory_order_acq_rel)) {
-      auto conn = conn_;
-      conn->reactor().post([conn] { conn->want_write(false); });
-    }
+    disarm_write();
     return;
   }
   if (write_armed_.exchange(true, std::memory_order_acq_rel)) return;
