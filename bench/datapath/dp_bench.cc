@@ -1,7 +1,7 @@
 // dp_bench.cc - the issue-5 comparison table: the QP data path beside raw
 // TCP, iperf3 and libfabric's tcp provider, measured in one run and printed
 // as ratios (bench/README.md "The issue-5 table").
-//   dp_bench [-D SECS] [-n ITERS] [-r REPS] [--only bw,small,lat,event,rate]
+//   dp_bench [-D SECS] [-n ITERS] [-r REPS] [--only bw|write|read|send,small,lat,event,rate]
 //            [--json FILE]
 // Both ends run in this process over 127.0.0.1; every baseline uses the
 // same wait discipline as the softndk row it is compared with.
@@ -151,7 +151,7 @@ std::string loadavg() {
 int usage() {
   std::fprintf(stderr,
                "usage: dp_bench [-D SECS per test] [-n PING-PONG ITERS] [-r REPETITIONS] "
-               "[--only bw,small,lat,event,rate] [--json FILE] [--no-refs]\n");
+               "[--only bw|write|read|send,small,lat,event,rate] [--json FILE] [--no-refs]\n");
   return 2;
 }
 
@@ -218,19 +218,25 @@ int main(int argc, char** argv) {
 
   // Sizes never grow from one softndk test to the next: receives left
   // posted by one test are consumed by the next one's Sends.
-  if (wanted(only, "bw")) {
+  // "write", "read" and "send" pick one bandwidth row (profiling).
+  const bool bw_all = wanted(only, "bw");
+  auto bw_row = [&](const char* key) { return bw_all || (!only.empty() && wanted(only, key)); };
+  if (bw_row("write") || bw_row("read") || bw_row("send")) {
     RefSpec t = tcp_bw("tcp busy 1M", 1 << 20);
     RefSpec ip{"iperf3 -l 1M", [=] { return run_iperf3(secs, 1 << 20); }, gbs};
     run.section("bw",
                 "Bandwidth, busy-polled CQs, 16 outstanding, GB/s (ratio = softndk / ref, "
                 "target >= 0.9 tcp and >= 1.0 libfabric)",
                 "GB/s");
-    run.row("RDMA Write 1 MiB", soft([&] { return b.bw(0, 1 << 20); }),
-            {t, ip, fi("fi write 1M", FiTest::WriteBw, 1 << 20, secs)});
-    run.row("RDMA Read 1 MiB", soft([&] { return b.bw(1, 1 << 20); }),
-            {t, ip, fi("fi read 1M", FiTest::ReadBw, 1 << 20, secs)});
-    run.row("Send 64 KiB", soft([&] { return b.bw(2, 64 << 10); }),
-            {t, ip, fi("fi send 64K", FiTest::SendBw, 64 << 10, secs)});
+    if (bw_row("write"))
+      run.row("RDMA Write 1 MiB", soft([&] { return b.bw(0, 1 << 20); }),
+              {t, ip, fi("fi write 1M", FiTest::WriteBw, 1 << 20, secs)});
+    if (bw_row("read"))
+      run.row("RDMA Read 1 MiB", soft([&] { return b.bw(1, 1 << 20); }),
+              {t, ip, fi("fi read 1M", FiTest::ReadBw, 1 << 20, secs)});
+    if (bw_row("send"))
+      run.row("Send 64 KiB", soft([&] { return b.bw(2, 64 << 10); }),
+              {t, ip, fi("fi send 64K", FiTest::SendBw, 64 << 10, secs)});
   }
   if (wanted(only, "small")) {
     RefSpec t = tcp_bw("tcp busy 4K", 4096);

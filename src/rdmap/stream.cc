@@ -251,7 +251,7 @@ void Stream::sync_reactor_rx() {
   }
   if (want && !watchdog_on_) {
     watchdog_on_ = true;
-    watchdog_seen_ = polls_.load(std::memory_order_relaxed);
+    watchdog_seen_ = activity();
     std::weak_ptr<Stream> weak = weak_from_this();
     conn_->reactor().after(kPollWatchdog, [weak] {
       if (auto s = weak.lock()) s->polled_watchdog();
@@ -259,10 +259,14 @@ void Stream::sync_reactor_rx() {
   }
 }
 
+uint64_t Stream::activity() const {
+  return polls_.load(std::memory_order_relaxed) + tx_beats_.load(std::memory_order_relaxed);
+}
+
 void Stream::polled_watchdog() {
   watchdog_on_ = false;
   uint64_t polls = polls_.load(std::memory_order_relaxed);
-  if (polled_.load(std::memory_order_acquire) && polls == watchdog_seen_) {
+  if (polled_.load(std::memory_order_acquire) && activity() == watchdog_seen_) {
     // Nobody polled for a whole period: the reactor reads again (a level-
     // triggered EPOLLIN fires at once for what is already waiting).
     arm_mark_.store(polls, std::memory_order_relaxed);

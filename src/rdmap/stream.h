@@ -178,9 +178,10 @@ class Stream final : public ndk::QpTransport,
 
   // ---- polled mode (stream.cc, docs/datapath.md "Who runs what") ----
   void enter_polled();
-  void kick_pending();     // tx_pending_ -> kick_tx()
-  void sync_reactor_rx();  // reactor thread: EPOLLIN muted iff polled
-  void polled_watchdog();  // reactor thread: polling stopped -> unmute
+  void kick_pending();        // tx_pending_ -> kick_tx()
+  void sync_reactor_rx();     // reactor thread: EPOLLIN muted iff polled
+  void polled_watchdog();     // reactor thread: polling stopped -> unmute
+  uint64_t activity() const;  // polls_ + tx_beats_: moves while a poller works
 
   // ---- errors (stream.cc) ----
   // Records a fatal error: the QP goes to error after the caller unlocks.
@@ -233,6 +234,13 @@ class Stream final : public ndk::QpTransport,
   // reactor stops watching EPOLLIN (a wake-up per message on a core the
   // pollers need) until the CQ is armed or the polling stops.
   std::atomic<uint64_t> polls_{0}, arm_mark_{0};
+  // Successful sendmsg calls (written by the runner, under tx_mu_): a poller
+  // that became the runner may stay inside one progress() for milliseconds
+  // while the peer drains as fast as it sends (a responder streaming 16 MiB
+  // of Read Responses). That poller is busy, not gone: the watchdog counts
+  // these too, or it handed EPOLLIN back to the reactor every period and
+  // the reactor then took a core from the two pollers for each Read Request.
+  std::atomic<uint64_t> tx_beats_{0};
   std::atomic<bool> polled_{false};
   bool muted_ = false;        // reactor thread: EPOLLIN muted now
   bool watchdog_on_ = false;  // reactor thread: polled_watchdog() scheduled

@@ -124,6 +124,7 @@ void Stream::run_tx() {
     // emit_hooked() counts what reached the socket itself (a fault may
     // drop or hold bytes it took).
     if (!hooked) ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
+    tx_beats_.store(tx_beats_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     b.sent += static_cast<uint64_t>(n);
     size_t left = static_cast<size_t>(n);
     while (left > 0) {
