@@ -12,6 +12,9 @@ namespace softndk::ndk {
 namespace {
 // How long the reactor keeps polling after delivering a notification.
 constexpr std::chrono::microseconds kNotifyLinger{50};
+// ready_or_progress(): progress also runs on every this many polls that found
+// results.
+constexpr uint32_t kProgressEvery = 16;
 }  // namespace
 
 Cq::Cq(Adapter* a, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx)
@@ -176,7 +179,17 @@ void Cq::arm(ULONG type) {
 
 bool Cq::ready_or_progress(ULONG n) {
   if (n == 0) return false;
-  if (ready_.load(std::memory_order_acquire)) return true;
+  if (ready_.load(std::memory_order_acquire)) {
+    // Progress runs on an empty CQ, and also on every 16th poll that found
+    // results: a consumer whose CQ never runs empty (each of its Sends
+    // completes as it is posted, or a CQ shared with busy QPs) still drives
+    // its streams - their receive side, and their polled mode, in which large
+    // posts wait for a poll and leave together (rdmap/stream.cc).
+    uint32_t k = ready_polls_.load(std::memory_order_relaxed) + 1;
+    ready_polls_.store(k, std::memory_order_relaxed);
+    if (k >= kProgressEvery && has_progress_.load(std::memory_order_relaxed)) run_progress();
+    return true;
+  }
   if (!has_progress_.load(std::memory_order_relaxed)) return false;
   run_progress();
   return ready_.load(std::memory_order_acquire);
@@ -265,6 +278,7 @@ void Cq::for_each_source(Fn fn) {
 }
 
 void Cq::run_progress() {
+  ready_polls_.store(0, std::memory_order_relaxed);
   for_each_source([](ProgressSource& s) { s.progress(); });
 }
 

@@ -123,6 +123,9 @@ class Cq final : public Object {
   // consumer once it is done with them (progress_mu_; has_retired_ says so).
   std::vector<std::shared_ptr<ProgressSource>> retired_;
   std::atomic<bool> has_progress_{false};
+  // Polls that found results since progress last ran (consumer side; NDKPI
+  // 8 serializes the consumer, atomic only for consumers that do not).
+  std::atomic<uint32_t> ready_polls_{0};
   std::atomic<bool> has_retired_{false};
   // Bumped under progress_mu_ by every add/remove: the consumer refreshes
   // its copy when it moved.

@@ -34,6 +34,9 @@ constexpr std::chrono::milliseconds kPollWatchdog{1};
 // Polled mode: Send/Write payloads at least this big are transmitted by the
 // consumer's next poll rather than by the post (sq_posted).
 constexpr uint64_t kPollTxMin = 16384;
+// progress(): held large posts are transmitted at the latest once this many
+// arrived between two polls.
+constexpr uint64_t kHeldPostsMax = 32;
 // The receive staging buffer is given back after this long with no reads.
 constexpr std::chrono::milliseconds kStagingIdle{1000};
 // Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
@@ -145,6 +148,8 @@ void Stream::sq_posted(bool deferred, uint64_t bytes) {
     // once (latency). Stored before polled_ is read again: whoever turns
     // polled mode off (arm, watchdog) reads tx_pending_ after its store,
     // so one of the two kicks.
+    // NDKPI 9: one poster per queue at a time, so no read-modify-write.
+    held_posts_.store(held_posts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     tx_pending_.store(true, std::memory_order_seq_cst);
     if (polled_.load(std::memory_order_seq_cst)) return;
     tx_pending_.store(false, std::memory_order_relaxed);
@@ -192,8 +197,17 @@ void Stream::progress() {
   if (tx_waiting_.load(std::memory_order_relaxed)) {
     tx_pending_.store(false, std::memory_order_relaxed);
     kick_tx();
-  } else {
-    kick_pending();
+  } else if (tx_pending_.load(std::memory_order_relaxed)) {
+    // Held large posts go out once a poll finds no new one since the last
+    // poll (the consumer's burst of posts is over), or once there are many:
+    // a window of 64 KiB Sends refilled one completion at a time then
+    // leaves as one sendmsg of up to a window, not one of 64 KiB per
+    // message (raw TCP on loopback: 3.7 GB/s with 64 KiB writes, 6.2 GB/s
+    // with 1 MiB ones, same minute). Costs a lone large post one more poll.
+    uint64_t posts = held_posts_.load(std::memory_order_relaxed);
+    uint64_t seen = held_seen_.load(std::memory_order_relaxed);
+    held_seen_.store(posts, std::memory_order_relaxed);
+    if (posts == seen || posts - seen >= kHeldPostsMax) kick_pending();
   }
   if (!rx_mu_.try_lock()) return;
   run_rx(kPollRxBudget, true);

@@ -101,6 +101,10 @@ class Stream final : public ndk::QpTransport,
     std::lock_guard lk(rx_mu_);
     f();
   }
+  // Successful sendmsg calls so far, and whether a busy poller drives the
+  // stream now (tests, diagnostics).
+  uint64_t tx_sendmsgs() const { return tx_beats_.load(std::memory_order_relaxed); }
+  bool polled() const { return polled_.load(std::memory_order_relaxed); }
   // Bytes of receive staging held now (0 while idle; tests, diagnostics).
   size_t staging_bytes() {
     std::lock_guard lk(rx_mu_);
@@ -263,6 +267,12 @@ class Stream final : public ndk::QpTransport,
   // Polled mode: a large message posted for the consumer's next poll to
   // transmit, together with whatever it posts meanwhile (sq_posted).
   std::atomic<bool> tx_pending_{false};
+  // Large posts held for a poll so far (the poster's count), and the count
+  // the last poll saw: a poll transmits what is held only once the
+  // consumer posted nothing since the previous poll (its burst is over),
+  // so a window refilled one completion at a time still leaves in one
+  // sendmsg (progress()).
+  std::atomic<uint64_t> held_posts_{0}, held_seen_{0};
   bool tx_done_ = false;  // Terminate sent or stream dead: nothing more goes out
   bool sq_turn_ = true;   // fairness: alternate SQ and Read Responses
   struct TxMsg {
