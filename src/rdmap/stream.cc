@@ -37,6 +37,8 @@ constexpr uint64_t kPollTxMin = 16384;
 // progress(): held large posts are transmitted at the latest once this many
 // arrived between two polls.
 constexpr uint64_t kHeldPostsMax = 32;
+// Posts this big are not held beyond the next poll (no gain in coalescing).
+constexpr uint64_t kHoldMax = 256 * 1024;
 // The receive staging buffer is given back after this long with no reads.
 constexpr std::chrono::milliseconds kStagingIdle{1000};
 // Largest payloads that keep ULPDU <= 65535 and 2 + ULPDU a multiple of 4
@@ -148,8 +150,10 @@ void Stream::sq_posted(bool deferred, uint64_t bytes) {
     // once (latency). Stored before polled_ is read again: whoever turns
     // polled mode off (arm, watchdog) reads tx_pending_ after its store,
     // so one of the two kicks.
-    // NDKPI 9: one poster per queue at a time, so no read-modify-write.
-    held_posts_.store(held_posts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // NDKPI 9: one poster per queue at a time, so no read-modify-write. A
+    // post of 256 KiB or more is big enough alone: it goes at the next poll.
+    if (bytes < kHoldMax)
+      held_posts_.store(held_posts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     tx_pending_.store(true, std::memory_order_seq_cst);
     if (polled_.load(std::memory_order_seq_cst)) return;
     tx_pending_.store(false, std::memory_order_relaxed);
