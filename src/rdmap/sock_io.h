@@ -23,6 +23,9 @@ inline ssize_t sock_recv(int fd, void* buf, size_t n, int flags) {
 inline ssize_t sock_recvmsg(int fd, msghdr* m, int flags) {
   return ::syscall(SYS_recvmsg, fd, m, flags);
 }
+inline ssize_t sock_send(int fd, const void* buf, size_t n, int flags) {
+  return ::syscall(SYS_sendto, fd, buf, n, flags, nullptr, 0);
+}
 inline ssize_t sock_sendmsg(int fd, const msghdr* m, int flags) {
   return ::syscall(SYS_sendmsg, fd, m, flags);
 }

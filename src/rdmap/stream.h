@@ -288,6 +288,7 @@ class Stream final : public ndk::QpTransport,
   static constexpr int kMaxIov = 256;
   static constexpr int kMaxFpdu = 48;
   static constexpr int kMaxMarks = 64;
+  static constexpr size_t kGatherBytes = 4096;
   struct Mark {
     uint64_t end;  // batch byte offset after which it applies
     uint64_t seq;
@@ -303,6 +304,12 @@ class Stream final : public ndk::QpTransport,
     uint64_t total = 0, sent = 0;
     bool has_terminate = false;
     uint8_t term[128];
+    // Some payload piece points into registered memory (a Send, Write or
+    // Read Response that is not inline). Without one, every byte of the
+    // batch is softndk's own (headers, trailers, control bodies, inline
+    // data) and a small batch is gathered into `gather` and sent whole.
+    bool registered = false;
+    alignas(64) uint8_t gather[kGatherBytes];
   };
   std::unique_ptr<Batch> b_;
   uint8_t term_fpdu_[128];
