@@ -7,6 +7,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -87,6 +88,64 @@ class RawPeer : public tcp::ConnectionHandler {
       if (auto code = find_terminate()) return code;
       if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
       std::this_thread::sleep_for(1ms);
+    }
+  }
+
+  // Stops (true) or resumes reading: while paused, what the stream under
+  // test sends fills the socket buffers and its sends come back short.
+  void pause(bool on) {
+    auto c = conn_.lock();
+    if (!c) return;
+    auto done = std::make_shared<std::promise<void>>();
+    c->reactor().post([c, on, done] {
+      c->reactor().mute(c->fd(), EPOLLIN, on);
+      done->set_value();
+    });
+    EXPECT_EQ(done->get_future().wait_for(5s), std::future_status::ready);
+  }
+
+  size_t received() {
+    std::lock_guard lk(mu_);
+    return buf_.size();
+  }
+
+  // Every whole Send that arrived, in stream order: (MSN, payload). Stops at
+  // the first FPDU the parser refuses (`ok` false) or that is not a
+  // single-segment Send.
+  struct Sends {
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> msgs;
+    bool ok = true;
+  };
+  Sends sends() {
+    Sends out;
+    auto c = conn_.lock();
+    if (!c) return out;
+    std::lock_guard lk(mu_);
+    wire::StreamParser p(wire::ParserConfig{c->params().crc, false, 0xFFFF, false});
+    std::span<const uint8_t> in(buf_);
+    for (;;) {
+      wire::Event ev = p.next(in);
+      switch (ev.kind) {
+        case wire::EventKind::kNeedMore:
+          return out;
+        case wire::EventKind::kError:
+          out.ok = false;
+          return out;
+        case wire::EventKind::kPlacement:
+          if (ev.segment->opcode() != wire::Opcode::kSend || !ev.segment->last() ||
+              ev.segment->hdr.mo != 0) {
+            out.ok = false;
+            return out;
+          }
+          out.msgs.push_back({ev.segment->hdr.msn, {}});
+          break;
+        case wire::EventKind::kPayload:
+          out.msgs.back().second.insert(out.msgs.back().second.end(), ev.data.begin(),
+                                        ev.data.end());
+          break;
+        case wire::EventKind::kSegmentDone:
+          break;
+      }
     }
   }
 

@@ -143,5 +143,92 @@ TEST_F(FlushOrder, QpCloseCompletesThePartlyLandedReceiveFirst) {
   }
 }
 
+// Small inline Sends leave softndk gathered into one piece per batch
+// (docs/datapath.md "Transmit"). A peer that stops reading makes those
+// sends come back short, in the middle of a gathered batch; the rest must
+// follow from where TCP stopped. Every message arrives once, in order, with
+// its bytes, and every post completes once.
+class SmallSends : public DpTest {};
+TEST_F(SmallSends, GatheredBatchesSurviveAFullSocketIntact) {
+  Side& B = new_side();
+  auto c = connect_raw(B);
+  ASSERT_TRUE(c);
+  auto peer = RawPeer::attach(c);
+  peer->pause(true);
+
+  auto size_of = [](uint32_t i) { return size_t{1} + (i * 37u) % 256u; };
+  std::vector<uint8_t> pay(256);
+  uint32_t posted = 0, completed = 0;
+  NDK_RESULT_EX r[64];
+  auto reap = [&] {
+    ULONG k = B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 64);
+    for (ULONG i = 0; i < k; ++i) {
+      EXPECT_EQ(r[i].Status, STATUS_SUCCESS);
+      EXPECT_EQ(r[i].Type, NdkOperationTypeSend);
+      EXPECT_EQ(r[i].RequestContext, reinterpret_cast<void*>(uintptr_t(completed + 1)));
+      ++completed;
+    }
+    return k;
+  };
+  // Posts up to `until` messages in chains of 16 (15 deferred, then a kick).
+  auto post = [&](uint32_t until) {
+    while (posted < until && posted - completed < 240) {
+      const uint32_t i = posted + 1;
+      fill_pattern(pay.data(), size_of(i), i);
+      NDK_SGE s{pay.data(), static_cast<ULONG>(size_of(i)), 0};
+      ULONG f = NDK_OP_FLAG_INLINE | (i % 16 != 0 && i != until ? NDK_OP_FLAG_DEFER : 0);
+      ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(uintptr_t(i)), &s, 1, f),
+                STATUS_SUCCESS);
+      ++posted;
+    }
+  };
+
+  // Phase 1: the peer reads nothing until the SQ stops draining (the
+  // socket buffers are full) - or the cap says it never did.
+  constexpr uint32_t kCap = 400000;
+  auto last_progress = std::chrono::steady_clock::now();
+  bool stalled = false;
+  auto give_up = last_progress + 20s;
+  while (!stalled && posted < kCap && std::chrono::steady_clock::now() < give_up) {
+    post(kCap);
+    if (reap() > 0) {
+      last_progress = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - last_progress > 200ms) {
+      stalled = posted > completed;
+    }
+  }
+  ASSERT_TRUE(stalled) << "the socket never filled: " << posted << " sends, " << peer->received()
+                       << " bytes read";
+
+  // Phase 2: the peer reads again; 1,000 more messages follow.
+  peer->pause(false);
+  const uint32_t total = posted + 1000;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (completed < total && std::chrono::steady_clock::now() < deadline) {
+    post(total);
+    if (reap() == 0) std::this_thread::yield();
+  }
+  ASSERT_EQ(completed, total);
+  uint64_t wire_bytes = 0;
+  for (uint32_t i = 1; i <= total; ++i)
+    wire_bytes += 2 + 18 + size_of(i) + (4 - (20 + size_of(i)) % 4) % 4 + 4;
+  ASSERT_TRUE(eventually([&] { return peer->received() >= wire_bytes; }, 20s))
+      << peer->received() << " of " << wire_bytes << " bytes";
+
+  auto got = peer->sends();
+  ASSERT_TRUE(got.ok);
+  ASSERT_EQ(got.msgs.size(), total);
+  std::vector<uint8_t> want(256);
+  for (uint32_t i = 1; i <= total; ++i) {
+    const auto& [msn, bytes] = got.msgs[i - 1];
+    ASSERT_EQ(msn, i);
+    fill_pattern(want.data(), size_of(i), i);
+    ASSERT_EQ(bytes,
+              std::vector<uint8_t>(want.begin(), want.begin() + static_cast<long>(size_of(i))))
+        << "message " << i;
+  }
+  EXPECT_EQ(peer->received(), wire_bytes);  // nothing more, nothing twice
+}
+
 }  // namespace
 }  // namespace dptest
