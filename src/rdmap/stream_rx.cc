@@ -106,8 +106,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     ssize_t n;
     if (parser_.state() == wire::StreamParser::State::kPayload && tgt_ != Tgt::kNone &&
         parser_.payload_remaining() >= kDirectMin) {
-      n = resp_len_ != 0 && !crc_ && !rx_hooked_ && !staging_.empty() ? response_recv()
-                                                                      : direct_recv();
+      n = resp_len_ != 0 && !rx_hooked_ && !staging_.empty() ? response_recv() : direct_recv();
       if (n == kRxFailed) {  // a speculated segment failed the parser
         rx_done_ = true;
         return false;
@@ -279,8 +278,9 @@ ssize_t Stream::direct_recv() {
 // fed through the ordinary path, which places them where they belong. The
 // speculative payloads lie inside this read's own sink, which the response
 // overwrites entirely before the read completes, so a misprediction never
-// leaves a visible byte. CRC off only (with CRC the payload CRC is computed
-// per region as it lands, which this path does not do).
+// leaves a visible byte. With CRC, each payload region is CRC'd right after
+// the read that landed it (still in cache), as direct_recv does, and the
+// parser checks it at the FPDU's trailer, as on the ordinary path.
 ssize_t Stream::response_recv() {
   const size_t rem0 = parser_.payload_remaining();
   const uint32_t p = resp_len_;
@@ -312,7 +312,7 @@ ssize_t Stream::response_recv() {
   size_t left = static_cast<size_t>(got);
   // Walk the regions in stream order.
   size_t k = std::min(left, rem0);
-  parser_.consume_payload(k, 0);
+  parser_.consume_payload({static_cast<const uint8_t*>(iov[0].iov_base), k});
   left -= k;
   int i = 1;
   for (; left > 0 && i + 1 < niov - 1; i += 2) {
@@ -343,7 +343,7 @@ ssize_t Stream::response_recv() {
       return got;
     }
     k = std::min(left, iov[i + 1].iov_len);
-    parser_.consume_payload(k, 0);
+    parser_.consume_payload({want, k});
     left -= k;
     spec_fpdus_.fetch_add(1, std::memory_order_relaxed);
   }

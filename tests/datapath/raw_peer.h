@@ -91,6 +91,36 @@ class RawPeer : public tcp::ConnectionHandler {
     }
   }
 
+  // Bytes exactly as given (FPDUs the test built, possibly damaged).
+  bool send_bytes(std::span<const uint8_t> b) {
+    auto c = conn_.lock();
+    return c && send_all(c->fd(), b.data(), b.size());
+  }
+
+  // The first Read Request the stream under test sent, or nullopt if none
+  // arrived within t.
+  std::optional<wire::ReadRequestBody> wait_read_request(std::chrono::milliseconds t = 5000ms) {
+    auto deadline = std::chrono::steady_clock::now() + t;
+    for (;;) {
+      {
+        auto c = conn_.lock();
+        if (!c) return std::nullopt;
+        std::lock_guard lk(mu_);
+        wire::StreamParser p(wire::ParserConfig{c->params().crc, false, 0xFFFF, false});
+        std::span<const uint8_t> in(buf_);
+        for (;;) {
+          wire::Event ev = p.next(in);
+          if (ev.kind == wire::EventKind::kNeedMore || ev.kind == wire::EventKind::kError) break;
+          if (ev.kind == wire::EventKind::kPlacement &&
+              ev.segment->opcode() == wire::Opcode::kReadRequest)
+            return ev.segment->read;
+        }
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+
   // Stops (true) or resumes reading: while paused, what the stream under
   // test sends fills the socket buffers and its sends come back short.
   void pause(bool on) {

@@ -148,8 +148,8 @@ TEST_F(FlushOrder, QpCloseCompletesThePartlyLandedReceiveFirst) {
 // sends come back short, in the middle of a gathered batch; the rest must
 // follow from where TCP stopped. Every message arrives once, in order, with
 // its bytes, and every post completes once.
-class SmallSends : public DpTest {};
-TEST_F(SmallSends, GatheredBatchesSurviveAFullSocketIntact) {
+class RawWire : public DpTest {};
+TEST_F(RawWire, SmallSendsGatheredAcrossAFullSocketArriveIntact) {
   Side& B = new_side();
   auto c = connect_raw(B);
   ASSERT_TRUE(c);
@@ -228,6 +228,63 @@ TEST_F(SmallSends, GatheredBatchesSurviveAFullSocketIntact) {
         << "message " << i;
   }
   EXPECT_EQ(peer->received(), wire_bytes);  // nothing more, nothing twice
+}
+
+// A Read Response from a hand-driven peer, with CRC, in one burst of full
+// segments whose fifth FPDU carries a damaged payload byte. The receiver
+// takes such a burst many FPDUs per read (response_recv) and must still
+// check every FPDU's CRC: it answers with the LLP CRC Terminate, its Read
+// fails and the QP goes to error.
+TEST_F(RawWire, ReadResponseBurstWithABadCrcIsRefused) {
+  Side& B = new_side();
+  auto c = connect_raw(B, true);
+  ASSERT_TRUE(c);
+  auto peer = RawPeer::attach(c);
+  // The initiator speaks first (a zero-length Write: nothing is placed).
+  std::vector<uint8_t> f(64);
+  size_t n = wire::encode_fpdu(wire::DdpHeader::tagged_hdr(wire::Opcode::kWrite, true, 1, 0), {},
+                               {}, true, f);
+  ASSERT_NE(n, 0u);
+  ASSERT_TRUE(peer->send_bytes({f.data(), n}));
+
+  constexpr size_t kLen = 3 << 20;
+  Buf sink = reg(B.pd, kLen, kAll, 0xEE);
+  NDK_SGE sg = sink.sge(0, kLen);
+  ASSERT_EQ(B.d()->NdkRead(B.qp, reinterpret_cast<void*>(9), &sg, 1, 0x10000, 0x1234, 0),
+            STATUS_SUCCESS);
+  auto rr = peer->wait_read_request();
+  ASSERT_TRUE(rr.has_value());
+  ASSERT_EQ(rr->size, kLen);
+
+  // Full segments of one size, the last one short (as siw cuts them).
+  constexpr size_t kSeg = 65520;
+  std::vector<uint8_t> pay(kLen);
+  fill_pattern(pay.data(), kLen, 31);
+  std::vector<uint8_t> wire_bytes;
+  int index = 0;
+  for (size_t off = 0; off < kLen; off += kSeg, ++index) {
+    const size_t len = std::min(kSeg, kLen - off);
+    auto h = wire::DdpHeader::tagged_hdr(wire::Opcode::kReadResponse, off + len == kLen,
+                                         rr->sink_stag, rr->sink_to + off);
+    std::vector<uint8_t> one(len + 64);
+    size_t k = wire::encode_fpdu(h, {}, {pay.data() + off, len}, true, one);
+    ASSERT_NE(k, 0u);
+    if (index == 4) one[2 + wire::kTaggedHeaderSize + 100] ^= 0x40;  // after its CRC was taken
+    wire_bytes.insert(wire_bytes.end(), one.begin(), one.begin() + static_cast<long>(k));
+  }
+  ASSERT_TRUE(peer->send_bytes(wire_bytes));
+
+  auto r = poll1(B.cq);
+  EXPECT_EQ(r.RequestContext, reinterpret_cast<void*>(9));
+  EXPECT_NE(r.Status, STATUS_SUCCESS);
+  constexpr uint32_t kLlpCrcError = code(2, 0, 0x02);  // RFC 5044 / siw
+  auto t = peer->wait_terminate();
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(*t, kLlpCrcError) << std::hex << *t;
+  EXPECT_EQ(B.stream->last_terminate_sent(), kLlpCrcError);
+  EXPECT_EQ(B.q->state(), ndk::QpState::kError);
+  // The FPDUs before the damaged one landed in place.
+  EXPECT_EQ(std::memcmp(sink.data(), pay.data(), 4 * kSeg), 0);
 }
 
 }  // namespace

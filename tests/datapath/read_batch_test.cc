@@ -2,7 +2,9 @@
 // (rdmap/stream_rx.cc response_recv, docs/datapath.md "Receive and
 // placement"): the predicted layout is used only after each header checks
 // out, and a stream that differs from the prediction (a Send between two
-// response FPDUs) lands every byte where it belongs.
+// response FPDUs) lands every byte where it belongs. Each runs with CRC off
+// and on: with CRC, every batched payload region is CRC'd as it lands and
+// checked at its FPDU's trailer.
 #include <cstring>
 
 #include "dp_fixture.h"
@@ -10,8 +12,9 @@
 namespace dptest {
 namespace {
 
-class ReadBatch : public DpTest {
+class ReadBatch : public DpTest, public ::testing::WithParamInterface<bool> {
  protected:
+  bool crc() const { return GetParam(); }
   // Holds B's next transmitted FPDU (and everything queued behind it) for a
   // while, so that A's socket then holds a burst of many FPDUs at once.
   static void hold_tx(Side& s, ULONG ms) {
@@ -23,10 +26,13 @@ class ReadBatch : public DpTest {
   }
 };
 
-TEST_F(ReadBatch, BurstOfResponseFpdusLandsIntact) {
+std::string crc_name(const ::testing::TestParamInfo<bool>& i) { return i.param ? "Crc" : "NoCrc"; }
+INSTANTIATE_TEST_SUITE_P(Crc, ReadBatch, ::testing::Bool(), crc_name);
+
+TEST_P(ReadBatch, BurstOfResponseFpdusLandsIntact) {
   Side& A = new_side();
   Side& B = new_side();
-  connect(A, B);
+  connect(A, B, 16, 16, crc());
   constexpr size_t kLen = 3 << 20;
   Buf src = reg(B.pd, kLen, kAll), sink = reg(A.pd, kLen, kAll, 0xEE);
   fill_pattern(src.data(), kLen, 21);
@@ -44,10 +50,10 @@ TEST_F(ReadBatch, BurstOfResponseFpdusLandsIntact) {
   EXPECT_GT(A.stream->rx_batched_fpdus(), 0u);
 }
 
-TEST_F(ReadBatch, SendsBetweenResponseFpdusLandIntact) {
+TEST_P(ReadBatch, SendsBetweenResponseFpdusLandIntact) {
   Side& A = new_side();
   Side& B = new_side();
-  connect(A, B);
+  connect(A, B, 16, 16, crc());
   constexpr size_t kLen = 4 << 20, kMsg = 300 << 10;
   constexpr int kSends = 4;
   Buf src = reg(B.pd, kLen, kAll), sink = reg(A.pd, kLen, kAll, 0xEE);
