@@ -12,7 +12,10 @@
 // A tap attached to a running stream starts each direction at the next
 // FPDU boundary (the transmitter's next batch; the receiver's next read
 // while its parser waits for a new FPDU), so the trace never begins in the
-// middle of an FPDU. Not thread-safe: the stream calls tx() under its
+// middle of an FPDU. When both ends of a connection trace into one file
+// (an adapter trace with both ends in that adapter instance), the first
+// tap records it and the other stays silent, so each packet is in the file
+// once. Not thread-safe: the stream calls tx() under its
 // transmit lock and rx() under its receive lock.
 #pragma once
 
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "tcp/connection.h"
 #include "util/pcap_writer.h"
@@ -32,18 +36,21 @@ class WireTap {
   // `from_start`: attached before any FPDU moved (both directions live now).
   WireTap(std::shared_ptr<util::PcapFile> file, const tcp::Connection& conn,
           std::span<const uint8_t> sent_rtr, bool from_start);
+  ~WireTap();
+  WireTap(const WireTap&) = delete;
+  WireTap& operator=(const WireTap&) = delete;
 
   const util::PcapFile* file() const { return file_.get(); }
 
   // Bytes sent; `boundary`: they start at an FPDU boundary.
   void tx(const iovec* iov, int niov, size_t n, bool boundary) {
-    if (!tx_live_ && !boundary) return;
+    if (!owner_ || (!tx_live_ && !boundary)) return;
     tx_live_ = true;
     flow_.data(*file_, true, iov, niov, n);
   }
   // Bytes received; `boundary` likewise.
   void rx(const iovec* iov, int niov, size_t n, bool boundary) {
-    if (!rx_live_ && !boundary) return;
+    if (!owner_ || (!rx_live_ && !boundary)) return;
     rx_live_ = true;
     flow_.data(*file_, false, iov, niov, n);
   }
@@ -51,6 +58,10 @@ class WireTap {
  private:
   std::shared_ptr<util::PcapFile> file_;
   util::TcpFlow flow_;
+  std::string key_;
+  // This end records the connection into file_ (the other end, if it
+  // writes to the same file, does not: PcapFile::claim).
+  bool owner_;
   bool tx_live_, rx_live_;
 };
 

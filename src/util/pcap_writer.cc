@@ -52,6 +52,22 @@ std::shared_ptr<PcapFile> PcapFile::create(const char* path) {
 
 PcapFile::~PcapFile() { std::fclose(f_); }
 
+bool PcapFile::claim(const std::string& key) {
+  std::lock_guard lk(mu_);
+  return claimed_.insert(key).second;
+}
+
+void PcapFile::unclaim(const std::string& key) {
+  std::lock_guard lk(mu_);
+  claimed_.erase(key);
+}
+
+std::string flow_key(const sockaddr_storage& a, const sockaddr_storage& b) {
+  std::string x(reinterpret_cast<const char*>(&a), sizeof a);
+  std::string y(reinterpret_cast<const char*>(&b), sizeof b);
+  return x < y ? x + y : y + x;
+}
+
 uint64_t PcapFile::packets() const {
   std::lock_guard lk(mu_);
   return packets_;

@@ -20,7 +20,9 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
+#include <string>
 
 namespace softndk::util {
 
@@ -42,13 +44,27 @@ class PcapFile {
   void packet(std::span<const uint8_t> hdr, const iovec* iov, int niov, size_t n);
   uint64_t packets() const;
 
+  // One recorder per TCP connection and file: when both ends of a
+  // connection write to one file (both in one traced adapter instance),
+  // the first to claim it records the conversation, which one end sees
+  // whole, and the other stays silent; otherwise every packet would be in
+  // the file twice. `key` names the connection the same from either end
+  // (flow_key). False if another recorder holds it.
+  bool claim(const std::string& key);
+  void unclaim(const std::string& key);
+
  private:
   explicit PcapFile(FILE* f) : f_(f) {}
   mutable std::mutex mu_;
   FILE* f_;
+  std::set<std::string> claimed_;
   uint64_t packets_ = 0;
   bool failed_ = false;  // a write failed: stop writing, keep the file valid so far
 };
+
+// A connection's name for PcapFile::claim: its two endpoints, in an order
+// that does not depend on which end asks.
+std::string flow_key(const sockaddr_storage& a, const sockaddr_storage& b);
 
 // The synthetic framing of one TCP connection. `local`/`peer` are the
 // connection's socket addresses (AF_INET or AF_INET6; v4-mapped IPv6 is

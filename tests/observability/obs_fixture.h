@@ -95,8 +95,8 @@ class ObsTest : public ::testing::Test {
         if (o != nullptr) close(o);
     }
     if (l_ != nullptr) close(l_);
-    for (Side* s : {&c_, &s_})
-      if (s->a != nullptr) SoftNdkCloseAdapter(s->a);
+    if (c_.a != nullptr) SoftNdkCloseAdapter(c_.a);
+    if (s_.a != nullptr && s_.a != c_.a) SoftNdkCloseAdapter(s_.a);
   }
 
   NDK_ADAPTER* open_adapter(ULONG mpa_flags) {
@@ -116,6 +116,14 @@ class ObsTest : public ::testing::Test {
     c_.a = open_adapter(mpa_flags);
     s_.a = open_adapter(mpa_flags);
     ASSERT_TRUE(c_.a && s_.a);
+    make_side(c_, mem);
+    make_side(s_, mem);
+  }
+
+  // Both ends in one adapter instance.
+  void prepare_one_adapter(ULONG mpa_flags = 0, size_t mem = 1 << 20) {
+    c_.a = s_.a = open_adapter(mpa_flags);
+    ASSERT_TRUE(c_.a);
     make_side(c_, mem);
     make_side(s_, mem);
   }

@@ -155,6 +155,33 @@ TEST_F(AdapterTrace, StartedMidStreamStartsAtFpduBoundaries) {
   if (!HasFailure()) std::filesystem::remove(path);
 }
 
+// Both ends of the connection in the traced adapter instance: each end
+// would record the whole conversation (identical packets, which Wireshark
+// took for retransmissions); the first end's tap records it, the other's
+// stays silent, so every packet is in the file once.
+TEST_F(AdapterTrace, BothEndsInOneAdapterRecordTheConnectionOnce) {
+  prepare_one_adapter(SOFTNDK_MPA_CRC_REQUIRED);
+  const std::string path = temp_path("adapter-both-ends");
+  SOFTNDK_MODIFY_ADAPTER m{path.c_str()};
+  SOFTNDK_REQUEST req{};
+  ASSERT_EQ(SoftNdkModifyAdapter(c_.a, SOFTNDK_MODIFY_ADAPTER_TRACE, &m, &req), STATUS_SUCCESS);
+  connect();
+  traffic();
+  m.TracePath = nullptr;
+  ASSERT_EQ(SoftNdkModifyAdapter(c_.a, SOFTNDK_MODIFY_ADAPTER_TRACE, &m, &req), STATUS_SUCCESS);
+  Decoded d = decode(path);
+  EXPECT_TRUE(d.bad.empty()) << d.bad;
+  EXPECT_EQ(d.mpa_frames, 2u);
+  EXPECT_EQ(d.ops[kSend], 3);
+  EXPECT_EQ(d.ops[kWrite], 3);
+  EXPECT_EQ(d.ops[kReadReq], 1);
+  EXPECT_EQ(d.ops[kReadResp], 2);
+  EXPECT_EQ(d.fpdus, 9u) << "every FPDU once";
+  EXPECT_EQ(d.crc_checked, d.fpdus);
+  EXPECT_EQ(run(tshark(path) + " -Y tcp.analysis.retransmission 2>/dev/null"), "");
+  if (!HasFailure()) std::filesystem::remove(path);
+}
+
 TEST_F(AdapterTrace, BadPathsChangeNothing) {
   prepare();
   EXPECT_EQ(SoftNdkTraceQp(c_.qp, "/nonexistent-dir/x.pcap"), STATUS_INVALID_PARAMETER);
