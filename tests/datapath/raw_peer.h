@@ -83,12 +83,14 @@ class RawPeer : public tcp::ConnectionHandler {
   // The Terminate the stream under test sent (layer<<16 | etype<<8 | code),
   // or nullopt if none arrived within t.
   std::optional<uint32_t> wait_terminate(std::chrono::milliseconds t = 5000ms) {
-    auto deadline = std::chrono::steady_clock::now() + t;
-    for (;;) {
-      if (auto code = find_terminate()) return code;
-      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(1ms);
-    }
+    return wait_for(t, [&] {
+      return scan(wire::Opcode::kTerminate, [](const wire::SegmentInfo& seg) {
+        auto pr = wire::parse_terminate_payload(seg.body);
+        if (!pr.ok) return 0x00FFFFFFu;
+        const auto& k = pr.msg.code;
+        return static_cast<uint32_t>(k.layer) << 16 | static_cast<uint32_t>(k.etype) << 8 | k.code;
+      });
+    });
   }
 
   // Bytes exactly as given (FPDUs the test built, possibly damaged).
@@ -100,25 +102,10 @@ class RawPeer : public tcp::ConnectionHandler {
   // The first Read Request the stream under test sent, or nullopt if none
   // arrived within t.
   std::optional<wire::ReadRequestBody> wait_read_request(std::chrono::milliseconds t = 5000ms) {
-    auto deadline = std::chrono::steady_clock::now() + t;
-    for (;;) {
-      {
-        auto c = conn_.lock();
-        if (!c) return std::nullopt;
-        std::lock_guard lk(mu_);
-        wire::StreamParser p(wire::ParserConfig{c->params().crc, false, 0xFFFF, false});
-        std::span<const uint8_t> in(buf_);
-        for (;;) {
-          wire::Event ev = p.next(in);
-          if (ev.kind == wire::EventKind::kNeedMore || ev.kind == wire::EventKind::kError) break;
-          if (ev.kind == wire::EventKind::kPlacement &&
-              ev.segment->opcode() == wire::Opcode::kReadRequest)
-            return ev.segment->read;
-        }
-      }
-      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(1ms);
-    }
+    return wait_for(t, [&] {
+      return scan(wire::Opcode::kReadRequest,
+                  [](const wire::SegmentInfo& seg) { return seg.read; });
+    });
   }
 
   // Stops (true) or resumes reading: while paused, what the stream under
@@ -186,7 +173,11 @@ class RawPeer : public tcp::ConnectionHandler {
   }
 
  private:
-  std::optional<uint32_t> find_terminate() {
+  // `f` of the first FPDU of opcode `op` that arrived (while the parser
+  // that decoded it lives: a segment's spans point into it), or nullopt.
+  template <typename F>
+  auto scan(wire::Opcode op, F f)
+      -> std::optional<decltype(f(std::declval<const wire::SegmentInfo&>()))> {
     auto c = conn_.lock();
     if (!c) return std::nullopt;
     std::lock_guard lk(mu_);
@@ -196,13 +187,19 @@ class RawPeer : public tcp::ConnectionHandler {
       wire::Event ev = p.next(in);
       if (ev.kind == wire::EventKind::kNeedMore || ev.kind == wire::EventKind::kError)
         return std::nullopt;
-      if (ev.kind == wire::EventKind::kPlacement &&
-          ev.segment->opcode() == wire::Opcode::kTerminate) {
-        auto pr = wire::parse_terminate_payload(ev.segment->body);
-        if (!pr.ok) return 0x00FFFFFFu;
-        const auto& k = pr.msg.code;
-        return static_cast<uint32_t>(k.layer) << 16 | static_cast<uint32_t>(k.etype) << 8 | k.code;
-      }
+      if (ev.kind == wire::EventKind::kPlacement && ev.segment->opcode() == op)
+        return f(*ev.segment);
+    }
+  }
+
+  // Polls `find` (returning an optional) until it has a value or t passed.
+  template <typename Find>
+  static auto wait_for(std::chrono::milliseconds t, Find find) -> decltype(find()) {
+    auto deadline = std::chrono::steady_clock::now() + t;
+    for (;;) {
+      if (auto v = find()) return v;
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(1ms);
     }
   }
 
