@@ -167,40 +167,67 @@ NTSTATUS Qp::enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG
   if (is_inline && total > cfg_.inline_size) return STATUS_INVALID_PARAMETER;
   if (nsge > 0) wr.length = total;  // Bind/FR carry their region length
   bool deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
-  {
-    std::lock_guard lk(sq_mu_);
-    // Re-checked under the queue lock: to_error() sets the state before its
-    // flush takes this lock, so a post that passed check_initiator() while
-    // the QP went to error either lands before the flush (and is cancelled
-    // by it) or sees the state here; it can never queue behind the flush
-    // and wait forever for a completion.
-    if (state() != QpState::kConnected) return STATUS_CONNECTION_INVALID;
-    if (sq_tail_ - sq_head_ >= sq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
-    size_t slot = sq_tail_ % sq_.size();
-    SqSlot& s = sq_[slot];
-    s = SqSlot{};
-    s.wr = wr;
-    if (is_inline) {
-      uint8_t* dst = inline_.data() + slot * cfg_.inline_size;
-      size_t off = 0;
-      for (ULONG i = 0; i < nsge; ++i) {
-        if (sgl[i].Length == 0) continue;
-        std::memcpy(dst + off, sgl[i].VirtualAddress, sgl[i].Length);
-        off += sgl[i].Length;
-      }
-      s.wr.inline_data = dst;
-      s.wr.nsge = 0;
-    } else {
-      // Every caller passes max_sge <= cfg_.sq_sge: the slot's SGL fits.
-      s.wr.nsge = nsge;
-      std::copy(sgl, sgl + nsge, sq_sge_.begin() + slot * cfg_.sq_sge);
+  if (is_inline && wr.type == NdkOperationTypeSend &&
+      !(wr.flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_READ_FENCE))) {
+    // A small Send that nothing queued waits for: the posting thread hands
+    // it to TCP itself, without a round through the transmitter's queue
+    // scan (docs/datapath.md "Direct sends").
+    std::shared_ptr<QpTransport> t = transport();
+    if (t != nullptr && t->direct_begin()) {
+      Started started;
+      NTSTATUS st = push(wr, sgl, nsge, true, &started);
+      t->direct_end(started.wr, started.seq, sgl, nsge);
+      return st;
     }
-    ++sq_tail_;
-    sq_unstarted_.store(true, std::memory_order_release);
-    deferred_pending_ = deferred;
   }
+  NTSTATUS st = push(wr, sgl, nsge, false, nullptr);
+  if (st != STATUS_SUCCESS) return st;
   bool carries = wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite;
   kick(deferred, carries ? wr.length : 0);
+  return STATUS_SUCCESS;
+}
+
+NTSTATUS Qp::push(const WorkRequestHead& wr, const NDK_SGE* sgl, ULONG nsge, bool start,
+                  Started* started) {
+  std::lock_guard lk(sq_mu_);
+  // Re-checked under the queue lock: to_error() sets the state before its
+  // flush takes this lock, so a post that passed check_initiator() while
+  // the QP went to error either lands before the flush (and is cancelled
+  // by it) or sees the state here; it can never queue behind the flush
+  // and wait forever for a completion.
+  if (state() != QpState::kConnected) return STATUS_CONNECTION_INVALID;
+  if (sq_tail_ - sq_head_ >= sq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+  size_t slot = sq_tail_ % sq_.size();
+  SqSlot& s = sq_[slot];
+  s = SqSlot{};
+  s.wr = wr;
+  if (start && sq_next_ == sq_tail_) {
+    // Nothing older waits to start: the poster, now the transmitter, takes
+    // it at once (as sq_start() would). The slot's head stays put until the
+    // request completes or is flushed.
+    s.started = true;
+    s.wr.nsge = 0;
+    started->wr = &s.wr;
+    started->seq = sq_tail_;
+    ++sq_next_;
+  } else if (wr.flags & NDK_OP_FLAG_INLINE) {
+    uint8_t* dst = inline_.data() + slot * cfg_.inline_size;
+    size_t off = 0;
+    for (ULONG i = 0; i < nsge; ++i) {
+      if (sgl[i].Length == 0) continue;
+      std::memcpy(dst + off, sgl[i].VirtualAddress, sgl[i].Length);
+      off += sgl[i].Length;
+    }
+    s.wr.inline_data = dst;
+    s.wr.nsge = 0;
+  } else {
+    // Every caller passes max_sge <= cfg_.sq_sge: the slot's SGL fits.
+    s.wr.nsge = nsge;
+    std::copy(sgl, sgl + nsge, sq_sge_.begin() + slot * cfg_.sq_sge);
+  }
+  if (!s.started) sq_unstarted_.store(true, std::memory_order_release);
+  ++sq_tail_;
+  deferred_pending_ = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
   return STATUS_SUCCESS;
 }
 

@@ -48,6 +48,21 @@ class QpTransport {
   // the next non-deferred post (NDKPI §7); `bytes` the payload it carries
   // out (Send/Write length, 0 for the others).
   virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
+  // Direct transmission by the posting thread (docs/datapath.md "Direct
+  // sends"): direct_begin() makes the caller the transmitter if it is idle
+  // (nothing queued, held, blocked or traced) and returns true; the caller
+  // then posts under Qp::push() and hands the request over with
+  // direct_end() - the started request and the caller's SGL holding its
+  // inline payload, or a null `wr` if it could not take it first (it then
+  // stays in the ring for the transmitter to pick up). A false
+  // direct_begin() means: post the ordinary way.
+  virtual bool direct_begin() { return false; }
+  virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl, ULONG nsge) {
+    (void)wr;
+    (void)seq;
+    (void)sgl;
+    (void)nsge;
+  }
   // NdkFlush/QP close/fatal error, before the QP cancels its queued
   // requests: a receive the transport took from the RQ ring (a Send half
   // landed) must complete now, ahead of the later ones (posting order).
@@ -130,6 +145,17 @@ class Qp final : public Object {
   // the head only: the SGL goes from the caller's array straight into the
   // slot (a WorkRequest on the stack zeroed 16 SGEs per post).
   NTSTATUS enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG max_sge);
+  // enqueue()'s copy into the ring (sq_mu_ taken here). With `start`, the
+  // request is also marked started when nothing older waits to start, and
+  // *started gets its slot's head and sequence number (direct sends); its
+  // inline payload is then not copied (the transmitter encodes it from the
+  // caller's SGL before the post returns).
+  struct Started {
+    const WorkRequestHead* wr = nullptr;
+    uint64_t seq = 0;
+  };
+  NTSTATUS push(const WorkRequestHead& wr, const NDK_SGE* sgl, ULONG nsge, bool start,
+                Started* started);
   void kick(bool deferred, uint64_t bytes = 0);
   void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
 

@@ -65,6 +65,9 @@ class Stream final : public ndk::QpTransport,
 
   // ndk::QpTransport
   void sq_posted(bool deferred, uint64_t bytes) override;
+  bool direct_begin() override;
+  void direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
+                  ULONG nsge) override;
   void flushing() override;
   void flushed() override;
   // tcp::ConnectionHandler (reactor thread)
@@ -118,6 +121,9 @@ class Stream final : public ndk::QpTransport,
 
   // ---- transmit (stream_tx.cc) ----
   void kick_tx();
+  // The runner's exit: gives back the kicks it saw, and transmits again for
+  // any that arrived meanwhile (kick_tx, direct_end).
+  void leave_tx(uint32_t seen);
   void run_tx();        // tx_mu_ held
   bool build_batch();   // tx_mu_ held: false if nothing to send
   bool add_sq_work();   // one SQ turn; false if the SQ cannot progress

@@ -59,7 +59,7 @@ uint32_t next_segment(uint64_t rem, uint32_t maxp) {
   return static_cast<uint32_t>(std::min<uint64_t>(half, maxp));
 }
 
-wire::Opcode send_opcode(const ndk::WorkRequest& wr) {
+wire::Opcode send_opcode(const ndk::WorkRequestHead& wr) {
   bool se = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
   bool inv = wr.stag != 0;
   if (inv) return se ? wire::Opcode::kSendSolicitedInvalidate : wire::Opcode::kSendInvalidate;
@@ -76,17 +76,115 @@ void Stream::kick_tx() {
   // caller the runner or is seen by the runner's fetch_sub, which fails to
   // reach zero and sends it round once more.
   if (tx_kicks_.fetch_add(1, std::memory_order_acq_rel) != 0) return;
-  for (;;) {
-    uint32_t seen = tx_kicks_.load(std::memory_order_acquire);
-    {
-      // Only the runner transmits; the other holders are brief (attach,
-      // flush, stop), so waiting for them here is bounded.
-      std::lock_guard lk(tx_mu_);
-      run_tx();
-    }
-    if (tx_kicks_.fetch_sub(seen, std::memory_order_acq_rel) == seen) break;
+  uint32_t seen = tx_kicks_.load(std::memory_order_acquire);
+  {
+    // Only the runner transmits; the other holders are brief (attach,
+    // flush, stop), so waiting for them here is bounded.
+    std::lock_guard lk(tx_mu_);
+    run_tx();
+  }
+  leave_tx(seen);
+}
+
+void Stream::leave_tx(uint32_t seen) {
+  while (tx_kicks_.fetch_sub(seen, std::memory_order_acq_rel) != seen) {
+    seen = tx_kicks_.load(std::memory_order_acquire);
+    std::lock_guard lk(tx_mu_);
+    run_tx();
   }
   after_unlock();
+}
+
+// ---- direct sends (docs/datapath.md) ----------------------------------------
+// A small inline Send posted while the transmitter is idle goes out from the
+// posting thread: one FPDU encoded straight into the batch's gather buffer
+// and sent by run_tx, without the kick's queue scan and batch building - on
+// an 8-byte ping-pong that is most of what a post cost before the socket
+// call. Everything else (a short write, EAGAIN, the completion when TCP has
+// taken the last byte, errors) is run_tx's ordinary business.
+
+bool Stream::direct_begin() {
+  // The runner's role, taken only if nobody holds it (no waiting).
+  uint32_t idle = 0;
+  if (tx_kicks_.load(std::memory_order_relaxed) != 0 ||
+      !tx_kicks_.compare_exchange_strong(idle, 1, std::memory_order_acq_rel))
+    return false;
+  tx_mu_.lock();
+  const Batch& b = *b_;
+  // Idle: the last batch is out and retired, no message half sent, no Read
+  // Responses or Terminate waiting, no trace or fault hook, transmission
+  // allowed and the QP alive. A post that finds anything else goes the
+  // ordinary way (after this runner's pass, which may well send it).
+  if (!tx_done_ && !tx_hooked_ && fd_ >= 0 && b.sent == b.total && b.mark_pos == b.nmarks &&
+      !b.has_terminate && !msg_.active && !tx_blocked_ && irq_.empty_hint() &&
+      !stopped_.load(std::memory_order_relaxed) && !tx_gated_.load(std::memory_order_acquire) &&
+      !failed_.load(std::memory_order_acquire) && !term_pending_.load(std::memory_order_acquire) &&
+      qp_->state() == ndk::QpState::kConnected)
+    return true;
+  tx_mu_.unlock();
+  leave_tx(1);  // transmits for any kick that came meanwhile
+  return false;
+}
+
+void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
+                        ULONG nsge) {
+  if (wr != nullptr) {
+    Batch& b = *b_;
+    b.niov = b.iov_pos = b.nfpdu = b.nmarks = b.mark_pos = 0;
+    b.total = b.sent = 0;
+    b.registered = false;
+    wire::DdpHeader h = wire::DdpHeader::untagged_hdr(send_opcode(*wr), true, wire::kQnSend,
+                                                      send_msn_.next(), 0, wr->stag);
+    // An inline payload (at most the adapter's MaxInlineDataSize) and its
+    // headers fit the gather buffer. The payload comes from the caller's
+    // buffers, straight into the FPDU: the post returns after this copy.
+    static_assert(kGatherBytes >= ndk::Limits::kMaxInlineData + 64);
+    wire::FpduWriter w;
+    auto hdr = w.begin(h, {}, wr->length, crc_, b.scratch[0]);
+    uint8_t* o = b.gather;
+    std::memcpy(o, hdr.data(), hdr.size());
+    o += hdr.size();
+    for (ULONG i = 0; i < nsge; ++i) {
+      if (sgl[i].Length == 0) continue;
+      std::memcpy(o, sgl[i].VirtualAddress, sgl[i].Length);
+      w.add_payload({o, sgl[i].Length});
+      o += sgl[i].Length;
+    }
+    auto tr = w.finish();
+    std::memcpy(o, tr.data(), tr.size());
+    o += tr.size();
+    const size_t n = static_cast<size_t>(o - b.gather);
+    b.iov[b.niov++] = {b.gather, n};
+    b.total = n;
+    b.marks[b.nmarks++] = {n, seq, static_cast<ULONG>(wr->length)};
+    ndk::count_qp(qc_.rdma_out_frames);
+    tsan::before_send(tsan_edge_);
+    const ssize_t sent = sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent == static_cast<ssize_t>(n)) {
+      // The common case, finished here: TCP took it all, so it is complete
+      // (RFC 5040), and the transmitter is idle again.
+      ndk::count_qp(qc_.rdma_out_octets, n);
+      tx_beats_.store(tx_beats_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      b.sent = n;
+      b.iov_pos = 1;
+      retire_marks(true);
+      tx_mu_.unlock();
+      leave_tx(1);
+      return;
+    }
+    if (sent > 0) {
+      // A short write: run_tx sends the rest.
+      ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(sent));
+      b.sent = static_cast<uint64_t>(sent);
+      b.iov[0] = {b.gather + sent, n - static_cast<size_t>(sent)};
+    }
+    // EAGAIN, a short write or an error: run_tx deals with it as with its own.
+  }
+  // Sends it (and completes it once TCP took it all), or finds the older
+  // requests that kept it from starting.
+  run_tx();
+  tx_mu_.unlock();
+  leave_tx(1);
 }
 
 bool Stream::batch_room(int pieces) const {

@@ -148,8 +148,15 @@ TEST_F(FlushOrder, QpCloseCompletesThePartlyLandedReceiveFirst) {
 // sends come back short, in the middle of a gathered batch; the rest must
 // follow from where TCP stopped. Every message arrives once, in order, with
 // its bytes, and every post completes once.
+// Chains of 16 (15 DEFERred, then a kick) are gathered batches; chains of 1
+// are direct sends (docs/datapath.md "Direct sends"), which meet the full
+// socket in the posting thread. Every third message is split over two SGEs.
 class RawWire : public DpTest {};
-TEST_F(RawWire, SmallSendsGatheredAcrossAFullSocketArriveIntact) {
+class RawWireChains : public RawWire, public ::testing::WithParamInterface<uint32_t> {};
+INSTANTIATE_TEST_SUITE_P(Chain, RawWireChains, ::testing::Values(16u, 1u),
+                         [](const auto& info) { return "Of" + std::to_string(info.param); });
+TEST_P(RawWireChains, SmallSendsGatheredAcrossAFullSocketArriveIntact) {
+  const uint32_t chain = GetParam();
   Side& B = new_side();
   auto c = connect_raw(B);
   ASSERT_TRUE(c);
@@ -170,14 +177,21 @@ TEST_F(RawWire, SmallSendsGatheredAcrossAFullSocketArriveIntact) {
     }
     return k;
   };
-  // Posts up to `until` messages in chains of 16 (15 deferred, then a kick).
+  // Posts up to `until` messages in chains (all but the last deferred).
   auto post = [&](uint32_t until) {
     while (posted < until && posted - completed < 240) {
       const uint32_t i = posted + 1;
-      fill_pattern(pay.data(), size_of(i), i);
-      NDK_SGE s{pay.data(), static_cast<ULONG>(size_of(i)), 0};
-      ULONG f = NDK_OP_FLAG_INLINE | (i % 16 != 0 && i != until ? NDK_OP_FLAG_DEFER : 0);
-      ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(uintptr_t(i)), &s, 1, f),
+      const ULONG len = static_cast<ULONG>(size_of(i));
+      fill_pattern(pay.data(), len, i);
+      NDK_SGE s[2] = {{pay.data(), len, 0}, {}};
+      ULONG nsge = 1;
+      if (i % 3 == 0 && len > 1) {
+        s[0].Length = len / 2;
+        s[1] = {pay.data() + len / 2, len - len / 2, 0};
+        nsge = 2;
+      }
+      ULONG f = NDK_OP_FLAG_INLINE | (i % chain != 0 && i != until ? NDK_OP_FLAG_DEFER : 0);
+      ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(uintptr_t(i)), s, nsge, f),
                 STATUS_SUCCESS);
       ++posted;
     }
