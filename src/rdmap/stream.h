@@ -316,6 +316,11 @@ class Stream final : public ndk::QpTransport,
     // data) and a small batch is gathered into `gather` and sent whole.
     bool registered = false;
     alignas(64) uint8_t gather[kGatherBytes];
+    void clear() {  // empty, before a new batch is built
+      niov = iov_pos = nfpdu = nmarks = mark_pos = 0;
+      total = sent = 0;
+      registered = false;
+    }
   };
   std::unique_ptr<Batch> b_;
   uint8_t term_fpdu_[128];

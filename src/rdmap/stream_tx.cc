@@ -97,11 +97,11 @@ void Stream::leave_tx(uint32_t seen) {
 
 // ---- direct sends (docs/datapath.md) ----------------------------------------
 // A small inline Send posted while the transmitter is idle goes out from the
-// posting thread: one FPDU encoded straight into the batch's gather buffer
-// and sent by run_tx, without the kick's queue scan and batch building - on
-// an 8-byte ping-pong that is most of what a post cost before the socket
-// call. Everything else (a short write, EAGAIN, the completion when TCP has
-// taken the last byte, errors) is run_tx's ordinary business.
+// posting thread: one FPDU encoded from the caller's SGL straight into the
+// batch's gather buffer and handed to send(), without the kick's queue scan
+// and batch building. If TCP takes it all, it completes here; a short
+// write, EAGAIN or an error leave the batch to run_tx, which carries on as
+// with one of its own.
 
 bool Stream::direct_begin() {
   // The runner's role, taken only if nobody holds it (no waiting).
@@ -114,7 +114,7 @@ bool Stream::direct_begin() {
   // Idle: the last batch is out and retired, no message half sent, no Read
   // Responses or Terminate waiting, no trace or fault hook, transmission
   // allowed and the QP alive. A post that finds anything else goes the
-  // ordinary way (after this runner's pass, which may well send it).
+  // ordinary way (push and kick).
   if (!tx_done_ && !tx_hooked_ && fd_ >= 0 && b.sent == b.total && b.mark_pos == b.nmarks &&
       !b.has_terminate && !msg_.active && !tx_blocked_ && irq_.empty_hint() &&
       !stopped_.load(std::memory_order_relaxed) && !tx_gated_.load(std::memory_order_acquire) &&
@@ -130,9 +130,7 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
                         ULONG nsge) {
   if (wr != nullptr) {
     Batch& b = *b_;
-    b.niov = b.iov_pos = b.nfpdu = b.nmarks = b.mark_pos = 0;
-    b.total = b.sent = 0;
-    b.registered = false;
+    b.clear();
     wire::DdpHeader h = wire::DdpHeader::untagged_hdr(send_opcode(*wr), true, wire::kQnSend,
                                                       send_msn_.next(), 0, wr->stag);
     // An inline payload (at most the adapter's MaxInlineDataSize) and its
@@ -312,9 +310,7 @@ void Stream::retire_marks(bool all) {
 
 bool Stream::build_batch() {
   Batch& b = *b_;
-  b.niov = b.iov_pos = b.nfpdu = b.nmarks = b.mark_pos = 0;
-  b.total = b.sent = 0;
-  b.registered = false;
+  b.clear();
   // failed_ first: whoever fails queues its Terminate before setting it.
   bool failed = failed_.load(std::memory_order_acquire);
   if (!failed && qp_->state() == ndk::QpState::kError) {
