@@ -104,6 +104,12 @@ class Stream final : public ndk::QpTransport,
     std::lock_guard lk(rx_mu_);
     f();
   }
+  // Socket reads that returned bytes so far (tests: how many calls a
+  // segment took).
+  uint64_t rx_reads() {
+    std::lock_guard lk(rx_mu_);
+    return rx_reads_;
+  }
   // Successful sendmsg calls so far, and whether a busy poller drives the
   // stream now (tests, diagnostics).
   uint64_t tx_sendmsgs() const { return tx_beats_.load(std::memory_order_relaxed); }

@@ -301,5 +301,47 @@ TEST_F(RawWire, ReadResponseBurstWithABadCrcIsRefused) {
   EXPECT_EQ(std::memcmp(sink.data(), pay.data(), 4 * kSeg), 0);
 }
 
+// A large Write segment whose last bytes arrive late: the receiver has
+// landed all but a few hundred bytes of the payload when the socket runs
+// empty. The remainder is read straight into the target like the rest of
+// the segment, together with the trailer and the next header - not through
+// the staging buffer in 64-byte reads (which cost a 1 MiB Write ~26 extra
+// recv calls on loopback, where a read often stops just short of a
+// payload's end). Both Writes land byte-exact.
+TEST_F(RawWire, LateTailOfALargeWriteSegmentTakesOneRead) {
+  Side& B = new_side();
+  auto c = connect_raw(B);
+  ASSERT_TRUE(c);
+  auto peer = RawPeer::attach(c);
+  constexpr size_t kSeg = 60000, kTail = 1000, kSmall = 100;
+  Buf dst = reg(B.pd, kSeg + kSmall, kAll, 0xEE);
+  std::vector<uint8_t> pay(kSeg + kSmall);
+  fill_pattern(pay.data(), pay.size(), 41);
+  std::vector<uint8_t> wire_bytes(kSeg + kSmall + 256);
+  size_t n = wire::encode_fpdu(
+      wire::DdpHeader::tagged_hdr(wire::Opcode::kWrite, true, dst.token, dst.addr()), {},
+      {pay.data(), kSeg}, false, wire_bytes);
+  ASSERT_NE(n, 0u);
+  size_t m = wire::encode_fpdu(
+      wire::DdpHeader::tagged_hdr(wire::Opcode::kWrite, true, dst.token, dst.addr() + kSeg), {},
+      {pay.data() + kSeg, kSmall}, false, std::span(wire_bytes).subspan(n));
+  ASSERT_NE(m, 0u);
+  const size_t head = n - 4 - kTail;  // everything but the payload's last kTail bytes and trailer
+  ASSERT_TRUE(peer->send_bytes({wire_bytes.data(), head}));
+  auto landed = [&](size_t len) {
+    bool same = false;
+    B.stream->with_rx_locked([&] { same = std::memcmp(dst.data(), pay.data(), len) == 0; });
+    return same;
+  };
+  ASSERT_TRUE(eventually([&] { return landed(kSeg - kTail); }));
+  const uint64_t before = B.stream->rx_reads();
+  ASSERT_TRUE(peer->send_bytes({wire_bytes.data() + head, n + m - head}));
+  ASSERT_TRUE(eventually([&] { return landed(kSeg + kSmall); }));
+  // The tail with the next header, then (at most) the rest of the small
+  // segment and a read that finds the socket empty.
+  EXPECT_LE(B.stream->rx_reads() - before, 3u);
+  EXPECT_EQ(B.q->state(), ndk::QpState::kConnected);
+}
+
 }  // namespace
 }  // namespace dptest
