@@ -88,7 +88,7 @@ NTSTATUS Qp::create(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg, Qp*
 
 ULONG Qp::sq_pending() {
   std::lock_guard lk(sq_mu_);
-  return static_cast<ULONG>(sq_tail_ - sq_head_);
+  return static_cast<ULONG>(sq_tail_ - sq_head_ + (direct_.active ? 1 : 0));
 }
 
 ULONG Qp::rq_pending() {
@@ -196,7 +196,17 @@ NTSTATUS Qp::push(const WorkRequestHead& wr, const NDK_SGE* sgl, ULONG nsge, boo
   // by it) or sees the state here; it can never queue behind the flush
   // and wait forever for a completion.
   if (state() != QpState::kConnected) return STATUS_CONNECTION_INVALID;
-  if (sq_tail_ - sq_head_ >= sq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+  const uint64_t used = sq_tail_ - sq_head_ + (direct_.active ? 1 : 0);
+  if (used >= sq_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+  if (start && used == 0) {
+    // Nothing outstanding, so nothing for its completion to wait for: the
+    // poster, now the transmitter, sends it without a ring slot.
+    direct_ = {true, wr.context, wr.flags};
+    started->wr = &wr;
+    started->seq = kDirectNoSlot;
+    deferred_pending_ = false;
+    return STATUS_SUCCESS;
+  }
   size_t slot = sq_tail_ % sq_.size();
   SqSlot& s = sq_[slot];
   s = SqSlot{};
@@ -402,6 +412,14 @@ void Qp::flush() {
     // CQEs are pushed under the queue lock so they keep posting order
     // against concurrent data-path completions (lock order: QP -> CQ).
     std::lock_guard lk(sq_mu_);
+    if (direct_.active) {
+      // A slotless direct send (the ring was empty when it started): the
+      // oldest request, cancelled first. Its sender finds it gone.
+      icq_->push(
+          make_result(STATUS_CANCELLED, 0, cfg_.context, direct_.context, NdkOperationTypeSend));
+      counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
+      direct_.active = false;
+    }
     for (uint64_t seq = sq_head_; seq < sq_tail_; ++seq) {
       const SqSlot& sl = sq_[seq % sq_.size()];
       const WorkRequestHead& wr = sl.wr;
@@ -479,6 +497,17 @@ bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_
     }
     ++sq_head_;
   }
+  return true;
+}
+
+bool Qp::direct_finish(NTSTATUS status, ULONG bytes) {
+  std::lock_guard lk(sq_mu_);
+  if (!direct_.active) return false;  // flushed meanwhile
+  direct_.active = false;
+  if (status == STATUS_SUCCESS && (direct_.flags & NDK_OP_FLAG_SILENT_SUCCESS)) return true;
+  if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
+  if (!icq_->push(make_result(status, bytes, cfg_.context, direct_.context, NdkOperationTypeSend)))
+    set_state(QpState::kError);
   return true;
 }
 

@@ -3,7 +3,9 @@
 // Posting calls validate against the QP's creation limits, copy the request
 // into a preallocated ring slot and poke the attached transport. Requests
 // stay in the SQ ring until the data path completes them, so NdkFlush can
-// cancel everything still pending, in posting order.
+// cancel everything still pending, in posting order. (One exception: a
+// direct send posted on an empty SQ takes no slot; direct_ stands for it,
+// see push().)
 //
 // States: Idle (created; receives may be posted), Connected (a transport is
 // attached; initiator requests accepted), Error (fatal error, CQ overrun or
@@ -40,6 +42,9 @@ class Mw;
 
 enum class QpState : uint8_t { kIdle, kConnected, kError, kClosing };
 
+// Sequence number of a direct send that took no SQ ring slot.
+constexpr uint64_t kDirectNoSlot = ~uint64_t{0};
+
 // Implemented by the connection/data-path layer.
 class QpTransport {
  public:
@@ -56,6 +61,11 @@ class QpTransport {
   // inline payload, or a null `wr` if it could not take it first (it then
   // stays in the ring for the transmitter to pick up). A false
   // direct_begin() means: post the ordinary way.
+  //
+  // When nothing else is outstanding on the SQ the request takes no ring
+  // slot at all: `seq` is then kDirectNoSlot and the transport completes
+  // it with Qp::direct_finish() (a ring slot's lock round trips and cache
+  // lines were ~2% of the busy 8-byte ping-pong).
   virtual bool direct_begin() { return false; }
   virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl, ULONG nsge) {
     (void)wr;
@@ -114,6 +124,9 @@ class Qp final : public Object {
   bool sq_start(WorkRequest* out, uint64_t* seq);
   // Returns false if the request was flushed meanwhile (no CQE then).
   bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0);
+  // The same for the slotless direct send (kDirectNoSlot). False if a flush
+  // cancelled it meanwhile (its CQE is out then).
+  bool direct_finish(NTSTATUS status, ULONG bytes);
   bool rq_take(ReceiveRequest* out);
   void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
                         uint32_t invalidated_stag = 0);
@@ -149,7 +162,10 @@ class Qp final : public Object {
   // request is also marked started when nothing older waits to start, and
   // *started gets its slot's head and sequence number (direct sends); its
   // inline payload is then not copied (the transmitter encodes it from the
-  // caller's SGL before the post returns).
+  // caller's SGL before the post returns). When nothing at all is
+  // outstanding, a started request takes no slot: *started gets `wr`
+  // itself and kDirectNoSlot, and direct_ stands for it until
+  // direct_finish() or a flush.
   struct Started {
     const WorkRequestHead* wr = nullptr;
     uint64_t seq = 0;
@@ -186,6 +202,14 @@ class Qp final : public Object {
   // transmitter asks after every batch). A post it misses kicks again.
   std::atomic<bool> sq_unstarted_{false};
   bool deferred_pending_ = false;
+  // The slotless direct send in flight (sq_mu_): it counts against the SQ
+  // depth, and a flush completes it first (it is older than anything in
+  // the ring, which was empty when it started).
+  struct DirectSend {
+    bool active = false;
+    void* context = nullptr;
+    ULONG flags = 0;
+  } direct_;
 
   std::mutex rq_mu_;  // guards the RQ ring
   std::vector<ReceiveHead> rq_;

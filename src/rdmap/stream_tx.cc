@@ -298,7 +298,10 @@ void Stream::retire_marks(bool all) {
   while (b.mark_pos < b.nmarks && (all || b.marks[b.mark_pos].end <= b.sent)) {
     const Mark& mk = b.marks[b.mark_pos++];
     // RFC 5040: a Send or Write is complete once TCP accepted its last byte.
-    qp_->sq_complete(mk.seq, STATUS_SUCCESS, mk.bytes);
+    if (mk.seq == ndk::kDirectNoSlot)
+      qp_->direct_finish(STATUS_SUCCESS, mk.bytes);
+    else
+      qp_->sq_complete(mk.seq, STATUS_SUCCESS, mk.bytes);
   }
   if (all && b.has_terminate && b.sent == b.total) {
     // The Terminate is the last FPDU (RFC 5040 6.1); FIN follows as siw does.

@@ -343,5 +343,65 @@ TEST_F(RawWire, LateTailOfALargeWriteSegmentTakesOneRead) {
   EXPECT_EQ(B.q->state(), ndk::QpState::kConnected);
 }
 
+// An inline Send posted on an SQ with nothing outstanding is sent by the
+// posting thread without an SQ ring slot (docs/datapath.md "Direct
+// sends"). When TCP takes only part of it (the peer stopped reading), it
+// stays outstanding: it counts against the SQ depth, the Sends posted
+// behind it queue in the ring, and NdkFlush completes it first - once,
+// with STATUS_CANCELLED - then the queued ones in posting order.
+TEST_F(RawWire, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
+  SideConfig cfg;
+  cfg.sq = 8;
+  Side& B = new_side(cfg);
+  auto c = connect_raw(B);
+  ASSERT_TRUE(c);
+  auto peer = RawPeer::attach(c);
+  peer->pause(true);
+  std::vector<uint8_t> pay(256, 0x6B);
+  NDK_SGE s{pay.data(), 256, 0};
+  NDK_RESULT_EX r[16];
+  // One Send at a time, each completing in its post, until one does not:
+  // the socket is full and that Send is the slotless one, half sent.
+  uintptr_t stuck = 0;
+  for (uintptr_t i = 1; i <= 200000 && stuck == 0; ++i) {
+    ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(i), &s, 1, NDK_OP_FLAG_INLINE),
+              STATUS_SUCCESS);
+    ULONG k = B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16);
+    if (k == 0) {
+      std::this_thread::sleep_for(100ms);
+      k = B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16);
+    }
+    if (k == 0) stuck = i;
+    for (ULONG j = 0; j < k; ++j) {
+      ASSERT_EQ(r[j].Status, STATUS_SUCCESS);
+      ASSERT_EQ(r[j].RequestContext, reinterpret_cast<void*>(i));
+    }
+  }
+  ASSERT_NE(stuck, 0u) << "the socket never filled";
+  // It holds one of the 8 SQ entries: 7 more fit, the 8th does not.
+  for (uintptr_t i = 1; i <= 7; ++i)
+    ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(stuck + i), &s, 1, NDK_OP_FLAG_INLINE),
+              STATUS_SUCCESS)
+        << i;
+  EXPECT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(stuck + 8), &s, 1, NDK_OP_FLAG_INLINE),
+            STATUS_INSUFFICIENT_RESOURCES);
+  EXPECT_EQ(B.q->sq_pending(), 8u);
+  EXPECT_EQ(B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16), 0u);
+
+  B.d()->NdkFlush(B.qp);
+  auto got = poll(B.cq, 8);
+  ASSERT_EQ(got.size(), 8u);
+  for (uintptr_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(got[i].RequestContext, reinterpret_cast<void*>(stuck + i)) << i;
+    EXPECT_EQ(got[i].Status, STATUS_CANCELLED) << i;
+    EXPECT_EQ(got[i].Type, NdkOperationTypeSend) << i;
+  }
+  // Nothing twice, also once the peer reads again and the stream ends.
+  peer->pause(false);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16), 0u);
+  EXPECT_EQ(B.q->sq_pending(), 0u);
+}
+
 }  // namespace
 }  // namespace dptest
