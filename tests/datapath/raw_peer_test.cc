@@ -360,15 +360,18 @@ TEST_F(RawWire, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
   std::vector<uint8_t> pay(256, 0x6B);
   NDK_SGE s{pay.data(), 256, 0};
   NDK_RESULT_EX r[16];
-  // One Send at a time, each completing in its post, until one does not:
-  // the socket is full and that Send is the slotless one, half sent.
+  // One Send at a time, each completing in its post, until one does not
+  // for half a second of polling: the socket is full (the peer's receive
+  // window closed) and that Send is the slotless one, half sent. One that
+  // completes late (TCP found a little room) only means: go on filling.
   uintptr_t stuck = 0;
   for (uintptr_t i = 1; i <= 200000 && stuck == 0; ++i) {
     ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(i), &s, 1, NDK_OP_FLAG_INLINE),
               STATUS_SUCCESS);
     ULONG k = B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16);
-    if (k == 0) {
-      std::this_thread::sleep_for(100ms);
+    for (auto until = std::chrono::steady_clock::now() + 500ms;
+         k == 0 && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(10ms);
       k = B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16);
     }
     if (k == 0) stuck = i;
