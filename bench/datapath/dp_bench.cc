@@ -43,11 +43,13 @@ struct RefSpec {
 // per-run details (the latency rows' mean, p99 and wake-ups).
 using SoftFn = std::function<double(json& details)>;
 
-// Runs every row `reps` times as softndk, ref 1, ref 2, ..., softndk, ref 1,
-// ...: figures on the shared 2-core machine swing 2x within a minute, and
-// interleaving lets a slow period hit both sides of each ratio alike.
-// Every row re-measures its own references (a shared one such as raw TCP
-// is run again for each row) so that each ratio pairs neighbours in time.
+// Runs every row's references `reps` times each, every reference run between
+// two softndk runs (softndk, ref 1, softndk, ref 2, softndk, ref 1, ...):
+// figures on the shared 2-core machine swing 2-3x within a minute, and each
+// ratio compares a reference with the softndk runs right around it
+// (dp_table.h, which also leaves out the repetitions whose softndk brackets
+// show that the speed changed). Every row re-measures its own references (a
+// shared one such as raw TCP is run again for each row).
 struct Runner {
   int reps = 3;
   bool no_refs = false;  // --no-refs: softndk rows only (profiling)
@@ -62,11 +64,18 @@ struct Runner {
     const std::vector<RefSpec> refs = no_refs ? std::vector<RefSpec>{} : all_refs;
     Row r;
     r.label = label;
-    for (const RefSpec& f : refs) r.refs.push_back({f.name, {}, {}});
-    for (int i = 0; i < reps; ++i) {
+    for (const RefSpec& f : refs) r.refs.push_back({f.name, {}, {}, {}, {}});
+    auto run_soft = [&] {
       json d;
       r.values.push_back(soft(d));
       if (!d.is_null()) r.details.push_back(d);
+      return r.values.back();
+    };
+    // softndk, ref 1, softndk, ref 2, softndk, ...: every reference run sits
+    // between two softndk runs (dp_table.h).
+    double last = run_soft();
+    for (int i = 0; i < reps; ++i) {
+      if (refs.empty() && i > 0) last = run_soft();
       for (size_t k = 0; k < refs.size(); ++k) {
         BaselineResult b = refs[k].run();
         double v = b.ok() ? refs[k].figure(b) : 0;
@@ -76,6 +85,9 @@ struct Runner {
                        b.error.c_str());
         r.refs[k].values.push_back(b.ok() ? std::optional<double>(v) : std::nullopt);
         r.refs[k].runs.push_back(std::move(b));
+        r.refs[k].before.push_back(last);
+        last = run_soft();
+        r.refs[k].after.push_back(last);
       }
     }
     dptable::print_row(r);
@@ -204,8 +216,10 @@ int main(int argc, char** argv) {
   b.setup();
   std::printf(
       "dp_bench: %.1f s per bandwidth/rate test, %d ping-pong round trips, %d repetition%s per "
-      "row\n  (softndk and its references interleaved; figures are medians, ratio = median of "
-      "the per-repetition softndk / ref, (min..max) over the repetitions)\n",
+      "row\n  (every reference run between two softndk runs; figures are medians, ratio = "
+      "median over the repetitions of the two softndk runs' geometric mean / ref, (min..max);\n"
+      "   a repetition whose softndk runs differ by more than 1.25x saw the machine change "
+      "speed and is left out)\n",
       secs, iters, reps, reps > 1 ? "s" : "");
 
   Runner run;

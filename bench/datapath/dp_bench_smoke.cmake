@@ -1,6 +1,7 @@
 # dp_bench_smoke.cmake - runs dp_bench briefly with --json and checks the
-# file: the five groups and their ten rows, and in every row REPS softndk
-# figures > 0 and, per reference, REPS values: a figure > 0 with a ratio > 0,
+# file: the five groups and their ten rows, and in every row REPS x refs + 1
+# softndk figures > 0 (each reference run between two) and, per reference,
+# REPS values: a figure > 0 with a ratio > 0 and its two softndk brackets,
 # or null with the failed run's error and no ratio.
 #   cmake -DDP_BENCH=path -DREPS=2 -DOUT=file.json -P dp_bench_smoke.cmake
 file(REMOVE ${OUT})
@@ -34,15 +35,19 @@ foreach(s RANGE ${last_sec})
     set(where "${group}/${label}")
     string(JSON n LENGTH "${row}" softndk)
     string(JSON nref LENGTH "${row}" refs)
-    if(NOT n EQUAL REPS OR nref LESS 2)
+    math(EXPR want_n "${REPS} * ${nref} + 1")
+    if(NOT n EQUAL want_n OR nref LESS 2)
       message(FATAL_ERROR "${where}: ${n} softndk figures, ${nref} references")
     endif()
     math(EXPR last_ref "${nref} - 1")
-    foreach(i RANGE ${last_rep})
+    math(EXPR last_soft "${n} - 1")
+    foreach(i RANGE ${last_soft})
       string(JSON v GET "${row}" softndk ${i})
       if(NOT v GREATER 0)
         message(FATAL_ERROR "${where}: softndk run ${i} = ${v}")
       endif()
+    endforeach()
+    foreach(i RANGE ${last_rep})
       foreach(f RANGE ${last_ref})
         string(JSON name GET "${row}" refs ${f} name)
         string(JSON t TYPE "${row}" refs ${f} values ${i})
@@ -56,8 +61,11 @@ foreach(s RANGE ${last_sec})
         else()
           string(JSON rv GET "${row}" refs ${f} values ${i})
           string(JSON q GET "${row}" refs ${f} ratios ${i})
-          if(NOT rv GREATER 0 OR NOT q GREATER 0)
-            message(FATAL_ERROR "${where} vs ${name} run ${i}: figure ${rv}, ratio ${q}")
+          string(JSON sb GET "${row}" refs ${f} softndk_before ${i})
+          string(JSON sa GET "${row}" refs ${f} softndk_after ${i})
+          if(NOT rv GREATER 0 OR NOT q GREATER 0 OR NOT sb GREATER 0 OR NOT sa GREATER 0)
+            message(FATAL_ERROR
+                    "${where} vs ${name} run ${i}: figure ${rv}, ratio ${q}, brackets ${sb} ${sa}")
           endif()
         endif()
       endforeach()

@@ -1,11 +1,18 @@
-// dp_table.h - dp_bench's results: every repetition's raw figure for
-// softndk and for each reference of a row, the medians, and the ratio as the
-// median of the per-repetition ratios (each repetition's softndk figure over
-// the same repetition's reference, measured seconds apart), printed as text
-// and as JSON for archiving.
+// dp_table.h - dp_bench's results: every raw figure of softndk and of each
+// reference of a row, the medians, and the ratio as the median of the
+// per-repetition ratios, printed as text and as JSON for archiving.
+//
+// Each reference run is bracketed by two softndk runs (softndk, ref,
+// softndk, next ref, softndk, ...): its ratio takes the geometric mean of
+// the two. These machines switch between two speeds (~3x apart) every few
+// seconds to minutes; a switch between the runs of a pair made single
+// ratios of 0.3 or 3. A repetition whose brackets differ by more than
+// kStableSpread saw such a switch: its ratio is kept in the JSON but left
+// out of the median, unless no repetition was stable.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,34 +36,52 @@ struct RefSeries {
   std::string name;
   std::vector<softndk::baseline::BaselineResult> runs;
   std::vector<std::optional<double>> values;
+  // Per repetition: softndk's runs just before and just after this one.
+  std::vector<double> before, after;
 };
+
+// Brackets further apart than this: the machine changed speed meanwhile.
+inline constexpr double kStableSpread = 1.25;
 
 struct Row {
   std::string label;
-  std::vector<double> values;           // softndk, one per repetition
+  std::vector<double> values;           // softndk, every run in order
   std::vector<nlohmann::json> details;  // per repetition, optional (latency rows)
   std::vector<RefSeries> refs;
 };
 
 struct Ratio {
   std::vector<std::optional<double>> per_rep;  // aligned with the repetitions
+  std::vector<bool> stable;                    // brackets within kStableSpread
   int ok = 0;                                  // repetitions with a ratio
+  int unstable = 0;                            // ... of which left out
   double median = 0, min = 0, max = 0;
 };
 
+inline bool stable_pair(double a, double b) {
+  return a > 0 && b > 0 && std::max(a, b) / std::min(a, b) <= kStableSpread;
+}
+
 // A failed reference run drops that repetition's ratio only; the statistics
-// are over the rest.
+// are over the rest (the stable ones, if any).
 inline Ratio ratio(const Row& r, const RefSeries& f) {
+  (void)r;
   Ratio q;
-  std::vector<double> got;
-  for (size_t i = 0; i < f.values.size() && i < r.values.size(); ++i) {
+  std::vector<double> all, steady;
+  for (size_t i = 0; i < f.values.size() && i < f.before.size() && i < f.after.size(); ++i) {
     std::optional<double> x;
-    if (f.values[i] && *f.values[i] > 0) x = r.values[i] / *f.values[i];
+    const bool st = stable_pair(f.before[i], f.after[i]);
+    if (f.values[i] && *f.values[i] > 0) x = std::sqrt(f.before[i] * f.after[i]) / *f.values[i];
     q.per_rep.push_back(x);
-    if (x) got.push_back(*x);
+    q.stable.push_back(st);
+    if (!x) continue;
+    all.push_back(*x);
+    if (st) steady.push_back(*x);
   }
-  q.ok = static_cast<int>(got.size());
-  if (got.empty()) return q;
+  q.ok = static_cast<int>(all.size());
+  if (all.empty()) return q;
+  std::vector<double>& got = steady.empty() ? all : steady;
+  q.unstable = steady.empty() ? 0 : q.ok - static_cast<int>(steady.size());
   q.median = median(got);
   q.min = *std::min_element(got.begin(), got.end());
   q.max = *std::max_element(got.begin(), got.end());
@@ -96,8 +121,9 @@ inline void print_row(const Row& r) {
       continue;
     }
     std::printf("    vs %-17s %9.3f  ratio %5.2f", f.name.c_str(), *m, q.median);
-    if (r.values.size() > 1) std::printf(" (%.2f..%.2f)", q.min, q.max);
+    if (f.values.size() > 1) std::printf(" (%.2f..%.2f)", q.min, q.max);
     if (failed > 0) std::printf("  [%d of %zu runs failed]", failed, f.values.size());
+    if (q.unstable > 0) std::printf("  [%d of %d left out: speed changed]", q.unstable, q.ok);
     std::printf("\n");
   }
   std::fflush(stdout);
@@ -122,6 +148,10 @@ inline nlohmann::json to_json(const Row& r) {
                       {"values", values},
                       {"median", opt_json(median_of(f.values))},
                       {"ratios", ratios},
+                      {"softndk_before", f.before},
+                      {"softndk_after", f.after},
+                      {"stable", q.stable},
+                      {"unstable_left_out", q.unstable},
                       {"runs", f.runs}};
     if (q.ok > 0) {
       jf["ratio_median"] = q.median;
