@@ -167,11 +167,11 @@ NTSTATUS Qp::enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG
   if (is_inline && total > cfg_.inline_size) return STATUS_INVALID_PARAMETER;
   if (nsge > 0) wr.length = total;  // Bind/FR carry their region length
   bool deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
-  if (is_inline && wr.type == NdkOperationTypeSend &&
+  if (is_inline && (wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite) &&
       !(wr.flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_READ_FENCE))) {
-    // A small Send that nothing queued waits for: the posting thread hands
-    // it to TCP itself, without a round through the transmitter's queue
-    // scan (docs/datapath.md "Direct sends").
+    // A small Send or Write that nothing queued waits for: the posting
+    // thread hands it to TCP itself, without a round through the
+    // transmitter's queue scan (docs/datapath.md "Direct sends").
     std::shared_ptr<QpTransport> t = transport();
     if (t != nullptr && t->direct_begin()) {
       Started started;
@@ -201,7 +201,7 @@ NTSTATUS Qp::push(const WorkRequestHead& wr, const NDK_SGE* sgl, ULONG nsge, boo
   if (start && used == 0) {
     // Nothing outstanding, so nothing for its completion to wait for: the
     // poster, now the transmitter, sends it without a ring slot.
-    direct_ = {true, wr.context, wr.flags};
+    direct_ = {true, wr.context, wr.flags, wr.type};
     started->wr = &wr;
     started->seq = kDirectNoSlot;
     deferred_pending_ = false;
@@ -415,8 +415,7 @@ void Qp::flush() {
     if (direct_.active) {
       // A slotless direct send (the ring was empty when it started): the
       // oldest request, cancelled first. Its sender finds it gone.
-      icq_->push(
-          make_result(STATUS_CANCELLED, 0, cfg_.context, direct_.context, NdkOperationTypeSend));
+      icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, direct_.context, direct_.type));
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
       direct_.active = false;
     }
@@ -506,7 +505,7 @@ bool Qp::direct_finish(NTSTATUS status, ULONG bytes) {
   direct_.active = false;
   if (status == STATUS_SUCCESS && (direct_.flags & NDK_OP_FLAG_SILENT_SUCCESS)) return true;
   if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-  if (!icq_->push(make_result(status, bytes, cfg_.context, direct_.context, NdkOperationTypeSend)))
+  if (!icq_->push(make_result(status, bytes, cfg_.context, direct_.context, direct_.type)))
     set_state(QpState::kError);
   return true;
 }

@@ -209,6 +209,7 @@ class Qp final : public Object {
     bool active = false;
     void* context = nullptr;
     ULONG flags = 0;
+    NDK_OPERATION_TYPE type = NdkOperationTypeSend;
   } direct_;
 
   std::mutex rq_mu_;  // guards the RQ ring

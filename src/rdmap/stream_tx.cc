@@ -96,7 +96,7 @@ void Stream::leave_tx(uint32_t seen) {
 }
 
 // ---- direct sends (docs/datapath.md) ----------------------------------------
-// A small inline Send posted while the transmitter is idle goes out from the
+// A small inline Send or Write posted while the transmitter is idle goes out from the
 // posting thread: one FPDU encoded from the caller's SGL straight into the
 // batch's gather buffer and handed to send(), without the kick's queue scan
 // and batch building. If TCP takes it all, it completes here; a short
@@ -131,8 +131,13 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
   if (wr != nullptr) {
     Batch& b = *b_;
     b.clear();
-    wire::DdpHeader h = wire::DdpHeader::untagged_hdr(send_opcode(*wr), true, wire::kQnSend,
-                                                      send_msn_.next(), 0, wr->stag);
+    // One FPDU carries it all: a Send on the Send queue (its MSN), or a
+    // Write to the peer's buffer.
+    wire::DdpHeader h = wr->type == NdkOperationTypeWrite
+                            ? wire::DdpHeader::tagged_hdr(wire::Opcode::kWrite, true,
+                                                          wr->remote_token, wr->remote_addr)
+                            : wire::DdpHeader::untagged_hdr(send_opcode(*wr), true, wire::kQnSend,
+                                                            send_msn_.next(), 0, wr->stag);
     // An inline payload (at most the adapter's MaxInlineDataSize) and its
     // headers fit the gather buffer. The payload comes from the caller's
     // buffers, straight into the FPDU: the post returns after this copy.

@@ -349,7 +349,15 @@ TEST_F(RawWire, LateTailOfALargeWriteSegmentTakesOneRead) {
 // stays outstanding: it counts against the SQ depth, the Sends posted
 // behind it queue in the ring, and NdkFlush completes it first - once,
 // with STATUS_CANCELLED - then the queued ones in posting order.
-TEST_F(RawWire, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
+// The same for inline Writes, which take the same path.
+class RawWireDirect : public RawWire, public ::testing::WithParamInterface<NDK_OPERATION_TYPE> {};
+INSTANTIATE_TEST_SUITE_P(Op, RawWireDirect,
+                         ::testing::Values(NdkOperationTypeSend, NdkOperationTypeWrite),
+                         [](const auto& info) {
+                           return info.param == NdkOperationTypeSend ? "Send" : "Write";
+                         });
+TEST_P(RawWireDirect, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
+  const NDK_OPERATION_TYPE op = GetParam();
   SideConfig cfg;
   cfg.sq = 8;
   Side& B = new_side(cfg);
@@ -360,14 +368,20 @@ TEST_F(RawWire, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
   std::vector<uint8_t> pay(256, 0x6B);
   NDK_SGE s{pay.data(), 256, 0};
   NDK_RESULT_EX r[16];
+  // The peer never looks at the Writes' STag: nothing it reads arrives.
+  auto post = [&](uintptr_t ctx) {
+    void* c = reinterpret_cast<void*>(ctx);
+    return op == NdkOperationTypeSend
+               ? B.d()->NdkSend(B.qp, c, &s, 1, NDK_OP_FLAG_INLINE)
+               : B.d()->NdkWrite(B.qp, c, &s, 1, 0x1000, 0x4321, NDK_OP_FLAG_INLINE);
+  };
   // One Send at a time, each completing in its post, until one does not
   // for half a second of polling: the socket is full (the peer's receive
   // window closed) and that Send is the slotless one, half sent. One that
   // completes late (TCP found a little room) only means: go on filling.
   uintptr_t stuck = 0;
   for (uintptr_t i = 1; i <= 200000 && stuck == 0; ++i) {
-    ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(i), &s, 1, NDK_OP_FLAG_INLINE),
-              STATUS_SUCCESS);
+    ASSERT_EQ(post(i), STATUS_SUCCESS);
     ULONG k = B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16);
     for (auto until = std::chrono::steady_clock::now() + 500ms;
          k == 0 && std::chrono::steady_clock::now() < until;) {
@@ -382,12 +396,8 @@ TEST_F(RawWire, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
   }
   ASSERT_NE(stuck, 0u) << "the socket never filled";
   // It holds one of the 8 SQ entries: 7 more fit, the 8th does not.
-  for (uintptr_t i = 1; i <= 7; ++i)
-    ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(stuck + i), &s, 1, NDK_OP_FLAG_INLINE),
-              STATUS_SUCCESS)
-        << i;
-  EXPECT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(stuck + 8), &s, 1, NDK_OP_FLAG_INLINE),
-            STATUS_INSUFFICIENT_RESOURCES);
+  for (uintptr_t i = 1; i <= 7; ++i) ASSERT_EQ(post(stuck + i), STATUS_SUCCESS) << i;
+  EXPECT_EQ(post(stuck + 8), STATUS_INSUFFICIENT_RESOURCES);
   EXPECT_EQ(B.q->sq_pending(), 8u);
   EXPECT_EQ(B.cq->Dispatch->NdkGetCqResultsEx(B.cq, r, 16), 0u);
 
@@ -397,7 +407,7 @@ TEST_F(RawWire, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
   for (uintptr_t i = 0; i < 8; ++i) {
     EXPECT_EQ(got[i].RequestContext, reinterpret_cast<void*>(stuck + i)) << i;
     EXPECT_EQ(got[i].Status, STATUS_CANCELLED) << i;
-    EXPECT_EQ(got[i].Type, NdkOperationTypeSend) << i;
+    EXPECT_EQ(got[i].Type, op) << i;
   }
   // Nothing twice, also once the peer reads again and the stream ends.
   peer->pause(false);

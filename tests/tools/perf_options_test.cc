@@ -44,6 +44,28 @@ TEST(PerfOptions, ServerAndClientRoles) {
   EXPECT_EQ(tx_depth_for(c, c.tests[0]), 1u);
 }
 
+// As perftest: latency tests send small messages inline unless -I says
+// otherwise (-I 0 turns it off); bandwidth tests and Reads do not.
+TEST(PerfOptions, InlineDefaultsLikePerftest) {
+  std::string t;
+  for (const char* name : {"send_lat", "write_lat"}) {
+    PerfOptions o;
+    ASSERT_EQ(parse({name}, o, t), -1) << t;
+    EXPECT_EQ(inline_for(o, o.tests[0]), 220u) << name;
+    PerfOptions off;
+    ASSERT_EQ(parse({name, "-I", "0"}, off, t), -1) << t;
+    EXPECT_EQ(inline_for(off, off.tests[0]), 0u) << name;
+  }
+  for (const char* name : {"read_lat", "send_bw", "write_bw", "read_bw"}) {
+    PerfOptions o;
+    ASSERT_EQ(parse({name}, o, t), -1) << t;
+    EXPECT_EQ(inline_for(o, o.tests[0]), 0u) << name;
+  }
+  PerfOptions bw;
+  ASSERT_EQ(parse({"send_bw", "-I", "64"}, bw, t), -1) << t;
+  EXPECT_EQ(inline_for(bw, bw.tests[0]), 64u);
+}
+
 TEST(PerfOptions, PerftestOptionNames) {
   PerfOptions o;
   std::string t;

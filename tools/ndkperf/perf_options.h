@@ -24,6 +24,7 @@ struct PerfOptions {
   unsigned qps = 1;
   unsigned tx_depth = 0;  // 0 = default (128 bw, 1 lat)
   unsigned inline_size = 0;
+  bool inline_given = false;  // -I on the command line (else inline_for's default)
   uint16_t port = 18515;
   bool port_given = false;
   bool report_gbits = false;
@@ -58,5 +59,9 @@ std::vector<Job> make_plan(const PerfOptions& o);
 std::vector<size_t> sizes_for(const PerfOptions& o, Test t);
 uint64_t iters_for(const PerfOptions& o, Test t);
 unsigned tx_depth_for(const PerfOptions& o, Test t);
+// Inline data size: -I if given; otherwise, like perftest, 220 bytes for the
+// Send and Write latency tests (its DEF_INLINE_WRITE) and none for the rest.
+inline constexpr unsigned kLatInlineDefault = 220;
+unsigned inline_for(const PerfOptions& o, Test t);
 
 }  // namespace softndk::ndkperf

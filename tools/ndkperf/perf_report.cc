@@ -22,13 +22,19 @@ std::string crc_text(int crc) { return crc < 0 ? "default" : crc ? "on" : "off";
 
 void banner(std::ostringstream& os, const std::string& test, const RunInfo& in) {
   auto t = parse_test(test);
+  unsigned depth = in.tx_depth, inl = in.inline_size;
+  for (const RunInfo::TestSettings& s : in.per_test) {
+    if (s.test != test) continue;
+    depth = s.tx_depth;
+    inl = s.inline_size;
+  }
   os << kRule;
   os << "                    " << (t ? test_title(*t) : test) << " (softndk)\n";
   os << " Mode            : " << in.mode << (in.peer.empty() ? "" : " " + in.peer) << "\n";
   os << " Transport       : iWARP (softndk)   Number of qps : " << in.qps
-     << "   TX depth : " << in.tx_depth << "\n";
+     << "   TX depth : " << depth << "\n";
   os << " Completions     : " << (in.events ? "events (CQ notification)" : "busy-poll")
-     << "   Inline : " << in.inline_size << "   CRC : " << crc_text(in.crc)
+     << "   Inline : " << inl << "   CRC : " << crc_text(in.crc)
      << "   MPA rev : " << (in.mpa_revision ? std::to_string(in.mpa_revision) : "2") << "\n";
   os << kRule;
 }

@@ -25,6 +25,13 @@ struct RunInfo {
   std::string baseline;  // "" or "tcp"
   double duration = 0;
   uint64_t iters = 0;
+  // Per test name ("send_lat"), where it differs from the run's first test
+  // (--demo: latency tests run with TX depth 1 and inline data).
+  struct TestSettings {
+    std::string test;
+    unsigned tx_depth = 0, inline_size = 0;
+  };
+  std::vector<TestSettings> per_test;
 };
 
 // One banner per test, then one line per size. Bandwidth tests: #bytes,

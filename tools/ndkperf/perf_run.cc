@@ -27,7 +27,7 @@ EngineConfig engine_config(const PerfOptions& o, Test t) {
   c.duration = o.duration;
   c.qps = o.qps;
   c.tx_depth = tx_depth_for(o, t);
-  c.inline_size = o.inline_size;
+  c.inline_size = inline_for(o, t);
   c.events = o.events;
   c.timeout = o.timeout;
   c.progress = !o.quiet;
@@ -79,7 +79,7 @@ RunInfo run_info(const PerfOptions& o, const std::string& peer) {
   in.peer = peer;
   in.qps = o.qps;
   in.tx_depth = o.tests.empty() ? 0 : tx_depth_for(o, o.tests.front());
-  in.inline_size = o.inline_size;
+  in.inline_size = o.tests.empty() ? 0 : inline_for(o, o.tests.front());
   in.events = o.events;
   in.crc = o.crc;
   in.mpa_revision = o.mpa_revision;
@@ -87,6 +87,8 @@ RunInfo run_info(const PerfOptions& o, const std::string& peer) {
   in.baseline = o.baseline;
   in.duration = o.duration;
   in.iters = o.tests.empty() ? 0 : iters_for(o, o.tests.front());
+  for (Test t : o.tests)
+    in.per_test.push_back({test_name(t), tx_depth_for(o, t), inline_for(o, t)});
   return in;
 }
 
