@@ -157,13 +157,8 @@ TEST_F(Ops, DirectInlineWritesAndSendsInOrder) {
       const ULONG len = 1 + static_cast<ULONG>(i * 53) % 256;
       fill_pattern(pay.data(), len, static_cast<uint32_t>(i + 100));
       std::memcpy(want.data() + off, pay.data(), len);
-      NDK_SGE s[2] = {{pay.data(), len, 0}, {}};
-      ULONG nsge = 1;
-      if (i % 2 == 1 && len > 1) {
-        s[0].Length = len / 2;
-        s[1] = {pay.data() + len / 2, len - len / 2, 0};
-        nsge = 2;
-      }
+      NDK_SGE s[2];
+      const ULONG nsge = sgl_of(pay.data(), len, i % 2 == 1, s);
       NDK_SGE rs = rb.sge(0, 256);
       ASSERT_EQ(D.d()->NdkReceive(D.qp, nullptr, &rs, 1), STATUS_SUCCESS);
       void* wctx = reinterpret_cast<void*>(uintptr_t(2 * i + 1));

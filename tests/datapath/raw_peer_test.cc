@@ -183,13 +183,8 @@ TEST_P(RawWireChains, SmallSendsGatheredAcrossAFullSocketArriveIntact) {
       const uint32_t i = posted + 1;
       const ULONG len = static_cast<ULONG>(size_of(i));
       fill_pattern(pay.data(), len, i);
-      NDK_SGE s[2] = {{pay.data(), len, 0}, {}};
-      ULONG nsge = 1;
-      if (i % 3 == 0 && len > 1) {
-        s[0].Length = len / 2;
-        s[1] = {pay.data() + len / 2, len - len / 2, 0};
-        nsge = 2;
-      }
+      NDK_SGE s[2];
+      const ULONG nsge = sgl_of(pay.data(), len, i % 3 == 0, s);
       ULONG f = NDK_OP_FLAG_INLINE | (i % chain != 0 && i != until ? NDK_OP_FLAG_DEFER : 0);
       ASSERT_EQ(B.d()->NdkSend(B.qp, reinterpret_cast<void*>(uintptr_t(i)), s, nsge, f),
                 STATUS_SUCCESS);
