@@ -212,6 +212,10 @@ TEST_F(Faults, CountersCountOnlyWhatReachedTheSocket) {
   auto b = poll(s_.cq, 1);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].Status, STATUS_SUCCESS);
+  // The sender counts a released FPDU when its sendmsg returns, which can
+  // be after the peer has already completed the Send (a preempted
+  // transmitter; seen under ASan): wait for the count rather than race it.
+  EXPECT_TRUE(eventually([&] { return c_.qp_counters().RDMAOutFrames >= c0.RDMAOutFrames + 2; }));
   const SOFTNDK_COUNTERS c2 = c_.qp_counters(), s2 = s_.qp_counters();
   EXPECT_EQ(c2.RDMAOutFrames, c0.RDMAOutFrames + 2);
   // Write: MPA 2 + DDP/RDMAP 14 + 1000 + CRC field 4; Send: 2 + 18 + 16 + 4.
