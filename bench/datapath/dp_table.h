@@ -64,8 +64,7 @@ inline bool stable_pair(double a, double b) {
 
 // A failed reference run drops that repetition's ratio only; the statistics
 // are over the rest (the stable ones, if any).
-inline Ratio ratio(const Row& r, const RefSeries& f) {
-  (void)r;
+inline Ratio ratio(const RefSeries& f) {
   Ratio q;
   std::vector<double> all, steady;
   for (size_t i = 0; i < f.values.size() && i < f.before.size() && i < f.after.size(); ++i) {
@@ -113,7 +112,7 @@ inline void print_title(const Section& s) {
 inline void print_row(const Row& r) {
   std::printf("  %-36s %9.3f\n", r.label.c_str(), median(r.values));
   for (const RefSeries& f : r.refs) {
-    Ratio q = ratio(r, f);
+    Ratio q = ratio(f);
     std::optional<double> m = median_of(f.values);
     int failed = static_cast<int>(f.values.size()) - q.ok;
     if (!m || q.ok == 0) {
@@ -140,7 +139,7 @@ inline nlohmann::json to_json(const Row& r) {
   if (!r.details.empty()) j["softndk_details"] = r.details;
   nlohmann::json refs = nlohmann::json::array();
   for (const RefSeries& f : r.refs) {
-    Ratio q = ratio(r, f);
+    Ratio q = ratio(f);
     nlohmann::json values = nlohmann::json::array(), ratios = nlohmann::json::array();
     for (auto& v : f.values) values.push_back(opt_json(v));
     for (auto& v : q.per_rep) ratios.push_back(opt_json(v));

@@ -487,13 +487,7 @@ bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_
   s.type_specific = type_specific;
   while (sq_head_ < sq_next_ && sq_[sq_head_ % sq_.size()].done) {
     SqSlot& h = sq_[sq_head_ % sq_.size()];
-    bool silent = (h.wr.flags & NDK_OP_FLAG_SILENT_SUCCESS) && h.status == STATUS_SUCCESS;
-    if (!silent) {
-      if (h.status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-      if (!icq_->push(make_result(h.status, h.bytes, cfg_.context, h.wr.context, h.wr.type,
-                                  h.type_specific)))
-        set_state(QpState::kError);
-    }
+    report_sq_locked(h.status, h.bytes, h.wr.context, h.wr.type, h.wr.flags, h.type_specific);
     ++sq_head_;
   }
   return true;
@@ -503,11 +497,16 @@ bool Qp::direct_finish(NTSTATUS status, ULONG bytes) {
   std::lock_guard lk(sq_mu_);
   if (!direct_.active) return false;  // flushed meanwhile
   direct_.active = false;
-  if (status == STATUS_SUCCESS && (direct_.flags & NDK_OP_FLAG_SILENT_SUCCESS)) return true;
-  if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-  if (!icq_->push(make_result(status, bytes, cfg_.context, direct_.context, direct_.type)))
-    set_state(QpState::kError);
+  report_sq_locked(status, bytes, direct_.context, direct_.type, direct_.flags, 0);
   return true;
+}
+
+void Qp::report_sq_locked(NTSTATUS status, ULONG bytes, void* ctx, NDK_OPERATION_TYPE type,
+                          ULONG flags, ULONG_PTR type_specific) {
+  if (status == STATUS_SUCCESS && (flags & NDK_OP_FLAG_SILENT_SUCCESS)) return;
+  if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
+  if (!icq_->push(make_result(status, bytes, cfg_.context, ctx, type, type_specific)))
+    set_state(QpState::kError);
 }
 
 bool Qp::rq_take(ReceiveRequest* out) {

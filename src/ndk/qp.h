@@ -65,7 +65,7 @@ class QpTransport {
   // When nothing else is outstanding on the SQ the request takes no ring
   // slot at all: `seq` is then kDirectNoSlot and the transport completes
   // it with Qp::direct_finish() (a ring slot's lock round trips and cache
-  // lines were ~2% of the busy 8-byte ping-pong).
+  // lines were ~1.5% of the busy 8-byte ping-pong).
   virtual bool direct_begin() { return false; }
   virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl, ULONG nsge) {
     (void)wr;
@@ -173,6 +173,10 @@ class Qp final : public Object {
   NTSTATUS push(const WorkRequestHead& wr, const NDK_SGE* sgl, ULONG nsge, bool start,
                 Started* started);
   void kick(bool deferred, uint64_t bytes = 0);
+  // An SQ request's CQE (none for a silent success), sq_mu_ held: the
+  // completion order is the order of these calls.
+  void report_sq_locked(NTSTATUS status, ULONG bytes, void* ctx, NDK_OPERATION_TYPE type,
+                        ULONG flags, ULONG_PTR type_specific);
   void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
 
   struct SqSlot {

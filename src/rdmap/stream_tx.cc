@@ -96,10 +96,10 @@ void Stream::leave_tx(uint32_t seen) {
 }
 
 // ---- direct sends (docs/datapath.md) ----------------------------------------
-// A small inline Send or Write posted while the transmitter is idle goes out from the
-// posting thread: one FPDU encoded from the caller's SGL straight into the
-// batch's gather buffer and handed to send(), without the kick's queue scan
-// and batch building. If TCP takes it all, it completes here; a short
+// A small inline Send or Write posted while the transmitter is idle goes out
+// from the posting thread: one FPDU encoded from the caller's SGL straight
+// into the batch's gather buffer and handed to send(), without the kick's
+// queue scan and batch building. If TCP takes it all, it completes here; a short
 // write, EAGAIN or an error leave the batch to run_tx, which carries on as
 // with one of its own.
 
