@@ -51,6 +51,7 @@ std::vector<PerfResult> synthetic() {
 TEST(Report, JsonIsValidAndComplete) {
   RunInfo in;
   in.baseline = "tcp";
+  in.per_test = {{"write_bw", 128, 0}, {"send_lat", 1, 220}};
   std::string text = results_json(synthetic(), in).dump(2);
   nlohmann::json j = nlohmann::json::parse(text);  // throws if invalid
   EXPECT_EQ(j["tool"], "ndkperf");
@@ -66,6 +67,15 @@ TEST(Report, JsonIsValidAndComplete) {
   for (const char* k : {"min", "median", "avg", "p99", "p99_9", "max"})
     EXPECT_GT(l["latency_us"][k].get<double>(), 0) << k;
   EXPECT_TRUE(j["results"][4].contains("error"));
+  // Each result carries its own test's settings, not the first test's.
+  EXPECT_EQ(w["tx_depth"], 128);
+  EXPECT_EQ(w["inline_size"], 0);
+  EXPECT_EQ(l["test"], "send_lat");
+  EXPECT_EQ(l["tx_depth"], 1);
+  EXPECT_EQ(l["inline_size"], 220);
+  ASSERT_EQ(j["config"]["tests"].size(), 2u);
+  EXPECT_EQ(j["config"]["tests"][1]["inline_size"], 220);
+  EXPECT_FALSE(j["config"].contains("inline_size"));
 }
 
 TEST(Report, CsvHasHeaderAndOneLinePerResult) {

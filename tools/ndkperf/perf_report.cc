@@ -20,14 +20,18 @@ std::string fmt(const char* f, double v) {
 
 std::string crc_text(int crc) { return crc < 0 ? "default" : crc ? "on" : "off"; }
 
+// A test's own TX depth and inline size (they differ between bandwidth and
+// latency tests); the run-wide values when the test is not listed.
+RunInfo::TestSettings settings_for(const std::string& test, const RunInfo& in) {
+  for (const RunInfo::TestSettings& s : in.per_test)
+    if (s.test == test) return s;
+  return {test, in.tx_depth, in.inline_size};
+}
+
 void banner(std::ostringstream& os, const std::string& test, const RunInfo& in) {
   auto t = parse_test(test);
-  unsigned depth = in.tx_depth, inl = in.inline_size;
-  for (const RunInfo::TestSettings& s : in.per_test) {
-    if (s.test != test) continue;
-    depth = s.tx_depth;
-    inl = s.inline_size;
-  }
+  const RunInfo::TestSettings set = settings_for(test, in);
+  const unsigned depth = set.tx_depth, inl = set.inline_size;
   os << kRule;
   os << "                    " << (t ? test_title(*t) : test) << " (softndk)\n";
   os << " Mode            : " << in.mode << (in.peer.empty() ? "" : " " + in.peer) << "\n";
@@ -139,15 +143,23 @@ nlohmann::json result_json(const PerfResult& r) {
 
 nlohmann::json results_json(const std::vector<PerfResult>& results, const RunInfo& in) {
   nlohmann::json arr = nlohmann::json::array();
-  for (const auto& r : results) arr.push_back(result_json(r));
+  nlohmann::json tests = nlohmann::json::array();
+  for (const RunInfo::TestSettings& s : in.per_test)
+    tests.push_back({{"test", s.test}, {"tx_depth", s.tx_depth}, {"inline_size", s.inline_size}});
+  for (const auto& r : results) {
+    nlohmann::json j = result_json(r);
+    const RunInfo::TestSettings set = settings_for(r.test, in);
+    j["tx_depth"] = set.tx_depth;
+    j["inline_size"] = set.inline_size;
+    arr.push_back(std::move(j));
+  }
   return {{"tool", "ndkperf"},
           {"format", 1},
           {"config",
            {{"mode", in.mode},
             {"peer", in.peer},
             {"qps", in.qps},
-            {"tx_depth", in.tx_depth},
-            {"inline_size", in.inline_size},
+            {"tests", tests},
             {"events", in.events},
             {"crc", crc_text(in.crc)},
             {"mpa_revision", in.mpa_revision ? in.mpa_revision : 2},
