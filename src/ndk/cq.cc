@@ -122,35 +122,18 @@ void Cq::fire_locked(NTSTATUS status) {
   }
   mod_timer_ = 0;
   if (stopped_ || cb_ == nullptr) return;
-  due_.push_back(status);
-  schedule_locked();
-}
-
-void Cq::schedule_locked() {
-  if (running_) return;  // the running loop picks it up: never concurrent
-  running_ = true;
-  hold();
-  reactor_->post([this] { run_notifications(); });
+  if (notes_.push_locked(status)) {
+    hold();
+    reactor_->post([this] { run_notifications(); });
+  }
 }
 
 void Cq::run_notifications() {
-  for (;;) {
-    NTSTATUS s;
-    {
-      std::lock_guard lk(mu_);
-      if (due_.empty() || stopped_) {
-        due_.clear();
-        running_ = false;
-        break;
-      }
-      s = due_.front();
-      due_.erase(due_.begin());
-    }
-    cb_(cb_ctx_, s);  // no provider lock held
-    // The consumer just woke will likely post and arm again at once:
-    // catch its traffic without a wake-up of this thread.
-    reactor_->linger(kNotifyLinger);
-  }
+  notes_.run(
+      mu_, [this] { return stopped_; }, [this](NTSTATUS s) { cb_(cb_ctx_, s); },
+      // The consumer just woken will likely post and arm again at once:
+      // catch its traffic without a wake-up of this thread.
+      [this] { reactor_->linger(kNotifyLinger); });
   release();
 }
 

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ndk/notify_queue.h"
 #include "ndk/object.h"
 #include "tcp/reactor.h"
 
@@ -78,7 +79,6 @@ class Cq final : public Object {
   // Under mu_: decides whether the arm is met now and schedules.
   void maybe_fire_locked(bool solicited_or_error);
   void fire_locked(NTSTATUS status);
-  void schedule_locked();
   void run_notifications();
   void run_progress();
   // get_results[_ex] front half: true if there is something to drain,
@@ -108,9 +108,7 @@ class Cq final : public Object {
   NTSTATUS error_ = STATUS_SUCCESS;    // overrun/fatal status once dead
   bool error_reported_ = false;
   bool stopped_ = false;  // closing: no more notifications
-  // Serialized delivery.
-  std::vector<NTSTATUS> due_;  // statuses waiting for delivery
-  bool running_ = false;
+  NotifyQueue notes_;  // serialized delivery
   // Moderation.
   ULONG mod_interval_us_ = 0, mod_count_ = 0;
   bool mod_waiting_ = false;  // a satisfied arm waits for count/interval

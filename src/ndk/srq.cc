@@ -111,28 +111,15 @@ void Srq::fail() {
 void Srq::notify_locked(NTSTATUS status) {
   armed_ = false;  // disarmed until the next NdkModifySrq with a threshold
   if (cb_ == nullptr || stopped_) return;
-  due_.push_back(status);
-  if (running_) return;
-  running_ = true;
-  hold();
-  reactor_->post([this] { run_notifications(); });
+  if (notes_.push_locked(status)) {
+    hold();
+    reactor_->post([this] { run_notifications(); });
+  }
 }
 
 void Srq::run_notifications() {
-  for (;;) {
-    NTSTATUS s;
-    {
-      std::lock_guard lk(mu_);
-      if (due_.empty() || stopped_) {
-        due_.clear();
-        running_ = false;
-        break;
-      }
-      s = due_.front();
-      due_.erase(due_.begin());
-    }
-    cb_(cb_ctx_, s);
-  }
+  notes_.run(
+      mu_, [this] { return stopped_; }, [this](NTSTATUS s) { cb_(cb_ctx_, s); }, [] {});
   release();
 }
 

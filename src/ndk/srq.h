@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ndk/notify_queue.h"
 #include "ndk/object.h"
 #include "ndk/work_request.h"
 #include "tcp/reactor.h"
@@ -57,8 +58,7 @@ class Srq final : public Object {
   bool armed_ = false;
   bool failed_ = false;
   bool stopped_ = false;
-  std::vector<NTSTATUS> due_;
-  bool running_ = false;
+  NotifyQueue notes_;  // serialized delivery
 };
 
 }  // namespace softndk::ndk
