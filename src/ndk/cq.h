@@ -108,7 +108,7 @@ class Cq final : public Object {
   NTSTATUS error_ = STATUS_SUCCESS;    // overrun/fatal status once dead
   bool error_reported_ = false;
   bool stopped_ = false;  // closing: no more notifications
-  NotifyQueue notes_;  // serialized delivery
+  NotifyQueue notes_;     // serialized delivery
   // Moderation.
   ULONG mod_interval_us_ = 0, mod_count_ = 0;
   bool mod_waiting_ = false;  // a satisfied arm waits for count/interval
