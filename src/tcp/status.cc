@@ -36,6 +36,10 @@ NTSTATUS status_from_errno(int err, SockOp op) {
     case EPROTONOSUPPORT:
       return STATUS_INVALID_ADDRESS;
     case EINVAL:
+      // connect() validates its arguments before routing (we build them), so
+      // EINVAL there is the route lookup refusing the pair: a socket bound
+      // to a loopback address cannot reach a non-loopback host.
+      if (op == SockOp::kConnect || op == SockOp::kShared) return STATUS_NETWORK_UNREACHABLE;
       return STATUS_INVALID_PARAMETER;
     case EMFILE:
     case ENFILE:

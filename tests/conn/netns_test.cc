@@ -55,6 +55,30 @@ TEST_F(NetnsTest, NoRouteIsNetworkUnreachable) {
   EXPECT_EQ(r.status, STATUS_NETWORK_UNREACHABLE) << status_name(r.status);
 }
 
+// A socket bound to 127.0.0.1 cannot leave the host: the kernel refuses the
+// connect() itself (EINVAL from the route lookup, no packet sent). That is
+// an unreachable network to the caller, not a bad parameter.
+TEST_F(NetnsTest, LoopbackSourceToOutsideHostIsNetworkUnreachable) {
+  ns::NetNs a, b;
+  ns::Veth v(a, b);
+  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
+  ASSERT_TRUE(v.addr_a("10.204.0.1/24"));
+  ASSERT_TRUE(v.addr_b("10.204.0.2/24"));
+  Slot<ConnectResult> done;
+  NTSTATUS st = STATUS_INTERNAL_ERROR;
+  ASSERT_TRUE(a.run([&] {
+    ConnectArgs args;
+    args.src = *SockAddr::parse("127.0.0.1", 0);
+    args.dst = *SockAddr::parse("10.204.0.2", 4791);
+    st = ActiveConnect::start(engine_.pick(), settings_, args,
+                              [&done](ConnectResult r) { done.set(std::move(r)); });
+  }));
+  ASSERT_EQ(st, STATUS_PENDING);
+  auto r = done.wait(15000ms);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, STATUS_NETWORK_UNREACHABLE) << status_name(r->status);
+}
+
 TEST_F(NetnsTest, NobodyOnTheLinkIsHostUnreachable) {
   ns::NetNs a, b;
   ns::Veth v(a, b);
