@@ -221,6 +221,12 @@ int main(int argc, char** argv) {
       "   a repetition whose softndk runs differ by more than 1.25x saw the machine change "
       "speed and is left out)\n",
       secs, iters, reps, reps > 1 ? "s" : "");
+  // softndk picks its own congestion control on loopback (tcp/socket.h); the
+  // references use the system's. SOFTNDK_TCP_CONGESTION=system compares like
+  // with like, and so does setting the system default to the same algorithm.
+  const std::string cc_soft = b.congestion(), cc_ref = dptest::Bench::system_congestion();
+  std::printf("  TCP congestion control: softndk %s, references %s (system default)\n",
+              cc_soft.c_str(), cc_ref.c_str());
 
   Runner run;
   run.reps = reps;
@@ -325,6 +331,7 @@ int main(int argc, char** argv) {
            {"loadavg_end", loadavg()},
            {"options",
             {{"seconds", secs}, {"iterations", iters}, {"repetitions", reps}, {"only", only}}},
+           {"tcp_congestion", {{"softndk", cc_soft}, {"references", cc_ref}}},
            {"sections", sections}};
     json_out << j.dump(2) << "\n";
     json_out.close();

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <semaphore>
 #include <thread>
 #include <vector>
@@ -63,6 +64,22 @@ struct Bench : DpTest {
   // Epoll wake-ups of the engine that carried socket readiness (diagnostic:
   // with busy-polled CQs there should be next to none per message).
   uint64_t reactor_wakeups() { return adapter_->engine().at(0).io_wakeups(); }
+
+  // The congestion control of this bench's loopback connection (the
+  // adapter's SOFTNDK_TCP_CONGESTION policy applied to a host-local pair).
+  std::string congestion() const {
+    const std::string& policy = adapter_->tcp_congestion();
+    if (policy.empty()) return tcp::kLocalCongestion;
+    if (policy == "system") return system_congestion();
+    return policy;
+  }
+  // What every other socket here gets: the references' algorithm.
+  static std::string system_congestion() {
+    std::ifstream f("/proc/sys/net/ipv4/tcp_congestion_control");
+    std::string name;
+    f >> name;
+    return name;
+  }
 
   static ULONG poll(Side& s, NDK_RESULT* r, ULONG n) {
     ULONG k = s.cq->Dispatch->NdkGetCqResults(s.cq, r, n);

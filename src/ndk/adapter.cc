@@ -12,6 +12,7 @@
 #include "ndk/port_caps.h"
 #include "ndk/qp.h"
 #include "ndk/srq.h"
+#include "tcp/socket.h"
 
 namespace softndk::ndk {
 
@@ -104,6 +105,13 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   // Not in SOFTNDK_OPEN_PARAMETERS (that layout is the C ABI): a peer
   // workaround, so environment only. Capped by the TCP layer (2 s).
   a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0);
+  // Also environment only: the TCP congestion control of every connection
+  // ("" automatic, "system", or an algorithm this kernel allows; a name it
+  // refuses fails the open rather than every connection later).
+  if (const char* cc = std::getenv("SOFTNDK_TCP_CONGESTION")) {
+    a->tcp_congestion_ = cc;
+    if (!tcp::congestion_allowed(a->tcp_congestion_)) return STATUS_INVALID_PARAMETER;
+  }
   a->flags_ = p.Flags;
   auto cap = [&](Resource r, ULONG v) { a->caps_[static_cast<int>(r)] = v; };
   cap(Resource::kQp, p.MaxQpCount);

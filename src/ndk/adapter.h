@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_set>
 
 #include "ndk/counters.h"
@@ -109,6 +110,9 @@ class Adapter {
   // SOFTNDK_MPA_HOLDOFF_MS at open (0 if unset): tcp::ConnSettings::
   // initiator_holdoff for this adapter's outgoing connections.
   uint32_t mpa_holdoff_ms() const { return mpa_holdoff_ms_; }
+  // SOFTNDK_TCP_CONGESTION at open ("" if unset): tcp::ConnSettings::
+  // congestion for this adapter's connections, both directions.
+  const std::string& tcp_congestion() const { return tcp_congestion_; }
 
   // Resource caps: reserve before creating, unreserve on failure (retire()
   // unreserves for published objects).
@@ -173,6 +177,7 @@ class Adapter {
   NDK_VERSION version_{};
   SOFTNDK_OPEN_PARAMETERS params_{};
   uint32_t mpa_holdoff_ms_ = 0;
+  std::string tcp_congestion_;
   uint32_t flags_ = 0;
   NDK_ADAPTER_INFO info_{};
   std::unique_ptr<tcp::Engine> engine_;

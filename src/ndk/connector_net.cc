@@ -43,6 +43,7 @@ tcp::ConnSettings conn_settings(Adapter* a) {
   if (p.DisconnectTimeoutMs != 0)
     s.disconnect_timeout = std::chrono::milliseconds(p.DisconnectTimeoutMs);
   s.initiator_holdoff = std::chrono::milliseconds(a->mpa_holdoff_ms());
+  s.congestion = a->tcp_congestion();
   return s;
 }
 

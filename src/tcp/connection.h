@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mpa/mpa_negotiator.h"
@@ -44,6 +45,9 @@ struct ConnSettings {
   std::chrono::milliseconds initiator_holdoff{0};
   static constexpr std::chrono::milliseconds kMaxHoldoff{2000};
   size_t max_pending_handshakes = 4096;  // per listener, before the ULP sees them
+  // TCP congestion control of each connection (tcp/socket.h
+  // apply_congestion): "" automatic, "system", or an algorithm's name.
+  std::string congestion;
 };
 
 enum class Role : uint8_t { kInitiator, kResponder };

@@ -179,6 +179,8 @@ void ActiveConnect::on_event(uint32_t ev) {
 }
 
 void ActiveConnect::on_connected() {
+  // Connected: the peer's address is known now (the rule looks at it).
+  apply_congestion(fd_.get(), settings_.congestion);
   state_ = State::kSending;
   flush_request();
 }

@@ -85,6 +85,7 @@ void Listener::on_accept_ready() {
         continue;
       }
       set_nodelay(c);
+      apply_congestion(c, settings_.congestion);
       std::shared_ptr<PendingConnection> p(
           new PendingConnection(engine_.pick(), Fd(c), shared_from_this(), settings_));
       handshakes_.emplace(p.get(), p);

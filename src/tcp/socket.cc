@@ -68,6 +68,27 @@ bool SockAddr::is_any() const {
   return true;
 }
 
+bool SockAddr::is_loopback() const {
+  if (family() == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr) >> 24) == 127;
+  if (family() == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+  }
+  return false;
+}
+
+bool SockAddr::same_host(const SockAddr& o) const {
+  if (family() != o.family()) return false;
+  if (family() == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&o.ss)->sin_addr.s_addr;
+  if (family() == AF_INET6)
+    return IN6_ARE_ADDR_EQUAL(&reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr,
+                              &reinterpret_cast<const sockaddr_in6*>(&o.ss)->sin6_addr);
+  return false;
+}
+
 std::string SockAddr::str() const {
   char buf[INET6_ADDRSTRLEN] = "?";
   if (family() == AF_INET) {
@@ -114,6 +135,45 @@ int make_tcp_socket(int family) {
 void set_nodelay(int fd) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+bool is_host_local(int fd) {
+  SockAddr peer = peer_address(fd), local = local_address(fd);
+  if (peer.empty()) return false;
+  return peer.is_loopback() || peer.same_host(local);
+}
+
+// Why a host-local connection changes algorithm: a pacing one (BBR, often
+// the system default) models a bottleneck link that loopback does not have.
+// Its pacing timer then sends from softirq context on whichever core it
+// fires, beside the application's own sendmsg on the other core, so
+// segments of one flow reach the receiver out of order: SACKs, spurious
+// retransmissions (DSACK), and a sender throttled to its pacing rate. A
+// Read Response stream, which meets the Read Requests coming back, suffered
+// most (docs/datapath.md has the figures).
+bool apply_congestion(int fd, const std::string& policy) {
+  if (policy == "system") return true;
+  std::string algo = policy;
+  if (algo.empty()) {
+    if (!is_host_local(fd)) return true;
+    algo = kLocalCongestion;
+  }
+  return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, algo.data(),
+                    static_cast<socklen_t>(algo.size())) == 0;
+}
+
+bool congestion_allowed(const std::string& policy) {
+  if (policy.empty() || policy == "system") return true;
+  Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP));
+  return s.valid() && setsockopt(s.get(), IPPROTO_TCP, TCP_CONGESTION, policy.data(),
+                                 static_cast<socklen_t>(policy.size())) == 0;
+}
+
+std::string congestion_of(int fd) {
+  char name[32] = {};
+  socklen_t len = sizeof name - 1;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return "";
+  return std::string(name, strnlen(name, len));
 }
 
 void set_linger_zero(int fd) {

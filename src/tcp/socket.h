@@ -53,6 +53,8 @@ struct SockAddr {
   uint16_t port() const;
   void set_port(uint16_t port);
   bool is_any() const;                       // wildcard address
+  bool is_loopback() const;                  // 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104
+  bool same_host(const SockAddr& o) const;   // same family and address, any port
   std::string str() const;                   // "1.2.3.4:5" / "[::1]:5"
   bool operator==(const SockAddr& o) const;  // family, address and port
 };
@@ -63,6 +65,23 @@ SockAddr peer_address(int fd);
 // Non-blocking, close-on-exec TCP socket of the family; -errno on failure.
 int make_tcp_socket(int family);
 void set_nodelay(int fd);
+// A connection that never leaves this host: the peer is a loopback address,
+// or the same address as our end (a connection to one of our own
+// addresses, which the kernel routes through lo).
+bool is_host_local(int fd);
+// TCP_CONGESTION for a connected socket (ConnSettings::congestion):
+//   ""        automatic: kLocalCongestion on a host-local connection, the
+//             system's default otherwise;
+//   "system"  never changed;
+//   a name    that algorithm on every connection.
+// False when the kernel refused the algorithm (the socket keeps its own).
+inline constexpr const char* kLocalCongestion = "cubic";
+bool apply_congestion(int fd, const std::string& policy);
+// Whether apply_congestion would accept `policy` here (a name is tried on a
+// fresh socket).
+bool congestion_allowed(const std::string& policy);
+// The algorithm a socket uses ("" when unknown).
+std::string congestion_of(int fd);
 // SO_LINGER {1, 0}: close() then sends RST (abortive close, RFC 793 ABORT).
 void set_linger_zero(int fd);
 // Pending socket error (SO_ERROR), 0 if none.

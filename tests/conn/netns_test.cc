@@ -137,5 +137,97 @@ TEST_F(NetnsTest, ConnectAcrossVethWorks) {
   l->close();
 }
 
+// TCP congestion control per connection (ConnSettings::congestion). The
+// namespace's default is set to reno, which no rule picks, so every outcome
+// below is visible whatever this machine's own default is.
+class CongestionTest : public NetnsTest {
+ protected:
+  // Connects from `from` to a listener in `to` at `ip` and returns the
+  // algorithm of each end's socket.
+  std::pair<std::string, std::string> algorithms(const ns::NetNs& from, const ns::NetNs& to,
+                                                 const std::string& ip) {
+    std::shared_ptr<Listener> l;
+    Slot<std::string> server;
+    EXPECT_TRUE(to.run([&] {
+      ASSERT_EQ(Listener::create(
+                    engine_, settings_, *SockAddr::parse(ip, 0), 8,
+                    [&](std::shared_ptr<PendingConnection> p) {
+                      p->accept(2, 2, {}, [&](NTSTATUS, std::shared_ptr<Connection> c) {
+                        server.set(c ? congestion_of(c->fd()) : "none");
+                        if (c) c->abort();
+                      });
+                    },
+                    &l),
+                STATUS_SUCCESS);
+    }));
+    if (!l) return {};
+    auto r = connect_from(from, l->local());
+    EXPECT_EQ(r.status, STATUS_SUCCESS) << status_name(r.status);
+    std::string client = r.connection ? congestion_of(r.connection->fd()) : "none";
+    std::string srv = server.wait().value_or("timeout");
+    if (r.connection) r.connection->abort();
+    l->close();
+    return {client, srv};
+  }
+  static bool default_to_reno(const ns::NetNs& n) {
+    return ns::sh(n.exec("sysctl -qw net.ipv4.tcp_congestion_control=reno")) == 0;
+  }
+};
+
+TEST_F(CongestionTest, HostLocalConnectionsAvoidThePacingDefault) {
+  ns::NetNs a;
+  ASSERT_TRUE(a.ok());
+  if (!default_to_reno(a)) GTEST_SKIP() << "no per-namespace congestion default";
+  if (!congestion_allowed(kLocalCongestion)) GTEST_SKIP() << kLocalCongestion << " not allowed";
+  // Automatic: loopback gets kLocalCongestion on both ends.
+  auto [c, s] = algorithms(a, a, "127.0.0.1");
+  EXPECT_EQ(c, kLocalCongestion);
+  EXPECT_EQ(s, kLocalCongestion);
+  // "system": the namespace's default stays.
+  settings_.congestion = "system";
+  std::tie(c, s) = algorithms(a, a, "127.0.0.1");
+  EXPECT_EQ(c, "reno");
+  EXPECT_EQ(s, "reno");
+}
+
+TEST_F(CongestionTest, OtherHostsKeepTheDefaultUnlessNamed) {
+  ns::NetNs a, b;
+  ns::Veth v(a, b);
+  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
+  ASSERT_TRUE(v.addr_a("10.205.0.1/24"));
+  ASSERT_TRUE(v.addr_b("10.205.0.2/24"));
+  if (!default_to_reno(a) || !default_to_reno(b)) GTEST_SKIP() << "no per-namespace default";
+  // Automatic, across the veth: the system's choice.
+  auto [c, s] = algorithms(a, b, "10.205.0.2");
+  EXPECT_EQ(c, "reno");
+  EXPECT_EQ(s, "reno");
+  // A name: on every connection, both ends.
+  if (!congestion_allowed(kLocalCongestion)) GTEST_SKIP() << kLocalCongestion << " not allowed";
+  settings_.congestion = kLocalCongestion;
+  std::tie(c, s) = algorithms(a, b, "10.205.0.2");
+  EXPECT_EQ(c, kLocalCongestion);
+  EXPECT_EQ(s, kLocalCongestion);
+}
+
+TEST(Congestion, PolicyNamesAreCheckedAgainstTheKernel) {
+  EXPECT_TRUE(congestion_allowed(""));
+  EXPECT_TRUE(congestion_allowed("system"));
+  EXPECT_TRUE(congestion_allowed("reno"));  // always built in
+  EXPECT_FALSE(congestion_allowed("no-such-algorithm"));
+}
+
+TEST(Congestion, HostLocalMeansLoopbackOrOurOwnAddress) {
+  EXPECT_TRUE(SockAddr::parse("127.0.0.1", 1)->is_loopback());
+  EXPECT_TRUE(SockAddr::parse("127.5.6.7", 1)->is_loopback());
+  EXPECT_TRUE(SockAddr::parse("::1", 1)->is_loopback());
+  EXPECT_TRUE(SockAddr::parse("::ffff:127.0.0.2", 1)->is_loopback());
+  EXPECT_FALSE(SockAddr::parse("10.0.0.1", 1)->is_loopback());
+  EXPECT_FALSE(SockAddr::parse("::ffff:10.0.0.1", 1)->is_loopback());
+  EXPECT_FALSE(SockAddr::parse("128.0.0.1", 1)->is_loopback());
+  EXPECT_TRUE(SockAddr::parse("10.0.0.1", 1)->same_host(*SockAddr::parse("10.0.0.1", 2)));
+  EXPECT_FALSE(SockAddr::parse("10.0.0.1", 1)->same_host(*SockAddr::parse("10.0.0.2", 1)));
+  EXPECT_FALSE(SockAddr::parse("::1", 1)->same_host(*SockAddr::parse("127.0.0.1", 1)));
+}
+
 }  // namespace
 }  // namespace softndk::tcp::test

@@ -206,6 +206,7 @@ class DpTest : public ::testing::Test {
                  uint16_t ird, uint16_t ord, bool crc, uint16_t b_ird, uint16_t b_ord) {
     tcp::ConnSettings st;
     st.mpa.crc_required = crc;
+    st.congestion = adapter_->tcp_congestion();  // SOFTNDK_TCP_CONGESTION, as NDK connectors
     std::mutex mu;
     std::condition_variable cv;
     std::shared_ptr<tcp::Connection> ca, cb;

@@ -1,4 +1,5 @@
 // adapter_test.cc - SoftNdkOpenAdapter/Enumerate, NdkQueryAdapterInfo, caps.
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -51,6 +52,23 @@ TEST(AdapterOpen, NoSuchDevice) {
   NDK_ADAPTER* a = nullptr;
   EXPECT_EQ(SoftNdkOpenAdapter("nosuchif0", kVersion, nullptr, &a), STATUS_NO_SUCH_DEVICE);
   EXPECT_EQ(SoftNdkOpenAdapter("192.0.2.77", kVersion, nullptr, &a), STATUS_NO_SUCH_DEVICE);
+}
+
+// SOFTNDK_TCP_CONGESTION names the TCP congestion control of the adapter's
+// connections; a name this kernel refuses fails the open, not every
+// connection later (tests/conn/netns_test.cc checks the sockets).
+TEST(AdapterOpen, CongestionControlFromTheEnvironmentIsChecked) {
+  NDK_ADAPTER* a = nullptr;
+  ::setenv("SOFTNDK_TCP_CONGESTION", "no-such-algorithm", 1);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(a, nullptr);
+  for (const char* ok : {"reno", "system", ""}) {
+    ::setenv("SOFTNDK_TCP_CONGESTION", ok, 1);
+    EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_SUCCESS) << ok;
+    if (a != nullptr) SoftNdkCloseAdapter(a);
+    a = nullptr;
+  }
+  ::unsetenv("SOFTNDK_TCP_CONGESTION");
 }
 
 TEST(AdapterOpen, InvalidParameter) {
