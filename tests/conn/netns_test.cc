@@ -16,6 +16,18 @@ namespace {
 
 namespace ns = softndk::test::netns;
 
+// Two namespaces joined by a veth: a is 10.N.0.1/24, b is 10.N.0.2/24 (or
+// has no address, for a link where nobody answers).
+struct Linked {
+  ns::NetNs a, b;
+  ns::Veth v{a, b};
+  bool up(int n, bool b_addr = true) {
+    const std::string net = "10." + std::to_string(n) + ".0.";
+    return a.ok() && b.ok() && v.ok() && v.addr_a(net + "1/24") &&
+           (!b_addr || v.addr_b(net + "2/24"));
+  }
+};
+
 class NetnsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -25,11 +37,12 @@ class NetnsTest : public ::testing::Test {
 
   // Starts a connect from inside `from` (the socket is created there) and
   // waits for the result.
-  ConnectResult connect_from(const ns::NetNs& from, const SockAddr& dst) {
+  ConnectResult connect_from(const ns::NetNs& from, const SockAddr& dst, const SockAddr& src = {}) {
     Slot<ConnectResult> done;
     NTSTATUS st = STATUS_INTERNAL_ERROR;
     EXPECT_TRUE(from.run([&] {
       ConnectArgs a;
+      a.src = src;
       a.dst = dst;
       st = ActiveConnect::start(engine_.pick(), settings_, a,
                                 [&done](ConnectResult r) { done.set(std::move(r)); });
@@ -59,31 +72,17 @@ TEST_F(NetnsTest, NoRouteIsNetworkUnreachable) {
 // connect() itself (EINVAL from the route lookup, no packet sent). That is
 // an unreachable network to the caller, not a bad parameter.
 TEST_F(NetnsTest, LoopbackSourceToOutsideHostIsNetworkUnreachable) {
-  ns::NetNs a, b;
-  ns::Veth v(a, b);
-  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
-  ASSERT_TRUE(v.addr_a("10.204.0.1/24"));
-  ASSERT_TRUE(v.addr_b("10.204.0.2/24"));
-  Slot<ConnectResult> done;
-  NTSTATUS st = STATUS_INTERNAL_ERROR;
-  ASSERT_TRUE(a.run([&] {
-    ConnectArgs args;
-    args.src = *SockAddr::parse("127.0.0.1", 0);
-    args.dst = *SockAddr::parse("10.204.0.2", 4791);
-    st = ActiveConnect::start(engine_.pick(), settings_, args,
-                              [&done](ConnectResult r) { done.set(std::move(r)); });
-  }));
-  ASSERT_EQ(st, STATUS_PENDING);
-  auto r = done.wait(15000ms);
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->status, STATUS_NETWORK_UNREACHABLE) << status_name(r->status);
+  Linked net;
+  ASSERT_TRUE(net.up(204));
+  auto& [a, b, v] = net;
+  auto r = connect_from(a, *SockAddr::parse("10.204.0.2", 4791), *SockAddr::parse("127.0.0.1", 0));
+  EXPECT_EQ(r.status, STATUS_NETWORK_UNREACHABLE) << status_name(r.status);
 }
 
 TEST_F(NetnsTest, NobodyOnTheLinkIsHostUnreachable) {
-  ns::NetNs a, b;
-  ns::Veth v(a, b);
-  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
-  ASSERT_TRUE(v.addr_a("10.201.0.1/24"));
+  Linked net;
+  ASSERT_TRUE(net.up(201, false));
+  auto& [a, b, v] = net;
   // 10.201.0.2 is on the subnet but nobody has it: ARP fails (~3 s).
   auto t0 = std::chrono::steady_clock::now();
   auto r = connect_from(a, *SockAddr::parse("10.201.0.2", 4791));
@@ -92,11 +91,9 @@ TEST_F(NetnsTest, NobodyOnTheLinkIsHostUnreachable) {
 }
 
 TEST_F(NetnsTest, SilentLinkIsIoTimeout) {
-  ns::NetNs a, b;
-  ns::Veth v(a, b);
-  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
-  ASSERT_TRUE(v.addr_a("10.202.0.1/24"));
-  ASSERT_TRUE(v.addr_b("10.202.0.2/24"));
+  Linked net;
+  ASSERT_TRUE(net.up(202));
+  auto& [a, b, v] = net;
   // 10.202.0.9 resolves (permanent neighbour) to a MAC nobody has: the SYN
   // reaches b's end and is dropped there, never answered; our deadline
   // decides. (tc netem loss 100% would do too where sch_netem exists.)
@@ -111,11 +108,9 @@ TEST_F(NetnsTest, SilentLinkIsIoTimeout) {
 }
 
 TEST_F(NetnsTest, ConnectAcrossVethWorks) {
-  ns::NetNs a, b;
-  ns::Veth v(a, b);
-  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
-  ASSERT_TRUE(v.addr_a("10.203.0.1/24"));
-  ASSERT_TRUE(v.addr_b("10.203.0.2/24"));
+  Linked net;
+  ASSERT_TRUE(net.up(203));
+  auto& [a, b, v] = net;
   std::shared_ptr<Listener> l;
   Slot<NTSTATUS> accepted;
   ASSERT_TRUE(b.run([&] {
@@ -191,11 +186,9 @@ TEST_F(CongestionTest, HostLocalConnectionsAvoidThePacingDefault) {
 }
 
 TEST_F(CongestionTest, OtherHostsKeepTheDefaultUnlessNamed) {
-  ns::NetNs a, b;
-  ns::Veth v(a, b);
-  ASSERT_TRUE(a.ok() && b.ok() && v.ok());
-  ASSERT_TRUE(v.addr_a("10.205.0.1/24"));
-  ASSERT_TRUE(v.addr_b("10.205.0.2/24"));
+  Linked net;
+  ASSERT_TRUE(net.up(205));
+  auto& [a, b, v] = net;
   if (!default_to_reno(a) || !default_to_reno(b)) GTEST_SKIP() << "no per-namespace default";
   // Automatic, across the veth: the system's choice.
   auto [c, s] = algorithms(a, b, "10.205.0.2");
