@@ -269,6 +269,32 @@ typedef struct _SOFTNDK_CONNECTION_INFO {
 
 NTSTATUS SoftNdkQueryConnectionInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_CONNECTION_INFO* pInfo);
 
+/* What the kernel's TCP did with a connection's bytes (TCP_INFO and
+ * TCP_CONGESTION of its socket): the congestion control in use, round trip,
+ * retransmissions, reordering. Size must be set to sizeof(SOFTNDK_TCP_INFO)
+ * (a smaller Size: STATUS_INVALID_PARAMETER, nothing written); fields a
+ * kernel does not report are 0. A connector without a connection, or whose
+ * socket is closed: STATUS_CONNECTION_INVALID. */
+typedef struct _SOFTNDK_TCP_INFO {
+  ULONG Size;                 /* in: sizeof(SOFTNDK_TCP_INFO) */
+  char CongestionControl[16]; /* NUL-terminated algorithm name ("cubic") */
+  ULONG RttUs;                /* smoothed round trip */
+  ULONG RttVarUs;
+  ULONG SendCwnd;           /* congestion window, segments */
+  ULONG SendMss;            /* bytes */
+  ULONG TotalRetransmits;   /* segments retransmitted */
+  ULONG ReorderingSeen;     /* reordering events the sender detected */
+  ULONG OutOfOrderReceived; /* segments received out of order */
+  ULONG DsackDups;          /* retransmissions the peer already had */
+  UINT64 PacingRate;        /* bytes/s; 0 or ~0 when not pacing */
+  UINT64 DeliveryRate;      /* bytes/s, latest sample */
+  UINT64 BytesSent;         /* including retransmissions */
+  UINT64 BytesRetransmitted;
+  UINT64 BytesReceived;
+} SOFTNDK_TCP_INFO;
+
+NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP_INFO* pInfo);
+
 /* Write this QP's wire traffic to a pcap file: the bytes exactly as sent
  * and received, in synthetic Ethernet/IPv4-or-IPv6/TCP framing with the
  * connection's real addresses and ports, opened by the recorded MPA

@@ -26,6 +26,16 @@ NTSTATUS SoftNdkQueryConnectionInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_CONNEC
   });
 }
 
+NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP_INFO* pInfo) {
+  return guarded([&]() -> NTSTATUS {
+    Connector* c;
+    NTSTATUS s = live(pNdkConnector, NdkObjectTypeConnector, &c);
+    if (s != STATUS_SUCCESS) return s;
+    if (pInfo == nullptr || pInfo->Size < sizeof(SOFTNDK_TCP_INFO)) return STATUS_INVALID_PARAMETER;
+    return c->net().query_tcp(pInfo);
+  });
+}
+
 NTSTATUS SoftNdkInjectConnectionFault(NDK_CONNECTOR* pNdkConnector, const SOFTNDK_FAULT* pFault) {
   return guarded([&]() -> NTSTATUS {
     Connector* c;

@@ -516,6 +516,34 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
   return STATUS_SUCCESS;
 }
 
+NTSTATUS ConnectorNet::query_tcp(SOFTNDK_TCP_INFO* info) {
+  std::shared_ptr<tcp::Connection> c;
+  {
+    std::lock_guard lk(mu_);
+    c = conn_;
+  }
+  tcp::TcpStats t;
+  if (c == nullptr || !c->tcp_stats(&t)) return STATUS_CONNECTION_INVALID;
+  const ULONG size = info->Size;
+  std::memset(info, 0, sizeof *info);
+  info->Size = size;
+  std::strncpy(info->CongestionControl, t.congestion.c_str(), sizeof info->CongestionControl - 1);
+  info->RttUs = t.rtt_us;
+  info->RttVarUs = t.rttvar_us;
+  info->SendCwnd = t.snd_cwnd;
+  info->SendMss = t.snd_mss;
+  info->TotalRetransmits = t.total_retrans;
+  info->ReorderingSeen = t.reord_seen;
+  info->OutOfOrderReceived = t.rcv_ooopack;
+  info->DsackDups = t.dsack_dups;
+  info->PacingRate = t.pacing_rate;
+  info->DeliveryRate = t.delivery_rate;
+  info->BytesSent = t.bytes_sent;
+  info->BytesRetransmitted = t.bytes_retrans;
+  info->BytesReceived = t.bytes_received;
+  return STATUS_SUCCESS;
+}
+
 NTSTATUS ConnectorNet::inject(const SOFTNDK_FAULT* f) {
   if (f == nullptr) return STATUS_INVALID_PARAMETER;
   switch (fault_type(*f)) {

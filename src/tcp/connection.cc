@@ -240,12 +240,21 @@ void Connection::close_socket(bool rst) {
     watching_ = false;
   }
   if (rst) set_linger_zero(fd_);
-  ::close(fd_);
-  closed_.store(true, std::memory_order_release);
+  {
+    std::lock_guard lk(close_mu_);
+    ::close(fd_);
+    closed_.store(true, std::memory_order_release);
+  }
   if (auto r = std::move(on_release_)) {
     on_release_ = nullptr;
     r();
   }
+}
+
+bool Connection::tcp_stats(TcpStats* out) const {
+  std::lock_guard lk(close_mu_);
+  if (closed()) return false;
+  return read_tcp_stats(fd_, out);
 }
 
 std::vector<uint8_t> Connection::take_leftover() {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "softndk/ndkpi.h"
 #include "tcp/reactor.h"
 #include "tcp/socket.h"
+#include "tcp/tcp_stats.h"
 
 namespace softndk::tcp {
 
@@ -101,6 +103,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // True once the socket is closed (after disconnect completion or abort).
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  // The socket's TCP state, from any thread; false once it is closed.
+  bool tcp_stats(TcpStats* out) const;
 
   // ---- data path hand-off (reactor thread) ----
   // Bytes read past the MPA frame, or after it while nobody was attached.
@@ -154,6 +158,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::chrono::milliseconds disconnect_timeout_;
   const std::vector<uint8_t> mpa_request_, mpa_reply_;
   std::atomic<bool> closed_{false};
+  // Held around close(): a stats query from another thread never reads a
+  // descriptor number the kernel has already given to another file.
+  mutable std::mutex close_mu_;
 
   // Reactor-thread state.
   State state_ = State::kOpen;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tcp/tcp_stats.h"
+
 namespace softndk::tcp {
 
 void Fd::reset(int fd) {
@@ -170,10 +172,9 @@ bool congestion_allowed(const std::string& policy) {
 }
 
 std::string congestion_of(int fd) {
-  char name[32] = {};
-  socklen_t len = sizeof name - 1;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return "";
-  return std::string(name, strnlen(name, len));
+  TcpStats t;
+  read_tcp_stats(fd, &t);
+  return t.congestion;
 }
 
 void set_linger_zero(int fd) {

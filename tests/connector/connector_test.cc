@@ -762,6 +762,51 @@ TEST_F(ConnTest, ResetFaultAndQueryInfo) {
   close(l);
 }
 
+// SoftNdkQueryConnectionTcpInfo: the socket's TCP state through the ABI.
+// On loopback the automatic congestion rule gives cubic at both ends
+// (tests/conn/netns_test.cc covers the rule itself); the byte counts follow
+// what crossed; a short Size and a connector without a connection fail.
+TEST_F(ConnTest, TcpInfoReportsTheSocketsState) {
+  open();
+  Side c, s;
+  make_side(c);
+  make_side(s);
+  NDK_CONNECTOR* idle = make_connector();
+  SOFTNDK_TCP_INFO t{};
+  t.Size = sizeof t;
+  EXPECT_EQ(SoftNdkQueryConnectionTcpInfo(idle, &t), STATUS_CONNECTION_INVALID);
+  close(idle);
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(in, &port);
+  establish(c, s, in, port);
+  send_and_check(c, s, 200000);
+  SOFTNDK_TCP_INFO ct{}, st{};
+  ct.Size = st.Size = sizeof ct;
+  ASSERT_EQ(SoftNdkQueryConnectionTcpInfo(c.conn, &ct), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkQueryConnectionTcpInfo(s.conn, &st), STATUS_SUCCESS);
+  EXPECT_EQ(ct.Size, sizeof ct);
+  const bool auto_rule = std::getenv("SOFTNDK_TCP_CONGESTION") == nullptr;
+  if (auto_rule) {
+    EXPECT_STREQ(ct.CongestionControl, "cubic");
+    EXPECT_STREQ(st.CongestionControl, "cubic");
+  }
+  // The Send's 200,000 bytes plus the MPA exchange went one way ...
+  EXPECT_GE(ct.BytesSent, 200000u);
+  EXPECT_GE(st.BytesReceived, 200000u);
+  EXPECT_LT(st.BytesSent, 10000u);  // ... and little more than the Reply came back
+  EXPECT_GT(ct.SendMss, 0u);
+  EXPECT_GT(ct.SendCwnd, 0u);
+  SOFTNDK_TCP_INFO small{};
+  small.Size = sizeof small - 1;
+  EXPECT_EQ(SoftNdkQueryConnectionTcpInfo(c.conn, &small), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(small.BytesSent, 0u);
+  EXPECT_EQ(SoftNdkQueryConnectionTcpInfo(c.conn, nullptr), STATUS_INVALID_PARAMETER);
+  close(c.conn);
+  close(s.conn);
+  close(l);
+}
+
 class P2pTest : public ConnTest, public ::testing::WithParamInterface<ULONG> {};
 
 TEST_P(P2pTest, RtrThenData) {

@@ -44,6 +44,11 @@ void expect_sane(const nlohmann::json& res, uint64_t iters) {
   EXPECT_GT(res["gbps"].get<double>(), 0);
   EXPECT_GT(res["mbps"].get<double>(), 0);
   EXPECT_GT(res["msg_rate"].get<double>(), 0);
+  // The connection's TCP state (SoftNdkQueryConnectionTcpInfo).
+  ASSERT_TRUE(res.contains("tcp")) << res.dump();
+  EXPECT_FALSE(res["tcp"]["congestion"].get<std::string>().empty()) << res.dump();
+  EXPECT_LE(res["tcp"]["bytes_retransmitted"].get<uint64_t>(),
+            res["bytes_sent"].get<uint64_t>() + (1u << 20));
   if (res.contains("latency_us")) {
     const auto& l = res["latency_us"];
     EXPECT_GT(l["min"].get<double>(), 0);

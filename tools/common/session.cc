@@ -390,6 +390,12 @@ bool Connection::info(SOFTNDK_CONNECTION_INFO& out) const {
   return SoftNdkQueryConnectionInfo(conn_, &out) == STATUS_SUCCESS;
 }
 
+bool Connection::tcp_info(SOFTNDK_TCP_INFO& out) const {
+  out = SOFTNDK_TCP_INFO{};
+  out.Size = sizeof out;
+  return SoftNdkQueryConnectionTcpInfo(conn_, &out) == STATUS_SUCCESS;
+}
+
 SockAddr Connection::peer_address() const {
   SockAddr s;
   ULONG len = sizeof s.ss;

@@ -212,6 +212,8 @@ class Connection {
   void disconnect();
   // Negotiated MPA parameters (false if the library cannot tell).
   bool info(SOFTNDK_CONNECTION_INFO& out) const;
+  // The socket's TCP state (false once the connection is gone).
+  bool tcp_info(SOFTNDK_TCP_INFO& out) const;
   SockAddr peer_address() const;
   NDK_CONNECTOR* get() const { return conn_; }
 

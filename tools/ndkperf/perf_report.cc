@@ -126,6 +126,12 @@ nlohmann::json result_json(const PerfResult& r) {
     j["latency_us"] = {{"min", r.lat_min_us}, {"median", r.lat_p50_us}, {"avg", r.lat_avg_us},
                        {"p99", r.lat_p99_us}, {"p99_9", r.lat_p999_us}, {"max", r.lat_max_us}};
   }
+  if (!r.tcp_congestion.empty()) {
+    j["tcp"] = {{"congestion", r.tcp_congestion},
+                {"retransmits", r.tcp_retransmits},
+                {"bytes_retransmitted", r.tcp_bytes_retrans},
+                {"out_of_order_received", r.tcp_out_of_order}};
+  }
   if (r.has_baseline) {
     nlohmann::json b = {{"name", r.baseline_name},
                         {"gbps", r.base_gbps},

@@ -46,6 +46,11 @@ struct PerfResult {
   double cpu_client_s = 0, cpu_server_s = 0;  // test thread of each side (RUSAGE_THREAD)
   bool crc = false;                           // as negotiated (when the library tells)
   unsigned mpa_revision = 0;
+  // The first connection's TCP at the end of the run (SoftNdkQueryConnection-
+  // TcpInfo): its congestion control and what it retransmitted, cumulative
+  // over the connection's life. Empty congestion: unknown.
+  std::string tcp_congestion;
+  uint64_t tcp_retransmits = 0, tcp_bytes_retrans = 0, tcp_out_of_order = 0;
 
   // The baseline run beside it (--baseline tcp), if any.
   bool has_baseline = false;
