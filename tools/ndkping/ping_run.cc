@@ -97,6 +97,10 @@ class Endpoint {
     for (;;) {
       NDK_RESULT r[8];
       ULONG n = cq_.wait(r, 8, /*events=*/true, std::min(dl, deadline_in(0.2)));
+      // The peer's last message completes before its disconnect is
+      // reported, but both can land after the wait gave up: a peer seen
+      // gone gets one more look at the CQ before the wait says so.
+      if (n == 0 && conn && conn->peer_disconnected()) n = cq_.poll(r, 8);
       for (ULONG i = 0; i < n; ++i) {
         auto kind = static_cast<Ctx>(reinterpret_cast<uintptr_t>(r[i].RequestContext));
         if (r[i].Status != STATUS_SUCCESS) {
