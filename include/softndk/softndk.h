@@ -57,6 +57,10 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
 /* SOFTNDK_OPEN_PARAMETERS.Flags */
 #define SOFTNDK_OPEN_FLAG_ASYNC_CREATE 0x00000001u /* creates return STATUS_PENDING */
 #define SOFTNDK_OPEN_FLAG_ASYNC_CLOSE 0x00000002u  /* closes return STATUS_PENDING */
+/* Every NdkFastRegister gives the MR a new token (softndk before 0.2). By
+ * default a fast-register MR keeps one token for its lifetime, as NDKPI
+ * consumers expect (docs/ndk-objects.md, "MR and MW"). */
+#define SOFTNDK_OPEN_FLAG_FR_REKEY 0x00000004u
 
 /* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA. */
 #define SOFTNDK_MPA_CRC_REQUIRED 0x00000001u   /* ask for CRC, refuse peers without */

@@ -232,11 +232,12 @@ ReplyOutcome evaluate_reply(const Settings& s, const RequestArgs& sent, const Fr
   if (reply.private_data.size() < kIrdOrdBlock) return {Status::kEnhancedBlockMissing, {}};
   p.enhanced = true;
   const Block theirs = decode_block(reply.private_data);
-  // 6. Relaxed IRD/ORD: fail only if the responder's ORD exceeds both our
-  //    IRD and the adapter maximum (LLP 0x06). Our IRD follows the peer's ORD
-  //    (siw raises or lowers it); our ORD never exceeds the peer's IRD.
-  if (theirs.ord > mine.ird && theirs.ord > s.max_ird) return {Status::kInsufficientIrd, {}};
-  p.ird = theirs.ord;
+  // 6. Read limits are negotiated, never raised (NDKPI NdkConnect/NdkAccept:
+  //    a peer's lower limit becomes ours): ORD = min(ours, peer IRD), IRD =
+  //    min(ours, peer ORD). A responder whose ORD exceeds our IRD would
+  //    overrun it (RFC 6581 forbids that Reply): LLP 0x06, insufficient IRD.
+  if (theirs.ord > mine.ird) return {Status::kInsufficientIrd, {}};
+  p.ird = std::min(mine.ird, theirs.ord);
   p.ord = std::min(mine.ord, theirs.ird);
   // 7. P2P: the Reply's RTR bits must overlap what we offered (the A bit is
   //    not checked, like siw). Preference Write, Read, Send.
@@ -321,11 +322,13 @@ Status build_reply(const Settings& s, const PeerRequest& r, uint16_t ulp_ird, ui
     p.peer_private_data = r.private_data;
     return encode(FrameType::kReply, flags, r.rev, nullptr, pd, s.send_pd_limit, out);
   }
-  // Relaxed reconciliation: our ORD never above the initiator's IRD, our IRD
-  // never below the initiator's ORD.
+  // Never raised: our ORD is at most the initiator's IRD and our IRD at most
+  // its ORD (NDKPI: the peer's lower limit is the effective one). An
+  // initiator reads our Reply's IRD as its ORD (RFC 6581), so a lower IRD
+  // here is honoured, not overrun.
   Block b;
   b.ord = std::min(ulp_ord, r.proposed_ord);
-  b.ird = std::max(ulp_ird, r.proposed_ird);
+  b.ird = std::min(ulp_ird, r.proposed_ird);
   if (r.p2p) {
     b.p2p = true;
     b.rtr = choose_rtr(s, r);

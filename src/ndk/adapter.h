@@ -106,6 +106,7 @@ class Adapter {
   bool dead() const { return fatal_.load(std::memory_order_acquire); }
   bool async_create() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CREATE; }
   bool async_close() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CLOSE; }
+  bool fr_rekey() const { return flags_ & SOFTNDK_OPEN_FLAG_FR_REKEY; }
   const SOFTNDK_OPEN_PARAMETERS& params() const { return params_; }
   // SOFTNDK_MPA_HOLDOFF_MS at open (0 if unset): tcp::ConnSettings::
   // initiator_holdoff for this adapter's outgoing connections.

@@ -286,8 +286,12 @@ NTSTATUS Cq::resize(ULONG depth) {
 }
 
 NTSTATUS Cq::moderate(ULONG interval_us, ULONG count) {
-  if (interval_us == MAXULONG && count == MAXULONG) return STATUS_INVALID_PARAMETER_MIX;
   std::lock_guard lk(mu_);
+  // "The interval decides" and "the count decides" at once leaves nothing
+  // to decide: a count of MAXULONG or above the depth hands the decision to
+  // the interval (NdkControlCqInterruptModeration's page).
+  if (interval_us == MAXULONG && (count == MAXULONG || count > ring_.size()))
+    return STATUS_INVALID_PARAMETER_MIX;
   mod_interval_us_ = interval_us;
   mod_count_ = count;
   return STATUS_SUCCESS;

@@ -31,8 +31,9 @@ class Mr final : public Object {
 
   // The current STag (both tokens).
   uint32_t token() const { return stag_.load(std::memory_order_acquire); }
-  // Data path (NdkFastRegister execution): takes a new key for the next
-  // registration and returns it; the WR then validate()s the table entry.
+  // NdkFastRegister post time with SOFTNDK_OPEN_FLAG_FR_REKEY: takes a new
+  // key for the next registration and returns it (the entry is invalid
+  // until the WR validate()s it in SQ order).
   uint32_t next_token();
   ULONG fr_page_budget() const { return fr_pages_.load(); }
   bool fr_remote_allowed() const { return fr_remote_.load(); }

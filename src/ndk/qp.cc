@@ -336,7 +336,10 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
     wr.type = NdkOperationTypeFastRegister;
     wr.flags = flags;
     wr.mr = mr;
-    wr.stag = mr->next_token();
+    // The token stays the one NdkGetRemoteTokenFromMr gave after
+    // NdkInitializeFastRegisterMr; the entry is re-validated over the new
+    // range when the WR executes (rekeying is an open flag).
+    wr.stag = adapter()->fr_rekey() ? mr->next_token() : mr->token();
     wr.va = va;
     wr.fbo = fbo;
     wr.pages = pages;

@@ -116,7 +116,10 @@ bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, 
 
 bool local_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd) {
   ndk::StagInfo i;
-  if (!stags.lookup(stag, &i) || i.pd != pd) return false;
+  // An STag that is already invalid (invalidated locally, by the peer's
+  // Send with Invalidate, or never registered) fails: NDKPI's completion
+  // handling rules say a later NdkInvalidate of such a token fails.
+  if (!stags.lookup(stag, &i) || !i.valid || i.pd != pd) return false;
   if (i.kind != ndk::StagKind::kFastMr && i.kind != ndk::StagKind::kMw) return false;
   return invalidate_entry(stags, i, stag);
 }

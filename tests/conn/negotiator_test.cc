@@ -144,12 +144,32 @@ TEST(NegotiatorReply, OrdNeverAbovePeerIrd) {
   EXPECT_EQ(o.params.ird, 4);
 }
 
-TEST(NegotiatorReply, RelaxedIrdRaisedUpToMax) {
+// NDKPI: limits are negotiated, never raised. A Reply whose ORD exceeds our
+// IRD would overrun it: insufficient IRD (it used to raise our IRD).
+TEST(NegotiatorReply, PeerOrdAboveOurIrdIsInsufficientIrd) {
   Settings s;
-  auto rep = parse(frame(kRepKey, 0x10, 2, hex("00 04 00 40")), FrameType::kReply);
+  auto rep = parse(frame(kRepKey, 0x10, 2, hex("00 04 00 05")), FrameType::kReply);
   auto o = evaluate_reply(s, {4, 4, {}}, rep);
-  ASSERT_EQ(o.status, Status::kOk);
-  EXPECT_EQ(o.params.ird, 64);
+  EXPECT_EQ(o.status, Status::kInsufficientIrd);
+  EXPECT_EQ(terminate_llp_code(o.status), 0x06);
+}
+
+// Lower peer limits become ours, both ways; ours are never raised.
+TEST(NegotiatorReply, LimitsAreTheMinimaBothWays) {
+  Settings s;
+  struct Case {
+    uint16_t my_ird, my_ord, peer_ird, peer_ord, ird, ord;
+  };
+  for (Case c : {Case{128, 128, 3, 5, 5, 3}, Case{4, 4, 128, 1, 1, 4}, Case{8, 2, 2, 8, 8, 2},
+                 Case{0, 0, 0, 0, 0, 0}, Case{16, 1, 0, 16, 16, 0}, Case{1, 128, 64, 1, 1, 64}}) {
+    Bytes block = {static_cast<uint8_t>(c.peer_ird >> 8), static_cast<uint8_t>(c.peer_ird),
+                   static_cast<uint8_t>(c.peer_ord >> 8), static_cast<uint8_t>(c.peer_ord)};
+    auto rep = parse(frame(kRepKey, 0x10, 2, block), FrameType::kReply);
+    auto o = evaluate_reply(s, {c.my_ird, c.my_ord, {}}, rep);
+    ASSERT_EQ(o.status, Status::kOk) << c.my_ird << "/" << c.my_ord;
+    EXPECT_EQ(o.params.ird, c.ird) << c.my_ird << "/" << c.my_ord;
+    EXPECT_EQ(o.params.ord, c.ord) << c.my_ird << "/" << c.my_ord;
+  }
 }
 
 TEST(NegotiatorReply, PeerOrdAboveIrdAndMaxIsInsufficientIrd) {
@@ -313,13 +333,15 @@ TEST(NegotiatorResponder, ProbeRequestIrdOrd4) {  // interop README b: ird 4 ord
   EXPECT_EQ(out, hex(kRepKey + "10 02 00 04 00 04 00 04"));
   EXPECT_EQ(p.ird, 4);
   EXPECT_EQ(p.ord, 4);
-  // A smaller ULP ORD stays; a smaller ULP IRD is raised to the peer's ORD.
+  // Smaller ULP limits stay as they are (never raised to the peer's).
   out.clear();
   ASSERT_EQ(build_reply(s, r, 1, 1, {}, out, p), Status::kOk);
-  EXPECT_EQ(out, hex(kRepKey + "10 02 00 04 00 04 00 01"));
+  EXPECT_EQ(out, hex(kRepKey + "10 02 00 04 00 01 00 01"));
+  EXPECT_EQ(p.ird, 1);
+  EXPECT_EQ(p.ord, 1);
 }
 
-TEST(NegotiatorResponder, RelaxedReconciliation) {  // request 8/2 -> reply 2/8
+TEST(NegotiatorResponder, LimitsAreTheMinima) {  // request 8/2 -> reply 1/8
   Settings s;
   auto req = parse(frame(kReqKey, 0x10, 2, hex("00 08 00 02")), FrameType::kRequest);
   PeerRequest r;
@@ -328,10 +350,11 @@ TEST(NegotiatorResponder, RelaxedReconciliation) {  // request 8/2 -> reply 2/8
   EXPECT_EQ(r.proposed_ord, 8);
   Bytes out;
   NegotiatedParams p;
-  // ULP asks IRD 1 (raised to 2), ORD 16 (lowered to 8).
+  // ULP asks IRD 1 (kept: the peer's ORD 2 is lowered to it by our Reply),
+  // ORD 16 (lowered to the peer's IRD 8).
   ASSERT_EQ(build_reply(s, r, 1, 16, {}, out, p), Status::kOk);
-  EXPECT_EQ(out, hex(kRepKey + "10 02 00 04 00 02 00 08"));
-  EXPECT_EQ(p.ird, 2);
+  EXPECT_EQ(out, hex(kRepKey + "10 02 00 04 00 01 00 08"));
+  EXPECT_EQ(p.ird, 1);
   EXPECT_EQ(p.ord, 8);
 }
 

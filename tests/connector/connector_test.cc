@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -378,6 +379,76 @@ TEST_F(ConnTest, ReadLimitsAreClamped) {
   close(c.conn);
   close(s.conn);
   close(l);
+}
+
+// NdkConnect/NdkAccept: each side's limits are clamped to the adapter's
+// maxima, then a peer's lower limit becomes the effective one - effective
+// ORD = min(own ORD, peer IRD), IRD = min(own IRD, peer ORD) - never raised.
+// Both sides report the same pair (mirrored), and the active side keeps no
+// more Reads in flight than its ORD: the passive side, which terminates a
+// Read beyond its IRD, serves a burst of them.
+TEST_F(ConnTest, ReadLimitsAreNegotiatedNeverRaised) {
+  open();
+  struct Case {
+    ULONG c_ird, c_ord, s_ird, s_ord;
+  };
+  auto cap = [](ULONG v) { return std::min<ULONG>(v, 128); };
+  for (Case k : {Case{0xFFFF, 0xFFFF, 3, 5}, Case{2, 7, 16, 16}, Case{100000, 1, 0, 0},
+                 Case{8, 8, 8, 8}, Case{1, 128, 128, 1}, Case{0, 4, 2, 9}}) {
+    SCOPED_TRACE(testing::Message() << "connect " << k.c_ird << "/" << k.c_ord << ", accept "
+                                    << k.s_ird << "/" << k.s_ord);
+    Side c, s;
+    make_side(c);
+    make_side(s);
+    Incoming in;
+    uint16_t port;
+    NDK_LISTENER* l = listen(in, &port);
+    Req cr;
+    ASSERT_EQ(start_connect(c, port, cr, k.c_ird, k.c_ord), STATUS_PENDING);
+    s.conn = in.next();
+    ASSERT_NE(s.conn, nullptr);
+    Req ar;
+    NTSTATUS as = accept(s, k.s_ird, k.s_ord, "", &ar);
+    ASSERT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
+    const ULONG s_ird = std::min(cap(k.s_ird), cap(k.c_ord));
+    const ULONG s_ord = std::min(cap(k.s_ord), cap(k.c_ird));
+    ULONG ird = 0, ord = 0;
+    ASSERT_EQ(c.conn->Dispatch->NdkGetConnectionData(c.conn, &ird, &ord, nullptr, nullptr),
+              STATUS_SUCCESS);
+    EXPECT_EQ(ord, s_ird);
+    EXPECT_EQ(ird, s_ord);
+    ASSERT_EQ(complete_connect(c), STATUS_SUCCESS);
+    ASSERT_EQ(ar.wait(as), STATUS_SUCCESS);
+    SOFTNDK_CONNECTION_INFO ci{}, si{};
+    ASSERT_EQ(SoftNdkQueryConnectionInfo(c.conn, &ci), STATUS_SUCCESS);
+    ASSERT_EQ(SoftNdkQueryConnectionInfo(s.conn, &si), STATUS_SUCCESS);
+    EXPECT_EQ(si.Ird, s_ird);
+    EXPECT_EQ(si.Ord, s_ord);
+    EXPECT_EQ(ci.Ord, s_ird);
+    EXPECT_EQ(ci.Ird, s_ord);
+    // A burst of Reads beyond the ORD is queued, not sent: all complete and
+    // the passive side never terminates the connection.
+    if (ci.Ord > 0) {
+      const int kReads = 24;
+      for (int i = 0; i < kReads; ++i) {
+        NDK_SGE d = c.sge(static_cast<size_t>(i) * 4096, 4096);
+        ASSERT_EQ(c.qp->Dispatch->NdkRead(c.qp, nullptr, &d, 1,
+                                          reinterpret_cast<uintptr_t>(s.mem.data()) + i * 4096,
+                                          s.token, 0),
+                  STATUS_SUCCESS);
+      }
+      auto r = poll(c.cq, kReads);
+      ASSERT_EQ(r.size(), static_cast<size_t>(kReads));
+      for (auto& e : r) EXPECT_EQ(e.Status, STATUS_SUCCESS);
+      ASSERT_EQ(SoftNdkQueryConnectionInfo(s.conn, &si), STATUS_SUCCESS);
+      EXPECT_EQ(si.LastTerminateSent, 0xFFFFFFFFu);
+    }
+    close(c.conn);
+    close(s.conn);
+    close(l);
+    close(c.qp);
+    close(s.qp);
+  }
 }
 
 TEST_F(ConnTest, RejectWithPrivateDataIsRefused) {

@@ -118,10 +118,11 @@ class DpTest : public ::testing::Test {
     a_ = nullptr;
   }
 
-  void open(ULONG threads = 1) {
+  void open(ULONG threads = 1, ULONG flags = 0) {
     SOFTNDK_OPEN_PARAMETERS p{};
     p.Size = sizeof p;
     p.EngineThreads = threads;
+    p.Flags = flags;
     ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a_), STATUS_SUCCESS);
     ndk::Adapter::from(a_, &adapter_);
   }
@@ -182,9 +183,9 @@ class DpTest : public ::testing::Test {
   // Connects an initiator with no QP behind it to b (responder) and starts
   // only b's stream: the test drives the initiator's socket by hand
   // (raw_peer.h). Returns the initiator's connection.
-  std::shared_ptr<tcp::Connection> connect_raw(Side& b, bool crc = false) {
+  std::shared_ptr<tcp::Connection> connect_raw(Side& b, bool crc = false, uint16_t b_ird = 0) {
     std::shared_ptr<tcp::Connection> ca, cb;
-    establish(&ca, &cb, 16, 16, crc, 0, 0);
+    establish(&ca, &cb, 16, 16, crc, b_ird, 0);
     if (!ca || !cb) return nullptr;
     raw_conns_.push_back(ca);
     b.conn = cb;

@@ -413,3 +413,49 @@ TEST_P(RawWireDirect, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
 
 }  // namespace
 }  // namespace dptest
+
+namespace dptest {
+namespace {
+
+// A peer that ignores the negotiated limits: B's effective IRD is 2 (its
+// own limit, not raised to the initiator's ORD of 16), and a third Read
+// Request while two are still being answered is the RFC's protocol error
+// (RDMAP remote operation, catastrophic: siw's answer too). The responses
+// are large and the peer does not read, so none of them can finish first.
+TEST_F(RawWire, ReadRequestBeyondTheIrdIsTerminated) {
+  Side& B = new_side();
+  auto c = connect_raw(B, false, /*b_ird=*/2);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(B.conn->params().ird, 2);
+  EXPECT_EQ(c->params().ord, 2);  // what a well-behaved initiator would keep to
+  auto peer = RawPeer::attach(c);
+  peer->pause(true);
+  constexpr size_t kLen = 32 << 20;
+  Buf src = reg(B.pd, kLen, kAll, 0x11);
+  std::vector<uint8_t> burst;
+  for (uint32_t i = 0; i < 3; ++i) {
+    wire::ReadRequestBody rr;
+    rr.sink_stag = 0x100 + i;
+    rr.sink_to = 0;
+    rr.size = static_cast<uint32_t>(kLen);
+    rr.source_stag = src.token;
+    rr.source_to = src.addr();
+    uint8_t body[wire::kReadRequestBodySize];
+    wire::encode_read_request(rr, body);
+    auto h = wire::DdpHeader::untagged_hdr(wire::Opcode::kReadRequest, true, wire::kQnReadRequest,
+                                           i + 1, 0, 0);
+    std::vector<uint8_t> f(sizeof body + 64);
+    size_t n = wire::encode_fpdu(h, {}, {body, sizeof body}, false, f);
+    ASSERT_NE(n, 0u);
+    burst.insert(burst.end(), f.begin(), f.begin() + static_cast<long>(n));
+  }
+  ASSERT_TRUE(peer->send_bytes(burst));
+  constexpr uint32_t kCatastrophic = code(0, 2, 0x07);
+  ASSERT_TRUE(eventually([&] { return B.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
+  EXPECT_EQ(B.stream->last_terminate_sent(), kCatastrophic);
+  EXPECT_TRUE(eventually([&] { return B.q->state() == ndk::QpState::kError; }));
+  peer->pause(false);
+}
+
+}  // namespace
+}  // namespace dptest

@@ -447,13 +447,16 @@ int main(int argc, char** argv) {
   struct peer p = {0};
   const char *addr = NULL, *role = "passive";
   char* ops = NULL;
-  int port = 0, opt;
+  int port = 0, opt, depth = 4;
   p.size = 65536;
   if (argc < 2) return 2;
   int server = !strcmp(argv[1], "server");
   optind = 2;
-  while ((opt = getopt(argc, argv, "a:p:s:r:o:")) != -1) {
+  while ((opt = getopt(argc, argv, "a:p:s:r:o:d:")) != -1) {
     switch (opt) {
+      case 'd': /* initiator_depth and responder_resources (ORD/IRD) */
+        depth = atoi(optarg);
+        break;
       case 'a':
         addr = optarg;
         break;
@@ -477,7 +480,7 @@ int main(int argc, char** argv) {
   p.ch = rdma_create_event_channel();
   if (!p.ch) die3("rdma_create_event_channel");
   struct rdma_conn_param cp = {0};
-  cp.initiator_depth = cp.responder_resources = 4;
+  cp.initiator_depth = cp.responder_resources = (uint8_t)depth;
   struct rdma_cm_event* ev;
   if (server) {
     struct sockaddr_in sa = {0};
@@ -515,8 +518,14 @@ int main(int argc, char** argv) {
   rdma_ack_cm_event(wait_event(&p, RDMA_CM_EVENT_ROUTE_RESOLVED));
   setup_qp(&p, id);
   if (rdma_connect(id, &cp)) die3("rdma_connect");
-  rdma_ack_cm_event(wait_event(&p, RDMA_CM_EVENT_ESTABLISHED));
-  printf("{\"op\": \"connect\", \"ok\": true}\n");
+  ev = wait_event(&p, RDMA_CM_EVENT_ESTABLISHED);
+  /* What the iWARP CM reports of the negotiated read limits (for the
+   * record; the softndk side's own view is what cases assert on). */
+  printf(
+      "{\"op\": \"connect\", \"ok\": true, \"depth\": %d, \"ev_initiator_depth\": %u"
+      ", \"ev_responder_resources\": %u}\n",
+      depth, ev->param.conn.initiator_depth, ev->param.conn.responder_resources);
+  rdma_ack_cm_event(ev);
   int rc =
       strcmp(role, "active") ? 2 : run_active(&p, strdup(ops ? ops : "write,read,send,sendinv"));
   rdma_disconnect(id);

@@ -214,6 +214,22 @@ TEST_F(CqTest, ModerationParameterMix) {
   EXPECT_EQ(q->Dispatch->NdkControlCqInterruptModeration(q, 0, 0), STATUS_SUCCESS);
 }
 
+// A count above the CQ's depth means "the interval decides"; with the
+// interval at MAXULONG ("the count decides") that is the same contradiction
+// as both MAXULONG. The depth is the CQ's current one.
+TEST_F(CqTest, ModerationCountAboveDepthWithMaxIntervalIsAMix) {
+  NDK_CQ* q = cq(16);
+  auto mod = q->Dispatch->NdkControlCqInterruptModeration;
+  EXPECT_EQ(mod(q, MAXULONG, 17), STATUS_INVALID_PARAMETER_MIX);
+  EXPECT_EQ(mod(q, MAXULONG, 0xFFFFFFFEu), STATUS_INVALID_PARAMETER_MIX);
+  EXPECT_EQ(mod(q, MAXULONG, 16), STATUS_SUCCESS);
+  EXPECT_EQ(mod(q, 5000, 17), STATUS_SUCCESS);  // the interval decides
+  EXPECT_EQ(mod(q, 5000, MAXULONG), STATUS_SUCCESS);
+  ASSERT_EQ(q->Dispatch->NdkResizeCq(q, 32, nullptr, nullptr), STATUS_SUCCESS);
+  EXPECT_EQ(mod(q, MAXULONG, 17), STATUS_SUCCESS);
+  EXPECT_EQ(mod(q, MAXULONG, 33), STATUS_INVALID_PARAMETER_MIX);
+}
+
 TEST_F(CqTest, ModerationByCountHoldsUntilCount) {
   CqEvents ev;
   NDK_CQ* q = cq(16, &ev);
