@@ -116,11 +116,12 @@ TEST_F(EngineTest, ConnectAcceptMpaAndGracefulDisconnect) {
   EXPECT_FALSE(cp.markers);
   EXPECT_FALSE(cp.p2p);
   EXPECT_EQ(cp.peer_private_data, (Bytes{0x53, 0x52, 0x56}));
-  // Responder: ORD min(2, 4) = 2, IRD max(8, 16) = 16; initiator adopts.
+  // Responder: ORD min(2, 4) = 2, IRD min(8, 16) = 8 (never raised); the
+  // initiator's ORD follows the Reply's IRD.
   EXPECT_EQ(sp.ord, 2);
-  EXPECT_EQ(sp.ird, 16);
+  EXPECT_EQ(sp.ird, 8);
   EXPECT_EQ(cp.ird, 2);
-  EXPECT_EQ(cp.ord, 16);
+  EXPECT_EQ(cp.ord, 8);
   EXPECT_EQ(r.connection->peer(), l->local());
   EXPECT_EQ(acc->conn->peer(), r.connection->local());
   EXPECT_EQ(r.connection->role(), Role::kInitiator);
@@ -291,8 +292,8 @@ TEST_F(BadInitiator, Rev1RequestGetsRev1Reply) {
 TEST_F(BadInitiator, CrcRequestEchoed) {
   auto s = RawSocket::connect_to(l_->local());
   ASSERT_TRUE(s.send(raw_frame(true, 0x50, 2, {0, 2, 0, 8})));  // IRD 2, ORD 8
-  // Our ULP asked 4/4: ORD min(4, 2) = 2, IRD max(4, 8) = 8.
-  EXPECT_EQ(s.recv_n(24), raw_frame(false, 0x50, 2, {0, 8, 0, 2}));
+  // Our ULP asked 4/4: ORD min(4, 2) = 2, IRD min(4, 8) = 4 (never raised).
+  EXPECT_EQ(s.recv_n(24), raw_frame(false, 0x50, 2, {0, 4, 0, 2}));
   auto acc = accepted_.wait();
   ASSERT_TRUE(acc && acc->conn);
   EXPECT_TRUE(acc->conn->params().crc);
