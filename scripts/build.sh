@@ -6,6 +6,12 @@ flavour=${1:-plain}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/build/$flavour"
 args=(-S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# ccache, where installed, makes rebuilds in other checkouts of the tree cheap
+# (paths relative to the checkout: CCACHE_BASEDIR/NOHASHDIR below).
+if command -v ccache >/dev/null; then
+  args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$root")} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+fi
 case "$flavour" in
   plain) ;;
   asan) args+=(-DSOFTNDK_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug) ;;
