@@ -65,8 +65,16 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
 /* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA. */
 #define SOFTNDK_MPA_CRC_REQUIRED 0x00000001u   /* ask for CRC, refuse peers without */
 #define SOFTNDK_MPA_CRC_STRICT_OFF 0x00000002u /* refuse peers that ask for CRC */
-#define SOFTNDK_MPA_PEER_TO_PEER 0x00000004u   /* offer RFC 6581 P2P as initiator */
-#define SOFTNDK_MPA_RTR_WRITE 0x00000010u      /* RTR types offered/accepted */
+/* NDK connection semantics (NdkAccept completes only after the active
+ * side's NdkCompleteConnect; then either side may send first) come from
+ * RFC 6581 peer-to-peer mode: an initiator offers it by default and sends
+ * its RTR from NdkCompleteConnect; a responder honours it whenever the
+ * initiator offers it. With an initiator that does not (stock siw), the
+ * accept completes when the MPA Reply is sent and the passive side's first
+ * FPDU waits for the initiator's (RFC 5044 7.1.2; docs/connections.md). */
+#define SOFTNDK_MPA_PEER_TO_PEER 0x00000004u    /* offer P2P as initiator (the default) */
+#define SOFTNDK_MPA_NO_PEER_TO_PEER 0x00000008u /* do not offer P2P (softndk 0.1) */
+#define SOFTNDK_MPA_RTR_WRITE 0x00000010u       /* RTR types offered/accepted */
 #define SOFTNDK_MPA_RTR_READ 0x00000020u
 #define SOFTNDK_MPA_RTR_SEND 0x00000040u
 
@@ -84,7 +92,8 @@ typedef struct _SOFTNDK_OPEN_PARAMETERS {
   ULONG MaxMwCount;
   ULONG MaxSrqCount;
   ULONG MaxConnectorCount;
-  ULONG ConnectTimeoutMs;    /* TCP connect + MPA exchange [10000] */
+  ULONG ConnectTimeoutMs;    /* TCP connect + MPA exchange; passive: the wait
+                                for the peer's CompleteConnect (RTR) [10000] */
   ULONG DisconnectTimeoutMs; /* graceful disconnect [5000] */
   ULONG MpaRevision;         /* 1 or 2 [2] */
   ULONG MpaFlags;            /* SOFTNDK_MPA_* [RTR_WRITE|RTR_READ] */
@@ -98,7 +107,9 @@ typedef struct _SOFTNDK_OPEN_PARAMETERS {
  * adapter then runs at softndk's highest minor of that major. Params may be
  * NULL. Errors: STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE (no such
  * interface or address), NDIS_STATUS_BAD_VERSION, STATUS_INSUFFICIENT_RESOURCES.
- * Several opens of one interface give independent adapter instances. */
+ * Several opens of one interface give separate instances whose objects work
+ * together as on one RNIC: CQs, QPs, connectors, listeners and shared
+ * endpoints may be combined across them (docs/ndk-objects.md). */
 NTSTATUS SoftNdkOpenAdapter(const char* NameOrAddress, NDK_VERSION Version,
                             const SOFTNDK_OPEN_PARAMETERS* Params, NDK_ADAPTER** ppNdkAdapter);
 

@@ -1,6 +1,8 @@
 // adapter.cc - open/close, limits, caps, object registry, fault hooks.
 #include "ndk/adapter.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -83,6 +85,8 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
 
   std::unique_ptr<Adapter> a(new Adapter());
   a->dev_ = *dev;
+  struct stat ns {};
+  if (::stat("/proc/thread-self/ns/net", &ns) == 0) a->netns_ = ns.st_ino;
   a->version_ = run;
   SOFTNDK_OPEN_PARAMETERS p{};
   if (params != nullptr) p = *params;
@@ -101,6 +105,8 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   p.MpaFlags = param(p.MpaFlags, "SOFTNDK_MPA_FLAGS", SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ);
   p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1);
   if (p.EngineThreads > 64 || p.MpaRevision > 2) return STATUS_INVALID_PARAMETER;
+  if ((p.MpaFlags & SOFTNDK_MPA_PEER_TO_PEER) && (p.MpaFlags & SOFTNDK_MPA_NO_PEER_TO_PEER))
+    return STATUS_INVALID_PARAMETER;
   a->params_ = p;
   // Not in SOFTNDK_OPEN_PARAMETERS (that layout is the C ABI): a peer
   // workaround, so environment only. Capped by the TCP layer (2 s).
@@ -318,6 +324,11 @@ void Adapter::raise_fatal() {
   for (Object* o : objs) o->release();
   for (SOFTNDK_REQUEST* r : fatal) complete_request_async(r, STATUS_SUCCESS, 0);
   for (SOFTNDK_REQUEST* r : port) complete_request_async(r, STATUS_FILE_FORCED_CLOSED, 0);
+}
+
+bool Adapter::same_interface(const Adapter* other) const {
+  return other == this ||
+         (other != nullptr && other->dev_.ifindex == dev_.ifindex && other->netns_ == netns_);
 }
 
 void Adapter::close_blocking() {

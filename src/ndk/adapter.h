@@ -9,7 +9,11 @@
 //   - the registry of live objects and the quarantine of closed ones;
 //   - the IRP-style control queues (fatal-event and port-event requests).
 // Several opens of one interface give independent instances; only the
-// exclusive port capabilities (port_caps.h) are shared between them.
+// exclusive port capabilities (port_caps.h) are shared between them. Like
+// the miniport adapters of one RNIC, their objects work together: a QP of
+// one instance may use another's CQs, be accepted or connected through
+// another's listener or connector, and connect from another's shared
+// endpoint (same_interface()).
 #pragma once
 
 #include <atomic>
@@ -100,6 +104,10 @@ class Adapter {
   NDK_VERSION version() const { return version_; }
   const NDK_ADAPTER_INFO& info() const { return info_; }
   const NetDevice& device() const { return dev_; }
+  // True for this instance and for every other open of the same interface
+  // (same ifindex in the same network namespace): their objects may be
+  // combined, as on one RNIC. Objects of another interface may not.
+  bool same_interface(const Adapter* other) const;
   tcp::Engine& engine() { return *engine_; }
   void post(tcp::Reactor::Task task) { engine_->primary().post(std::move(task)); }
   StagTable& stags() { return stags_; }
@@ -175,6 +183,7 @@ class Adapter {
 
   AdapterHandle* handle_ = nullptr;
   NetDevice dev_;
+  uint64_t netns_ = 0;  // inode of the network namespace the interface was found in
   NDK_VERSION version_{};
   SOFTNDK_OPEN_PARAMETERS params_{};
   uint32_t mpa_holdoff_ms_ = 0;

@@ -34,12 +34,19 @@ tcp::ConnSettings conn_settings(Adapter* a) {
   s.mpa.revision = static_cast<uint8_t>(p.MpaRevision == 0 ? 2 : p.MpaRevision);
   s.mpa.crc_required = (p.MpaFlags & SOFTNDK_MPA_CRC_REQUIRED) != 0;
   s.mpa.crc_strict_off = (p.MpaFlags & SOFTNDK_MPA_CRC_STRICT_OFF) != 0;
-  s.mpa.peer_to_peer = (p.MpaFlags & SOFTNDK_MPA_PEER_TO_PEER) != 0;
+  // P2P by default: it is what gives NDK's connection semantics (the
+  // accept waits for the peer's CompleteConnect). Opting out is explicit.
+  s.mpa.peer_to_peer = (p.MpaFlags & SOFTNDK_MPA_NO_PEER_TO_PEER) == 0;
   uint8_t rtr = static_cast<uint8_t>((p.MpaFlags >> 4) & 0x7);
   if (rtr != 0) s.mpa.rtr_types = rtr;
   s.mpa.max_ird = static_cast<uint16_t>(Limits::kMaxIrd);
   s.mpa.max_ord = static_cast<uint16_t>(Limits::kMaxOrd);
-  if (p.ConnectTimeoutMs != 0) s.connect_timeout = std::chrono::milliseconds(p.ConnectTimeoutMs);
+  if (p.ConnectTimeoutMs != 0) {
+    s.connect_timeout = std::chrono::milliseconds(p.ConnectTimeoutMs);
+    // NdkAccept fails with STATUS_IO_TIMEOUT when the peer does not call
+    // NdkCompleteConnect: the same bound as the active side's.
+    s.rtr_timeout = s.connect_timeout;
+  }
   if (p.DisconnectTimeoutMs != 0)
     s.disconnect_timeout = std::chrono::milliseconds(p.DisconnectTimeoutMs);
   s.initiator_holdoff = std::chrono::milliseconds(a->mpa_holdoff_ms());
@@ -85,7 +92,10 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
                                const SOCKADDR* dst, ULONG dst_len, ULONG ird, ULONG ord,
                                const void* pd, ULONG pd_len, NDK_FN_REQUEST_COMPLETION done,
                                void* ctx) {
-  if (qp->adapter() != adapter_) return STATUS_INVALID_PARAMETER;
+  // A QP of another open of this interface is fine (one RNIC, several
+  // miniport adapters); one of another interface is not.
+  if (!adapter_->same_interface(qp->adapter())) return STATUS_INVALID_PARAMETER;
+  if (se != nullptr && !adapter_->same_interface(se->adapter())) return STATUS_INVALID_PARAMETER;
   if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
   if (pd_len > adapter_->info().MaxCallerData) return STATUS_INVALID_PARAMETER;
   auto d = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(dst), dst_len);
@@ -340,7 +350,7 @@ NTSTATUS ConnectorNet::accept(Qp* qp, ULONG ird, ULONG ord, const void* pd, ULON
                               NDK_FN_DISCONNECT_EVENT_CALLBACK ev,
                               NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev_ex, void* ev_ctx,
                               NDK_FN_REQUEST_COMPLETION done, void* ctx) {
-  if (qp->adapter() != adapter_) return STATUS_INVALID_PARAMETER;
+  if (!adapter_->same_interface(qp->adapter())) return STATUS_INVALID_PARAMETER;
   if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
   if (pd_len > adapter_->info().MaxCalleeData) return STATUS_INVALID_PARAMETER;
   std::vector<uint8_t> data;

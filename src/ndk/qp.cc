@@ -60,7 +60,10 @@ Qp::Qp(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg)
 NTSTATUS Qp::create(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg, Qp** out) {
   Adapter* a = pd->adapter();
   const NDK_ADAPTER_INFO& info = a->info();
-  if (rcq->adapter() != a || icq->adapter() != a) return STATUS_INVALID_PARAMETER;
+  // CQs of another open of this interface work (one RNIC); of another
+  // interface, not.
+  if (!a->same_interface(rcq->adapter()) || !a->same_interface(icq->adapter()))
+    return STATUS_INVALID_PARAMETER;
   if (srq != nullptr && srq->pd() != pd) return STATUS_INVALID_PARAMETER;
   if (cfg.sq_depth > info.MaxInitiatorQueueDepth) return STATUS_INVALID_PARAMETER;
   if (cfg.sq_sge > info.MaxInitiatorRequestSge) return STATUS_INVALID_PARAMETER;
@@ -466,12 +469,15 @@ void Qp::begin_teardown() {
   flush();
 }
 
-bool Qp::sq_start(WorkRequest* out, uint64_t* seq) {
+bool Qp::sq_start(WorkRequest* out, uint64_t* seq, bool local_only) {
   if (!sq_unstarted_.load(std::memory_order_acquire)) return false;
   std::lock_guard lk(sq_mu_);
   if (sq_next_ >= sq_tail_) return false;
   const size_t slot = sq_next_ % sq_.size();
   SqSlot& s = sq_[slot];
+  if (local_only && s.wr.type != NdkOperationTypeFastRegister &&
+      s.wr.type != NdkOperationTypeBind && s.wr.type != NdkOperationTypeInvalidate)
+    return false;
   s.started = true;
   static_cast<WorkRequestHead&>(*out) = s.wr;
   std::copy_n(sq_sge_.begin() + slot * cfg_.sq_sge, s.wr.nsge, out->sge);

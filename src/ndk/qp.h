@@ -121,7 +121,9 @@ class Qp final : public Object {
   void to_error();
 
   // --- Data path -------------------------------------------------------------
-  bool sq_start(WorkRequest* out, uint64_t* seq);
+  // local_only: start the head only if it is a local operation
+  // (FastRegister, Bind, Invalidate), which never waits for the peer.
+  bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false);
   // Returns false if the request was flushed meanwhile (no CQE then).
   bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0);
   // The same for the slotless direct send (kDirectNoSlot). False if a flush

@@ -130,10 +130,11 @@ class Stream final : public ndk::QpTransport,
   // The runner's exit: gives back the kicks it saw, and transmits again for
   // any that arrived meanwhile (kick_tx, direct_end).
   void leave_tx(uint32_t seen);
-  void run_tx();        // tx_mu_ held
-  bool build_batch();   // tx_mu_ held: false if nothing to send
-  bool add_sq_work();   // one SQ turn; false if the SQ cannot progress
-  bool add_irq_work();  // one Read Response turn
+  void run_tx();          // tx_mu_ held
+  void run_local_head();  // tx_mu_ held, gated: local requests at the SQ head
+  bool build_batch();     // tx_mu_ held: false if nothing to send
+  bool add_sq_work();     // one SQ turn; false if the SQ cannot progress
+  bool add_irq_work();    // one Read Response turn
   // add_irq_work() unless the IRQ is empty (no q_mu_ then).
   bool irq_turn() { return !irq_.empty_hint() && add_irq_work(); }
   bool add_message_fpdus(uint64_t budget);

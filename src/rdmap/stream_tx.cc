@@ -190,6 +190,17 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
   leave_tx(1);
 }
 
+void Stream::run_local_head() {
+  // A responder sends nothing before the initiator's first FPDU (RFC 5044
+  // 7.1.2), but only wire operations wait for it: FastRegister, Bind and
+  // Invalidate at the head of the SQ touch nothing but local state and
+  // complete now (NDKPI: purely local requests never wait for the peer). A
+  // wire operation at the head keeps everything behind it in SQ order.
+  while (!msg_.active && !failed_.load(std::memory_order_acquire) &&
+         qp_->sq_start(&msg_.wr, &msg_.seq, /*local_only=*/true))
+    execute_local(msg_.wr, msg_.seq);
+}
+
 bool Stream::batch_room(int pieces) const {
   return b_->niov + pieces + 2 <= kMaxIov && b_->nfpdu < kMaxFpdu && b_->nmarks < kMaxMarks &&
          b_->total < kBatchBytes;
@@ -198,7 +209,10 @@ bool Stream::batch_room(int pieces) const {
 void Stream::run_tx() {
   if (tx_hooked_) tx_hook_pass();  // traces, faults: held bytes go first
   if (tx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
-  if (tx_gated_.load(std::memory_order_acquire)) return;  // feed() opens it and kicks
+  if (tx_gated_.load(std::memory_order_acquire)) {  // feed() opens it and kicks
+    run_local_head();
+    return;
+  }
   Batch& b = *b_;
   for (;;) {
     if (b.sent == b.total) {

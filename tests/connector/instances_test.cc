@@ -1,0 +1,202 @@
+// instances_test.cc - several opens of one interface act as one RNIC
+// (issue 16 item 1): a QP of one adapter instance is accepted through
+// another instance's listener, connected through another's connector or
+// shared endpoint, and uses another's CQs; objects of another interface
+// (here: lo of another network namespace) are still refused. Data moves
+// both ways over 127.0.0.1, and the instances close in either order.
+#include "../util/netns.h"
+#include "ends.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using namespace connector_test;
+
+class Instances : public EndsTest {};
+
+// A listener's connect event on instance 1, NdkAccept with a QP (and PD,
+// MR, CQ) of instance 2; then every object closed and the instances closed
+// listener's first.
+TEST_F(Instances, AcceptWithAQpOfAnotherInstance) {
+  NDK_ADAPTER* a1 = open();
+  NDK_ADAPTER* a2 = open();
+  End c, s;
+  make(c, a1, a1);
+  make(s, a2, a2);
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(a1, in, &port);
+  c.conn = connector(a1);
+  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port));
+  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  ASSERT_NO_FATAL_FAILURE(exchange(s, c));
+  close_end(s);
+  close_end(c);
+  EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+  close_adapter(a1);
+  close_adapter(a2);
+}
+
+// NdkConnect on instance 1's connector with a QP of instance 2, whose CQ
+// is instance 3's; closed the other way round (QP's instance first).
+TEST_F(Instances, ConnectWithAQpOfAnotherInstance) {
+  NDK_ADAPTER* a1 = open();
+  NDK_ADAPTER* a2 = open();
+  NDK_ADAPTER* a3 = open();
+  End c, s;
+  make(c, a2, a3);
+  make(s, a1, a1);
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(a1, in, &port);
+  c.conn = connector(a1);
+  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port));
+  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  close_end(c);
+  close_end(s);
+  EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+  close_adapter(a3);
+  close_adapter(a2);
+  close_adapter(a1);
+}
+
+// NdkConnectWithSharedEndpoint: the shared endpoint of instance 1, the
+// connector of instance 2, the QP of instance 3.
+TEST_F(Instances, ConnectWithSharedEndpointOfAnotherInstance) {
+  NDK_ADAPTER* a1 = open();
+  NDK_ADAPTER* a2 = open();
+  NDK_ADAPTER* a3 = open();
+  End c, s;
+  make(c, a3, a3);
+  make(s, a1, a2);
+  NDK_SHARED_ENDPOINT* se = nullptr;
+  auto local = v4("127.0.0.1", 0);
+  ASSERT_EQ(a1->Dispatch->NdkCreateSharedEndpoint(a1, sa(local), sizeof local, nullptr, nullptr, &se),
+            STATUS_SUCCESS);
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(a2, in, &port);
+  c.conn = connector(a2);
+  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port, se));
+  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  close_end(c);
+  close_end(s);
+  EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+  EXPECT_EQ(close_object(se), STATUS_SUCCESS);
+}
+
+// The listener's instance closes (with its listener and connector still
+// open) while the connection it carries runs a QP of instance 2: the QP
+// learns of it (disconnect event, flushed receive), and instance 2 closes
+// cleanly afterwards.
+TEST_F(Instances, ClosingTheListenersInstanceEndsTheOtherInstancesQp) {
+  NDK_ADAPTER* a1 = open();
+  NDK_ADAPTER* a2 = open();
+  NDK_ADAPTER* a3 = open();
+  End c, s;
+  make(c, a3, a3);
+  make(s, a2, a2);
+  Incoming in;
+  uint16_t port;
+  listen(a1, in, &port);
+  c.conn = connector(a3);
+  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port));
+  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  NDK_SGE r = s.sge(0, 64);
+  ASSERT_EQ(s.qp->Dispatch->NdkReceive(s.qp, (void*)0x5, &r, 1), STATUS_SUCCESS);
+  close_adapter(a1);  // the listener and s's connector go with it
+  auto x = poll(s.cq, 1);
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].RequestContext, (void*)0x5);
+  EXPECT_EQ(x[0].Status, STATUS_CANCELLED);
+  // The peer sees the connection end.
+  EXPECT_TRUE(eventually([&] { return c.ev.n.load() == 1; }));
+  NDK_SGE snd = s.sge(0, 8);
+  EXPECT_NE(s.qp->Dispatch->NdkSend(s.qp, nullptr, &snd, 1, 0), STATUS_SUCCESS);
+  s.conn = nullptr;  // closed with a1
+  close_end(s);
+  close_end(c);
+  close_adapter(a2);
+}
+
+// Another interface (lo of another network namespace) is a different RNIC:
+// its QPs, CQs and shared endpoints are refused with
+// STATUS_INVALID_PARAMETER.
+TEST_F(Instances, ObjectsOfAnotherInterfaceAreRefused) {
+  if (!softndk::test::netns::available()) GTEST_SKIP() << "no network namespaces here";
+  softndk::test::netns::NetNs ns;
+  ASSERT_TRUE(ns.ok());
+  NDK_ADAPTER* a1 = open();
+  NDK_ADAPTER* other = nullptr;
+  ASSERT_TRUE(ns.run([&] {
+    SOFTNDK_OPEN_PARAMETERS p{};
+    p.Size = sizeof p;
+    EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &other), STATUS_SUCCESS);
+  }));
+  ASSERT_NE(other, nullptr);
+  adapters_.push_back(other);
+  End c, mixed;
+  make(c, other, other);
+  // A QP on a1's PD with the other interface's CQ.
+  ASSERT_EQ(a1->Dispatch->NdkCreatePd(a1, nullptr, nullptr, &mixed.pd), STATUS_SUCCESS);
+  NDK_QP* q = nullptr;
+  EXPECT_EQ(mixed.pd->Dispatch->NdkCreateQp(mixed.pd, c.cq, c.cq, nullptr, 8, 8, 1, 1, 0, nullptr,
+                                            nullptr, &q),
+            STATUS_INVALID_PARAMETER);
+  // a1's connector with the other interface's QP: Connect and Accept.
+  Incoming in;
+  uint16_t port;
+  NDK_LISTENER* l = listen(a1, in, &port);
+  NDK_CONNECTOR* k = connector(a1);
+  auto src = v4("127.0.0.1", 0), dst = v4("127.0.0.1", port);
+  Req r;
+  EXPECT_EQ(k->Dispatch->NdkConnect(k, c.qp, sa(src), sizeof src, sa(dst), sizeof dst, 4, 4,
+                                    nullptr, 0, &Req::cb, &r),
+            STATUS_INVALID_PARAMETER);
+  End a;
+  make(a, a1, a1);
+  a.conn = k;
+  End s;
+  make(s, a1, a1);
+  Req cr;
+  ASSERT_EQ(k->Dispatch->NdkConnect(k, a.qp, sa(src), sizeof src, sa(dst), sizeof dst, 4, 4,
+                                    nullptr, 0, &Req::cb, &cr),
+            STATUS_PENDING);
+  NDK_CONNECTOR* incoming = in.next();
+  ASSERT_NE(incoming, nullptr);
+  EXPECT_EQ(incoming->Dispatch->NdkAcceptEx(incoming, c.qp, 4, 4, nullptr, 0, &Events::cb_ex,
+                                            &s.ev, &Req::cb, &r),
+            STATUS_INVALID_PARAMETER);
+  // ... while a QP of this interface is still accepted on it.
+  Req ar;
+  NTSTATUS as = incoming->Dispatch->NdkAcceptEx(incoming, s.qp, 4, 4, nullptr, 0, &Events::cb_ex,
+                                                &s.ev, &Req::cb, &ar);
+  EXPECT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
+  Req cc;
+  EXPECT_EQ(cc.wait(k->Dispatch->NdkCompleteConnect(k, &Events::cb, &a.ev, &Req::cb, &cc)),
+            STATUS_SUCCESS);
+  EXPECT_EQ(ar.wait(as), STATUS_SUCCESS);
+  // A shared endpoint of the other interface.
+  NDK_SHARED_ENDPOINT* se = nullptr;
+  auto any = v4("127.0.0.1", 0);
+  ASSERT_EQ(other->Dispatch->NdkCreateSharedEndpoint(other, sa(any), sizeof any, nullptr, nullptr,
+                                                     &se),
+            STATUS_SUCCESS);
+  NDK_CONNECTOR* k2 = connector(a1);
+  End d;
+  make(d, a1, a1);
+  EXPECT_EQ(k2->Dispatch->NdkConnectWithSharedEndpoint(k2, d.qp, se, sa(dst), sizeof dst, 4, 4,
+                                                       nullptr, 0, &Req::cb, &r),
+            STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(close_object(k2), STATUS_SUCCESS);
+  EXPECT_EQ(close_object(se), STATUS_SUCCESS);
+  s.conn = incoming;
+  close_end(s);
+  close_end(a);
+  close_end(d);
+  close_end(c);
+  EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+  close_adapter(other);  // before its namespace goes
+}
+
+}  // namespace
