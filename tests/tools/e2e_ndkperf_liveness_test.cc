@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <thread>
 
@@ -109,6 +110,10 @@ struct Stopped {
   const char* test;
   bool stop_client;  // else the server is stopped
 };
+
+void PrintTo(const Stopped& s, std::ostream* os) {
+  *os << s.test << (s.stop_client ? ", client stopped" : ", server stopped");
+}
 
 class StoppedPeer : public ::testing::TestWithParam<Stopped> {};
 
