@@ -60,6 +60,28 @@ void Proc::kill_now() {
   }
 }
 
+bool Proc::signal(int sig) {
+  if (pid_ <= 0 || reaped_) return false;
+  return ::kill(pid_, sig) == 0;
+}
+
+bool Proc::wait_for_err(const std::string& text, double seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (slurp(err_path_).find(text) != std::string::npos) return true;
+    siginfo_t info{};
+    bool exited = pid_ <= 0 || reaped_ ||
+                  waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+                  info.si_pid != 0;
+    if (exited) {
+      // Exited (or gone): look once more, its last words may hold the text.
+      return slurp(err_path_).find(text) != std::string::npos;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 ProcResult Proc::wait(double seconds) {
   ProcResult r;
   if (pid_ <= 0) {

@@ -24,6 +24,11 @@ class Proc {
   // Waits up to `seconds`; on timeout kills the child (SIGKILL).
   ProcResult wait(double seconds);
   void kill_now();
+  // Sends `sig` to the child by its pid (SIGSTOP, SIGCONT); false once reaped.
+  bool signal(int sig);
+  // Waits until the child's stderr so far contains `text` (true), or it
+  // exited, or `seconds` passed (false). The child keeps running.
+  bool wait_for_err(const std::string& text, double seconds);
   pid_t pid() const { return pid_; }
 
  private:

@@ -96,6 +96,9 @@ Adapter::Adapter(const AdapterOptions& opt) : timeout_s_(opt.timeout_s) {
     if (opt.crc == 1) params.MpaFlags |= SOFTNDK_MPA_CRC_REQUIRED;
   }
   params.ConnectTimeoutMs = static_cast<ULONG>(opt.timeout_s * 1000);
+  if (opt.disconnect_timeout_s > 0)
+    params.DisconnectTimeoutMs =
+        std::max<ULONG>(1, static_cast<ULONG>(opt.disconnect_timeout_s * 1000));
   NTSTATUS st = SoftNdkOpenAdapter(opt.name.c_str(), kVersion, &params, &adapter_);
   if (st != STATUS_SUCCESS || !adapter_) {
     if (st == STATUS_NO_SUCH_DEVICE)

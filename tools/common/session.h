@@ -47,6 +47,10 @@ struct AdapterOptions {
   int crc = -1;                    // -1: library default, 0: off, 1: request CRC
   unsigned mpa_revision = 0;       // 0: library default (2)
   double timeout_s = 10;           // bound of every create/request/close wait
+  // How long a graceful disconnect waits for the peer's FIN before the
+  // library resets the socket (DisconnectTimeoutMs); 0: library default (5 s).
+  // Closing the adapter waits for it, so a dead peer costs this much on exit.
+  double disconnect_timeout_s = 0;
 };
 
 class Adapter {

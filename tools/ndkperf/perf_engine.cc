@@ -69,6 +69,8 @@ std::optional<Test> test_from_code(uint8_t c) {
 constexpr unsigned kCtrlSlots = 32;
 constexpr unsigned kClientRxDepth = 32;
 constexpr unsigned kCtrlSqRoom = 16;
+// How often a wait with nothing completing looks at the wire counters.
+constexpr double kLivenessSlice = 0.2;
 
 const char* op_text(Op op) {
   return op == Op::Send ? "Send" : op == Op::Write ? "RDMA Write" : "RDMA Read";
@@ -160,7 +162,7 @@ class Side {
   void send_ctrl(QpState& q, CtrlMsg m) {
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.sq_out >= q.sq_depth)
-      if (!pump(dl, false)) throw ToolError("send queue stuck (no completion in time)");
+      if (!pump_alive(dl)) throw quiet("the send queue stays full");
     m.seq = ++q.tx_seq;
     size_t off = (q.slot++ % kCtrlSlots) * kCtrlSize;
     encode_ctrl(m, q.ctrl->data() + off);
@@ -173,7 +175,7 @@ class Side {
   void send_end(QpState& q) {
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.sq_out >= q.sq_depth)
-      if (!pump(dl, false)) throw ToolError("send queue stuck (no completion in time)");
+      if (!pump_alive(dl)) throw quiet("the send queue stays full");
     NDK_SGE s = q.ctrl->sge(0, 0);
     check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, 0), "NdkSend", q);
     ++q.sq_out;
@@ -187,6 +189,43 @@ class Side {
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
     if (n == 0) check_peers();
     return n > 0;
+  }
+
+  // Liveness. The target of RDMA Writes and Reads gets no completion for
+  // them (the Writes are placed, the Read Responses sent without a CQE), and
+  // one large message over a slow link can take longer than the timeout to
+  // complete, so an empty CQ says little about the peer. Bytes moving through
+  // this side's QPs do: SoftNdkQueryQpCounters' RDMA octets, both ways (what
+  // the data path took from or gave to the TCP sockets). A stopped or hung
+  // peer stops them once the socket buffers between the two are full.
+  // True if they moved since the previous call.
+  bool wire_moved() {
+    uint64_t octets = 0;
+    for (auto& q : qps_) {
+      SOFTNDK_COUNTERS c{};
+      if (SoftNdkQueryQpCounters(q->qp->get(), &c) == STATUS_SUCCESS)
+        octets += c.RDMAInOctets + c.RDMAOutOctets;
+    }
+    bool moved = octets != wire_octets_;
+    wire_octets_ = octets;
+    if (moved) tools::watchdog_kick();
+    return moved;
+  }
+
+  // Handles completions until one arrives (true), or until `quiet_until`
+  // passes with neither a completion nor a byte moving (false). A completion
+  // or moving bytes put `quiet_until` a timeout ahead again.
+  bool pump_alive(Deadline& quiet_until) {
+    for (;;) {
+      if (pump(std::min(quiet_until, deadline_in(kLivenessSlice)), false)) {
+        quiet_until = deadline_in(cfg_.timeout);
+        return true;
+      }
+      if (wire_moved())
+        quiet_until = deadline_in(cfg_.timeout);
+      else if (Clock::now() >= quiet_until)
+        return false;
+    }
   }
 
   // Called after a poll found nothing. A peer that finished cleanly sent its
@@ -272,9 +311,15 @@ class Side {
         throw ToolError("protocol error: unexpected control message " +
                         std::to_string(static_cast<int>(m.type)) + " from " + peer_name_);
       }
-      if (!pump(dl, false))
-        throw ToolError("no answer from " + peer_name_ + " for " + fmt_s(cfg_.timeout) + " s");
+      if (!pump_alive(dl)) throw quiet("no answer to a control message");
     }
+  }
+
+  // The peer is taken for dead: for a whole timeout nothing completed and
+  // no byte moved on any of this side's connections (pump_alive).
+  ToolError quiet(const std::string& context) const {
+    return ToolError(peer_name_ + " went quiet for " + fmt_s(cfg_.timeout) +
+                     " s: no completion and no byte moving (" + context + ")");
   }
 
   static std::string fmt_s(double s) {
@@ -306,6 +351,7 @@ class Side {
   tools::Cq cq_;
   tools::Buffer data_;
   std::vector<std::unique_ptr<QpState>> qps_;  // destroyed first
+  uint64_t wire_octets_ = 0;                   // wire_moved()'s last sum
   size_t reports_in_round_ = 0;                // server: QP reports of this round so far
 };
 
@@ -512,12 +558,9 @@ class Client : public Side {
       bool more = false;
       for (auto& q : qps_) more |= running(t0, q->posted, want ? want : UINT64_MAX);
       if (!more && !outstanding) break;
-      if (pump(stall, false))
-        stall = deadline_in(cfg_.timeout);
-      else
-        throw ToolError("no completion for " + fmt_s(cfg_.timeout) + " s (" +
-                        std::to_string(completed) + " of " + std::to_string(posted) +
-                        " done; is the server alive?)");
+      if (!pump_alive(stall))
+        throw quiet(std::to_string(completed) + " of " + std::to_string(posted) + " " +
+                    op_text(cfg_.test.op) + "s done");
       progress(t0, size, completed);
     }
   }
@@ -540,7 +583,7 @@ class Client : public Side {
           check_posted(post_data(q, size), "NdkSend", q);
           ++q.posted, ++q.data_out, ++q.sq_out;
           while (q.recv_msgs == before)
-            if (!pump(stall, false)) throw ToolError("no pong from the server in time");
+            if (!pump_alive(stall)) throw quiet("waiting for a pong");
           break;
         }
         case Op::Write: {
@@ -551,8 +594,12 @@ class Client : public Side {
           for (uint32_t spin = 0; volatile_load(sink_last) != tag; ++spin) {
             pump(stall, true);  // drives receive progress, reaps Write completions
             if ((spin & 1023) == 1023 && Clock::now() > stall) {
+              if (wire_moved()) {
+                stall = deadline_in(cfg_.timeout);
+                continue;
+              }
               check_peers();
-              throw ToolError("no write back from the server in time");
+              throw quiet("waiting for the write back");
             }
           }
           ++q.recv_msgs;
@@ -563,7 +610,7 @@ class Client : public Side {
           check_posted(post_data(q, size), "NdkRead", q);
           ++q.posted, ++q.data_out, ++q.sq_out;
           while (q.completed == before)
-            if (!pump(stall, false)) throw ToolError("RDMA Read did not complete in time");
+            if (!pump_alive(stall)) throw quiet("waiting for an RDMA Read");
           break;
         }
       }
@@ -573,7 +620,7 @@ class Client : public Side {
     // Reap the last Write/Send completions so every posted request is counted.
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.data_out > 0)
-      if (!pump(dl, false)) throw ToolError("last completions did not arrive in time");
+      if (!pump_alive(dl)) throw quiet("waiting for the last completions");
     q.data_phase = false;
     return samples;
   }
@@ -808,13 +855,15 @@ class Server : public Side {
         if (!progressed) check_peers();
       } else {
         // Short waits, so a cancel or a stall is noticed.
-        progressed = pump(std::min(stall, deadline_in(0.2)), false);
+        progressed = pump(std::min(stall, deadline_in(kLivenessSlice)), false);
       }
       if (cancelled_) throw ToolError("cancelled");
-      if (progressed)
+      // Writes and Reads complete nothing here: bytes moving is the sign.
+      if (progressed || wire_moved())
         stall = deadline_in(cfg_.timeout);
       else if (Clock::now() >= stall)
-        throw ToolError("the client went quiet for " + fmt_s(cfg_.timeout) + " s");
+        throw quiet(std::string("in the ") +
+                    (qps_[0]->st == QpState::St::Data ? "data phase" : "control exchange"));
     }
     // Let the last Report go out before the connections are torn down.
     Deadline dl = deadline_in(cfg_.timeout);

@@ -1,6 +1,7 @@
 // perf_run.cc - runs the plan the options describe and reports it.
 #include "ndkperf/perf_run.h"
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <thread>
@@ -34,6 +35,9 @@ EngineConfig engine_config(const PerfOptions& o, Test t) {
   c.adapter.crc = o.crc;
   c.adapter.mpa_revision = o.mpa_revision;
   c.adapter.timeout_s = o.timeout;
+  // A peer that went quiet never sends its FIN: do not wait longer for it
+  // than for anything else (the library's default is 5 s).
+  c.adapter.disconnect_timeout_s = std::min(o.timeout, 5.0);
   return c;
 }
 
