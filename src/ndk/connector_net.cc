@@ -266,6 +266,10 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
           st = STATUS_CONNECTION_ABORTED;
           state_ = ConnState::kClosed;
           drop = conn_;
+        } else {
+          // An FPDU like any other: the peer counts it in, so do we out.
+          count_qp(qp_->counters().rdma_out_frames);
+          count_qp(qp_->counters().rdma_out_octets, n);
         }
         rtr.assign(buf, buf + n);
       }

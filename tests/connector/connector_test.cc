@@ -241,7 +241,7 @@ TEST_F(ConnTest, ConnectAcceptSendAndWrite) {
   EXPECT_EQ(ci.MpaRevision, 2u);
   EXPECT_FALSE(ci.Crc);
   EXPECT_FALSE(ci.Markers);
-  EXPECT_FALSE(ci.PeerToPeer);
+  EXPECT_TRUE(ci.PeerToPeer);  // the default: NDK connection semantics
   EXPECT_EQ(ci.LastTerminateSent, 0xFFFFFFFFu);
   // CompleteConnect twice, Accept again: wrong state.
   Req r;

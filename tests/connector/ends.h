@@ -66,11 +66,12 @@ class EndsTest : public ::testing::Test {
   // PD, QP and MR on `pa`; the QP's CQ on `ca`.
   void make(End& e, NDK_ADAPTER* pa, NDK_ADAPTER* ca) {
     ASSERT_EQ(pa->Dispatch->NdkCreatePd(pa, nullptr, nullptr, &e.pd), STATUS_SUCCESS);
-    ASSERT_EQ(ca->Dispatch->NdkCreateCq(ca, 256, nullptr, nullptr, nullptr, nullptr, nullptr, &e.cq),
-              STATUS_SUCCESS);
-    ASSERT_EQ(e.pd->Dispatch->NdkCreateQp(e.pd, e.cq, e.cq, &e, 32, 32, 2, 2, 0, nullptr, nullptr,
-                                          &e.qp),
-              STATUS_SUCCESS);
+    ASSERT_EQ(
+        ca->Dispatch->NdkCreateCq(ca, 256, nullptr, nullptr, nullptr, nullptr, nullptr, &e.cq),
+        STATUS_SUCCESS);
+    ASSERT_EQ(
+        e.pd->Dispatch->NdkCreateQp(e.pd, e.cq, e.cq, &e, 32, 32, 2, 2, 0, nullptr, nullptr, &e.qp),
+        STATUS_SUCCESS);
     ASSERT_EQ(e.pd->Dispatch->NdkCreateMr(e.pd, FALSE, nullptr, nullptr, &e.mr), STATUS_SUCCESS);
     MDL mdl{};
     mdl.VirtualAddress = e.mem.data();
@@ -122,8 +123,7 @@ class EndsTest : public ::testing::Test {
   }
   NTSTATUS complete_connect(End& c) {
     Req cc;
-    return cc.wait(
-        c.conn->Dispatch->NdkCompleteConnect(c.conn, &Events::cb, &c.ev, &Req::cb, &cc));
+    return cc.wait(c.conn->Dispatch->NdkCompleteConnect(c.conn, &Events::cb, &c.ev, &Req::cb, &cc));
   }
   // c connects to the listener port; s is accepted from `in` with its QP.
   void establish(End& c, End& s, Incoming& in, uint16_t port, NDK_SHARED_ENDPOINT* se = nullptr) {
@@ -163,16 +163,16 @@ class EndsTest : public ::testing::Test {
     }
     for (size_t i = 0; i < 4096; ++i) a.mem[8192 + i] = static_cast<uint8_t>(i ^ 0xA5);
     NDK_SGE w = a.sge(8192, 4096);
-    ASSERT_EQ(a.qp->Dispatch->NdkWrite(a.qp, nullptr, &w, 1,
-                                       reinterpret_cast<uintptr_t>(b.mem.data()) + 16384, b.token,
-                                       0),
-              STATUS_SUCCESS);
+    ASSERT_EQ(
+        a.qp->Dispatch->NdkWrite(a.qp, nullptr, &w, 1,
+                                 reinterpret_cast<uintptr_t>(b.mem.data()) + 16384, b.token, 0),
+        STATUS_SUCCESS);
     auto x = poll(a.cq, 1);
     ASSERT_EQ(x.size(), 1u);
     EXPECT_EQ(x[0].Status, STATUS_SUCCESS);
     // A Write's completion is local (sent): the bytes land a little later.
-    EXPECT_TRUE(
-        eventually([&] { return std::memcmp(a.mem.data() + 8192, b.mem.data() + 16384, 4096) == 0; }));
+    EXPECT_TRUE(eventually(
+        [&] { return std::memcmp(a.mem.data() + 8192, b.mem.data() + 16384, 4096) == 0; }));
   }
   void close_end(End& e) {
     for (void* o : {static_cast<void*>(e.conn), static_cast<void*>(e.qp), static_cast<void*>(e.mr),

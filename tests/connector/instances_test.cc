@@ -71,8 +71,9 @@ TEST_F(Instances, ConnectWithSharedEndpointOfAnotherInstance) {
   make(s, a1, a2);
   NDK_SHARED_ENDPOINT* se = nullptr;
   auto local = v4("127.0.0.1", 0);
-  ASSERT_EQ(a1->Dispatch->NdkCreateSharedEndpoint(a1, sa(local), sizeof local, nullptr, nullptr, &se),
-            STATUS_SUCCESS);
+  ASSERT_EQ(
+      a1->Dispatch->NdkCreateSharedEndpoint(a1, sa(local), sizeof local, nullptr, nullptr, &se),
+      STATUS_SUCCESS);
   Incoming in;
   uint16_t port;
   NDK_LISTENER* l = listen(a2, in, &port);
@@ -164,8 +165,8 @@ TEST_F(Instances, ObjectsOfAnotherInterfaceAreRefused) {
             STATUS_PENDING);
   NDK_CONNECTOR* incoming = in.next();
   ASSERT_NE(incoming, nullptr);
-  EXPECT_EQ(incoming->Dispatch->NdkAcceptEx(incoming, c.qp, 4, 4, nullptr, 0, &Events::cb_ex,
-                                            &s.ev, &Req::cb, &r),
+  EXPECT_EQ(incoming->Dispatch->NdkAcceptEx(incoming, c.qp, 4, 4, nullptr, 0, &Events::cb_ex, &s.ev,
+                                            &Req::cb, &r),
             STATUS_INVALID_PARAMETER);
   // ... while a QP of this interface is still accepted on it.
   Req ar;
@@ -179,9 +180,9 @@ TEST_F(Instances, ObjectsOfAnotherInterfaceAreRefused) {
   // A shared endpoint of the other interface.
   NDK_SHARED_ENDPOINT* se = nullptr;
   auto any = v4("127.0.0.1", 0);
-  ASSERT_EQ(other->Dispatch->NdkCreateSharedEndpoint(other, sa(any), sizeof any, nullptr, nullptr,
-                                                     &se),
-            STATUS_SUCCESS);
+  ASSERT_EQ(
+      other->Dispatch->NdkCreateSharedEndpoint(other, sa(any), sizeof any, nullptr, nullptr, &se),
+      STATUS_SUCCESS);
   NDK_CONNECTOR* k2 = connector(a1);
   End d;
   make(d, a1, a1);

@@ -128,12 +128,13 @@ TEST_F(NdkSemantics, FallbackWithoutP2pHoldsOnlyWireRequests) {
   MDL mdl{};
   mdl.VirtualAddress = frmem.data();
   mdl.ByteCount = 2 * NDK_PAGE_SIZE;
-  std::vector<uint8_t> lam_buf(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + 8 * sizeof(NDK_LOGICAL_ADDRESS));
+  std::vector<uint8_t> lam_buf(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) +
+                               8 * sizeof(NDK_LOGICAL_ADDRESS));
   auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_buf.data());
   ULONG lam_size = static_cast<ULONG>(lam_buf.size()), fbo = 0;
-  ASSERT_EQ(sa_->Dispatch->NdkBuildLAM(sa_, &mdl, mdl.ByteCount, nullptr, nullptr, lam, &lam_size,
-                                       &fbo),
-            STATUS_SUCCESS);
+  ASSERT_EQ(
+      sa_->Dispatch->NdkBuildLAM(sa_, &mdl, mdl.ByteCount, nullptr, nullptr, lam, &lam_size, &fbo),
+      STATUS_SUCCESS);
   const ULONG kw = NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_ALLOW_LOCAL_WRITE;
   ASSERT_EQ(s.qp->Dispatch->NdkBind(s.qp, (void*)1, s.mr, mw, s.mem.data(), 4096, kw),
             STATUS_SUCCESS);

@@ -142,7 +142,7 @@ tcp::ConnSettings settings_from(const Options& o) {
   tcp::ConnSettings cs;
   if (o.rev) cs.mpa.revision = static_cast<uint8_t>(o.rev);
   cs.mpa.crc_required = o.crc;
-  if (!o.p2p.empty()) {
+  if (!o.p2p.empty() && o.p2p != "none") {
     cs.mpa.peer_to_peer = true;
     cs.mpa.rtr_types = o.p2p == "write"  ? mpa::kRtrWrite
                        : o.p2p == "read" ? mpa::kRtrRead

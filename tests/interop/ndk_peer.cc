@@ -86,7 +86,9 @@ class Peer {
     ULONG f = 0;
     if (o_.crc) f |= SOFTNDK_MPA_CRC_REQUIRED;
     if (o_.p2p.empty()) {
-      f |= SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ;
+      // The library's default: P2P offered (Write and Read RTR).
+    } else if (o_.p2p == "none") {
+      f |= SOFTNDK_MPA_NO_PEER_TO_PEER | SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ;
     } else {
       f |= SOFTNDK_MPA_PEER_TO_PEER;
       if (o_.p2p != "read") f |= SOFTNDK_MPA_RTR_WRITE;

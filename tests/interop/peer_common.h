@@ -61,7 +61,7 @@ struct Options {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
   bool crc = false;     // SOFTNDK_MPA_CRC_REQUIRED
-  std::string p2p;      // "", write, read, both: offer P2P with these RTRs
+  std::string p2p;      // "" (default), none, write, read, both: P2P offer and RTRs
   unsigned rev = 0;     // MPA revision we send (0: default)
   Bytes pd;             // private data of the Request / accepting Reply
   bool reject = false;  // listen: reject with `reject_pd`
@@ -77,7 +77,8 @@ struct Options {
   std::fprintf(stderr,
                "usage: %s connect HOST:PORT | listen HOST:PORT  [options]\n"
                "  --crc              require CRC (SOFTNDK_MPA_CRC_REQUIRED)\n"
-               "  --p2p write|read|both  offer RFC 6581 peer-to-peer with these RTRs\n"
+               "  --p2p none|write|read|both  offer RFC 6581 peer-to-peer with these RTRs\n"
+               "                    (none: no offer; default: the driver's own default)\n"
                "  --rev 1|2          MPA revision to send\n"
                "  --pd HEX | --pd-len N   private data (pattern 0xA0+i for --pd-len)\n"
                "  --reject HEX | --reject-len N   listen: reject with this private data\n"
@@ -140,7 +141,8 @@ inline Options parse(int argc, char** argv) {
     else
       usage(argv[0]);
   }
-  if (!o.p2p.empty() && o.p2p != "write" && o.p2p != "read" && o.p2p != "both") usage(argv[0]);
+  if (!o.p2p.empty() && o.p2p != "write" && o.p2p != "read" && o.p2p != "both" && o.p2p != "none")
+    usage(argv[0]);
   return o;
 }
 

@@ -43,7 +43,7 @@ TO_HOST_IP=10.0.2.100
 # ndk_peer on the public NDK ABI).
 CASES=(
   # stock siw.ko (unmodified 6.1 source), softndk initiator -> rping -s -P
-  "stock mpa_default.engine 60" "stock mpa_default.ndk 60"
+  "stock mpa_default.engine 60" "stock mpa_default.ndk 60" "stock mpa_no_p2p.ndk 60"
   "stock mpa_crc_softndk.engine 60" "stock mpa_crc_softndk.ndk 60"
   "stock mpa_p2p_write.engine 60" "stock mpa_p2p_write.ndk 60"
   "stock mpa_p2p_read.engine 60" "stock mpa_p2p_read.ndk 60" "stock mpa_p2p_read_delayed.engine 60"
@@ -486,13 +486,39 @@ case_mpa_default() {
   t0=$(now)
   connect_to_rping --pd-len 16
   check "connect succeeded" jtrue "$CDIR/peer.json" '.[0].status == "STATUS_SUCCESS"'
-  check "MPA rev 2, no CRC, no markers, no P2P" jtrue "$CDIR/peer.json" '.[0] | .mpa_rev == 2 and .crc == false and .markers == false and .p2p == false'
+  if [ "$DRIVER" = ndk ]; then
+    # An NDK adapter offers RFC 6581 P2P by default (NDK connection
+    # semantics, docs/connections.md); stock siw as responder takes the
+    # Write RTR.
+    check "MPA rev 2, no CRC, no markers, P2P with the Write RTR" jtrue "$CDIR/peer.json" '.[0] | .mpa_rev == 2 and .crc == false and .markers == false and .p2p == true and .rtr == "write"'
+  else
+    check "MPA rev 2, no CRC, no markers, no P2P" jtrue "$CDIR/peer.json" '.[0] | .mpa_rev == 2 and .crc == false and .markers == false and .p2p == false'
+  fi
   check "IRD/ORD 1/1 (siw answers our ORD/IRD)" jtrue "$CDIR/peer.json" '.[0] | .ird == 1 and .ord == 1'
   check "graceful disconnect" jtrue "$CDIR/peer.json" '.[0].disconnect == "STATUS_SUCCESS"'
   check "rping (siw) saw ESTABLISHED" test "$RPING_NEW" -ge 1
   cap_window "$t0"
-  cap_has "request rev 2 with 16 B ULP data after the IRD/ORD words" 'MPA REQUEST  rev=2  M=0 C=0 R=0 S/enhanced=1 res=0x0  pd_len=20  pd=00010001a0a1a2a3'
+  if [ "$DRIVER" = ndk ]; then
+    cap_has "request rev 2 with 16 B ULP data after the IRD/ORD words" 'MPA REQUEST  rev=2  M=0 C=0 R=0 S/enhanced=1 res=0x0  pd_len=20  pd=........a0a1a2a3'
+    cap_has "P2P offer" 'flags: P2P,RTR:'
+  else
+    cap_has "request rev 2 with 16 B ULP data after the IRD/ORD words" 'MPA REQUEST  rev=2  M=0 C=0 R=0 S/enhanced=1 res=0x0  pd_len=20  pd=00010001a0a1a2a3'
+  fi
   cap_has "siw's reply rev 2, C=0" 'MPA REPLY  rev=2  M=0 C=0 R=0 S/enhanced=1'
+}
+
+# The NDK adapter with P2P switched off (SOFTNDK_MPA_NO_PEER_TO_PEER): the
+# Request of softndk 0.1, no RTR.
+case_mpa_no_p2p() {
+  local t0
+  t0=$(now)
+  connect_to_rping --pd-len 16 --p2p none
+  check "connect succeeded" jtrue "$CDIR/peer.json" '.[0].status == "STATUS_SUCCESS"'
+  check "MPA rev 2, no P2P" jtrue "$CDIR/peer.json" '.[0] | .mpa_rev == 2 and .p2p == false'
+  check "graceful disconnect" jtrue "$CDIR/peer.json" '.[0].disconnect == "STATUS_SUCCESS"'
+  check "rping (siw) saw ESTABLISHED" test "$RPING_NEW" -ge 1
+  cap_window "$t0"
+  cap_has "request without the P2P bits" 'MPA REQUEST  rev=2  M=0 C=0 R=0 S/enhanced=1 res=0x0  pd_len=20  pd=00010001a0a1a2a3'
 }
 
 case_mpa_crc_softndk() {

@@ -91,6 +91,10 @@ TEST_F(Faults, DropTxLosesTheSendThenTheMsnGapTerminates) {
   post_recv(s_, 0, 4096, (void*)0xB1);
   post_recv(s_, 4096, 4096, (void*)0xB2);
   post_recv(c_, 8192, 4096, (void*)0xA0);
+  // What the connection carried before (the P2P RTR of NdkCompleteConnect).
+  ASSERT_TRUE(
+      eventually([&] { return s_.qp_counters().RDMAInFrames == c_.qp_counters().RDMAOutFrames; }));
+  const SOFTNDK_COUNTERS s0 = s_.qp_counters(), c0 = c_.qp_counters();
   ASSERT_EQ(inject(c_, SoftNdkFaultDropTx, 1), STATUS_SUCCESS);
   post_send(c_, 0, 500, (void*)0xA1);
   auto a = poll(c_.cq, 1);  // completes locally: TCP (the fault) took it
@@ -99,10 +103,10 @@ TEST_F(Faults, DropTxLosesTheSendThenTheMsnGapTerminates) {
   EXPECT_EQ(a[0].Status, STATUS_SUCCESS);
   // The receiver never sees it.
   EXPECT_TRUE(drain(s_.cq, 300ms).empty());
-  EXPECT_EQ(s_.qp_counters().RDMAInFrames, 0u);
+  EXPECT_EQ(s_.qp_counters().RDMAInFrames, s0.RDMAInFrames);
   // Nothing reached the socket: the dropped FPDU is in no counter.
-  EXPECT_EQ(c_.qp_counters().RDMAOutFrames, 0u);
-  EXPECT_EQ(c_.qp_counters().RDMAOutOctets, 0u);
+  EXPECT_EQ(c_.qp_counters().RDMAOutFrames, c0.RDMAOutFrames);
+  EXPECT_EQ(c_.qp_counters().RDMAOutOctets, c0.RDMAOutOctets);
   // The next Send carries MSN 2 where 1 is expected: DDP MSN-range Terminate.
   post_send(c_, 0, 500, (void*)0xA2);
   ASSERT_TRUE(eventually([&] { return c_.info().LastTerminateReceived != kNoTerminate; }));
@@ -182,7 +186,7 @@ TEST_F(Faults, CountersCountOnlyWhatReachedTheSocket) {
   connect();
   send_ok(c_, s_, 100);
   const SOFTNDK_COUNTERS c0 = c_.qp_counters();
-  EXPECT_EQ(c0.RDMAOutFrames, 1u);
+  EXPECT_EQ(c0.RDMAOutFrames, 2u);  // the P2P RTR and the Send
   EXPECT_EQ(c0.RDMAOutOctets, s_.qp_counters().RDMAInOctets);
   // Two Writes dropped (lost silently): nothing more counted.
   ASSERT_EQ(inject(c_, SoftNdkFaultDropTx, 2), STATUS_SUCCESS);

@@ -81,11 +81,13 @@ TEST_P(Trace, QpTraceFromBeforeTheConnectionDecodes) {
   Decoded d = decode(path);
   EXPECT_TRUE(d.bad.empty()) << d.bad;
   EXPECT_EQ(d.mpa_frames, 2u);
-  EXPECT_EQ(d.ops[kSend], 3);   // write_ok's Send behind the Write included
-  EXPECT_EQ(d.ops[kWrite], 3);  // 150000 B in FPDUs of at most 65520 B
+  EXPECT_EQ(d.ops[kSend], 3);  // write_ok's Send behind the Write included
+  // 150000 B in FPDUs of at most 65520 B, and the P2P Write RTR that
+  // NdkCompleteConnect sent (the default: NDK connection semantics).
+  EXPECT_EQ(d.ops[kWrite], 4);
   EXPECT_EQ(d.ops[kReadReq], 1);
   EXPECT_EQ(d.ops[kReadResp], 2);
-  EXPECT_EQ(d.fpdus, 9u) << "every FPDU of the counters, nothing else";
+  EXPECT_EQ(d.fpdus, 10u) << "every FPDU of the counters, nothing else";
   EXPECT_EQ(d.crc_checked, crc ? d.fpdus : 0u);
   // The FPDU count matches the QP counters of this end.
   SOFTNDK_COUNTERS k = c_.qp_counters();
@@ -173,10 +175,10 @@ TEST_F(AdapterTrace, BothEndsInOneAdapterRecordTheConnectionOnce) {
   EXPECT_TRUE(d.bad.empty()) << d.bad;
   EXPECT_EQ(d.mpa_frames, 2u);
   EXPECT_EQ(d.ops[kSend], 3);
-  EXPECT_EQ(d.ops[kWrite], 3);
+  EXPECT_EQ(d.ops[kWrite], 4);  // with the P2P Write RTR
   EXPECT_EQ(d.ops[kReadReq], 1);
   EXPECT_EQ(d.ops[kReadResp], 2);
-  EXPECT_EQ(d.fpdus, 9u) << "every FPDU once";
+  EXPECT_EQ(d.fpdus, 10u) << "every FPDU once";
   EXPECT_EQ(d.crc_checked, d.fpdus);
   EXPECT_EQ(run(tshark(path) + " -Y tcp.analysis.retransmission 2>/dev/null"), "");
   if (!HasFailure()) std::filesystem::remove(path);
