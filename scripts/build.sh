@@ -5,7 +5,10 @@ set -euo pipefail
 flavour=${1:-plain}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/build/$flavour"
-args=(-S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# Our builds treat warnings as errors and build every component (a user's
+# plain `cmake` build has no -Werror and no benchmarks: see CMakeLists.txt).
+args=(-S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOFTNDK_WERROR=ON
+      -DBUILD_TESTING=ON -DSOFTNDK_BUILD_TOOLS=ON -DSOFTNDK_BUILD_BENCH=ON)
 # ccache, where installed, makes rebuilds in other checkouts of the tree cheap
 # (paths relative to the checkout: CCACHE_BASEDIR/NOHASHDIR below).
 if command -v ccache >/dev/null; then

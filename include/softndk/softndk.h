@@ -3,6 +3,7 @@
  *
  * NDKPI leaves adapter discovery and opening to NDIS, which Linux does not
  * have. This header provides:
+ *   0. the version of the library (SoftNdkGetVersion);
  *   1. adapter discovery and open/close (one adapter per Linux network
  *      interface that has an IP address, loopback included);
  *   2. the asynchronous adapter-control interface, after the "IRP-based
@@ -22,10 +23,23 @@
 #include <netinet/in.h>
 
 #include "softndk/ndkpi.h"
+#include "softndk/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* 0. Version                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* The version of the libsoftndk this program runs with, as
+ * SOFTNDK_MAKE_VERSION(major, minor, patch) (softndk/version.h); the headers
+ * it was built with are SOFTNDK_VERSION. A program built against one 0.x
+ * version runs with any later one of the same SONAME (docs/abi.md). When
+ * pText is not NULL it receives the version as text ("0.1.0", static
+ * storage). Never fails; callable at any time, from any thread. */
+ULONG SoftNdkGetVersion(const char** pText);
 
 /* ------------------------------------------------------------------------ */
 /* 1. Discovery, open and close                                             */

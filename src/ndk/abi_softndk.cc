@@ -11,6 +11,13 @@ using softndk::ndk::abi::live_adapter;
 
 extern "C" {
 
+ULONG SoftNdkGetVersion(const char** pText) {
+  // The macros of the softndk/version.h this library was built with, so the
+  // number is the library's own, whatever headers its caller had.
+  if (pText != nullptr) *pText = SOFTNDK_VERSION_STRING;
+  return SOFTNDK_VERSION;
+}
+
 NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount) {
   return guarded([&]() -> NTSTATUS {
     if (pCount == nullptr) return STATUS_INVALID_PARAMETER;

@@ -16,7 +16,24 @@ static void expect(const char* what, NTSTATUS got, NTSTATUS want) {
   }
 }
 
+/* SoftNdkGetVersion: the library's version is the one of the headers it
+ * was built with (one build here), in number and text form. */
+static void check_version(void) {
+  const char* text = NULL;
+  ULONG v = SoftNdkGetVersion(&text);
+  char want[32];
+  snprintf(want, sizeof want, "%u.%u.%u", (unsigned)SOFTNDK_VERSION_MAJOR_OF(v),
+           (unsigned)SOFTNDK_VERSION_MINOR_OF(v), (unsigned)SOFTNDK_VERSION_PATCH_OF(v));
+  printf("%-32s %s (0x%06x)\n", "SoftNdkGetVersion", text ? text : "(null)", (unsigned)v);
+  if (v != SOFTNDK_VERSION || text == NULL || strcmp(text, SOFTNDK_VERSION_STRING) != 0 ||
+      strcmp(text, want) != 0 || SoftNdkGetVersion(NULL) != v) {
+    fprintf(stderr, "  expected %s (0x%06x)\n", SOFTNDK_VERSION_STRING, (unsigned)SOFTNDK_VERSION);
+    ++failures;
+  }
+}
+
 int main(void) {
+  check_version();
   NDK_VERSION v = {NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
   NDK_ADAPTER* a = NULL;
   SOFTNDK_OPEN_PARAMETERS p;

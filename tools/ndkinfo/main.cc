@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "common/version.h"
 #include "render.h"
 #include "report.h"
 
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "Every limit, decoded flags and counters");
   app.add_flag("--json", as_json, "Machine-readable JSON (stable keys, see docs/ndkinfo.md)");
   app.add_flag("-l,--list", list_only, "Adapter names only (no adapter is opened)");
+  app.set_version_flag("--version", softndk::tools::version_text("ndkinfo"),
+                       "Print the softndk version and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/version.h"
+
 namespace softndk::ndkperf {
 
 namespace {
@@ -69,11 +71,16 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
       ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("--quiet", o.quiet, "no progress line");
   app.add_flag("-F,-R", ignored, "accepted for perftest compatibility; no effect");
+  app.set_version_flag("--version", softndk::tools::version_text("ndkperf"),
+                       "print the softndk version and exit");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     text = app.help();
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    text = std::string(e.what()) + "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
     text = first_line(e.what()) + " (see ndkperf --help)";

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/version.h"
 #include "ndkping/rping_msg.h"
 
 namespace softndk::ndkping {
@@ -25,10 +26,15 @@ int parse_ping_options(int argc, const char* const* argv, PingOptions& o, std::s
   app.add_flag("-P", o.persistent, "persistent server mode: serve clients until killed");
   app.add_option("--timeout", o.timeout, "seconds a step may take (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
+  app.set_version_flag("--version", softndk::tools::version_text("ndkping"),
+                       "print the softndk version and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     text = app.help();
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    text = std::string(e.what()) + "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
     std::string m = e.what();

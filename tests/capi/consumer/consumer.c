@@ -3,6 +3,13 @@
 #include <stdio.h>
 
 int main(void) {
+  /* The installed headers and the installed library are one version. */
+  const char* version = NULL;
+  if (SoftNdkGetVersion(&version) != SOFTNDK_VERSION) {
+    printf("SoftNdkGetVersion: %s, headers %s\n", version, SOFTNDK_VERSION_STRING);
+    return 1;
+  }
+  printf("softndk %s\n", version);
   NDK_VERSION v = {NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
   NDK_ADAPTER* a = NULL;
   NTSTATUS s = SoftNdkOpenAdapter("lo", v, NULL, &a);
