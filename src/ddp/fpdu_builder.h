@@ -68,8 +68,12 @@ class FpduWriter {
   // Writes pad + CRC (zero when CRC is off) and returns the trailer piece.
   // Pad bytes are zero (RFC 5044) unless `pad_bytes` (exactly the pad length)
   // is given: only for reproducing captured traffic, where Linux siw leaves
-  // stale bytes in the pad.
+  // stale bytes in the pad. Without a successful begin() there is no
+  // scratch to write into: empty span. (GCC 12 at -O3 also threads the
+  // failed-begin path of build_fpdu() into here and warned about the write
+  // through the null scratch; the check makes that path defined.)
   std::span<const uint8_t> finish(std::span<const uint8_t> pad_bytes = {}) {
+    if (s_ == nullptr) return {};
     const size_t pad = mpa_pad(ulpdu_);
     uint8_t* t = s_->trailer;
     if (pad_bytes.size() == pad && pad > 0)

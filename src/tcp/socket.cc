@@ -99,7 +99,13 @@ std::string SockAddr::str() const {
   }
   if (family() == AF_INET6) {
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, buf, sizeof buf);
-    return "[" + std::string(buf) + "]:" + std::to_string(port());
+    // Appended piece by piece: `"[" + std::string(...)` trips a GCC 12 -O3
+    // -Wrestrict false positive inside std::string (GCC bug 105329).
+    std::string text = "[";
+    text += buf;
+    text += "]:";
+    text += std::to_string(port());
+    return text;
   }
   return "?";
 }

@@ -168,7 +168,12 @@ class Json {
  private:
   Json& raw(const char* k, const std::string& v) {
     if (!body_.empty()) body_ += ", ";
-    body_ += "\"" + std::string(k) + "\": " + v;
+    // Appended piece by piece: `"\"" + std::string(k)` trips a GCC 12 -O3
+    // -Wrestrict false positive inside std::string (GCC bug 105329).
+    body_ += '"';
+    body_ += k;
+    body_ += "\": ";
+    body_ += v;
     return *this;
   }
   std::string body_;
