@@ -100,7 +100,7 @@ void PcapFile::packet(std::span<const uint8_t> hdr, const iovec* iov, int niov, 
 
 TcpFlow::TcpFlow(const sockaddr_storage& local, const sockaddr_storage& peer, bool local_is_client)
     : local_is_client_(local_is_client) {
-  auto take = [this](const sockaddr_storage& ss, uint8_t* addr, uint16_t* port) {
+  auto take = [](const sockaddr_storage& ss, uint8_t* addr, uint16_t* port) {
     if (ss.ss_family == AF_INET6) {
       const auto* s6 = reinterpret_cast<const sockaddr_in6*>(&ss);
       std::memcpy(addr, &s6->sin6_addr, 16);

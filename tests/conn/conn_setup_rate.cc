@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   b.settings.connect_timeout = 20000ms;
   NTSTATUS st = Listener::create(
       b.engine, b.settings, *SockAddr::parse("127.0.0.1", 0), 4096,
-      [&b](std::shared_ptr<PendingConnection> p) {
+      [](std::shared_ptr<PendingConnection> p) {
         p->accept(4, 4, {}, [](NTSTATUS s, std::shared_ptr<Connection> c) {
           if (s != STATUS_SUCCESS) return;
           // The server answers the client's FIN with its own.

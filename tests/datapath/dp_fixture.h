@@ -331,11 +331,11 @@ class DpTest : public ::testing::Test {
   // An SGL over p[0, len): one entry, or (split, len > 1) two halves.
   // Returns the entry count (inline posts need no token).
   static ULONG sgl_of(uint8_t* p, ULONG len, bool split, NDK_SGE (&s)[2]) {
-    s[0] = {p, len, 0};
+    s[0] = {{p}, len, 0};
     s[1] = {};
     if (!split || len < 2) return 1;
     s[0].Length = len / 2;
-    s[1] = {p + len / 2, len - len / 2, 0};
+    s[1] = {{p + len / 2}, len - len / 2, 0};
     return 2;
   }
   static void fill_pattern(uint8_t* p, size_t n, uint32_t seed) {

@@ -361,7 +361,7 @@ TEST_P(RawWireDirect, SlotlessDirectSendStuckInAFullSocketIsFlushedFirst) {
   auto peer = RawPeer::attach(c);
   peer->pause(true);
   std::vector<uint8_t> pay(256, 0x6B);
-  NDK_SGE s{pay.data(), 256, 0};
+  NDK_SGE s{{pay.data()}, 256, 0};
   NDK_RESULT_EX r[16];
   // The peer never looks at the Writes' STag: nothing it reads arrives.
   auto post = [&](uintptr_t ctx) {

@@ -56,7 +56,7 @@ TEST_F(Stress, ManyQpsManyThreads) {
     });
     // Sender thread: Sends, Writes and Reads mixed, bounded outstanding.
     th.emplace_back([&, i] {
-      int sent = 0, done = 0, outstanding = 0;
+      int sent = 0, outstanding = 0;
       NDK_SGE s = src[i].sge(0, 2048), w = src[i].sge(0, 64 * 1024), k = sink[i].sge(0, 64 * 1024);
       auto deadline = std::chrono::steady_clock::now() + 20s;
       NDK_RESULT r[16];
@@ -84,7 +84,6 @@ TEST_F(Stress, ManyQpsManyThreads) {
         for (ULONG j = 0; j < k; ++j)
           if (r[j].Status != STATUS_SUCCESS) bad = true;
         outstanding -= static_cast<int>(k);
-        done += static_cast<int>(k);
       }
       if (outstanding != 0) bad = true;
     });

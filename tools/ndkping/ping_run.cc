@@ -40,8 +40,7 @@ enum Ctx : uintptr_t { kRecv = 1, kSend = 2, kRead = 3, kWrite = 4 };
 class Endpoint {
  public:
   Endpoint(tools::Adapter& a, size_t rdma_size, bool client)
-      : a_(a),
-        pd_(a),
+      : pd_(a),
         cq_(a, 16),
         recv_(a, pd_, kRpingInfoSize, NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
         send_(a, pd_, kRpingInfoSize, NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
@@ -130,7 +129,6 @@ class Endpoint {
   }
 
  private:
-  tools::Adapter& a_;
   tools::Pd pd_;
   tools::Cq cq_;
   tools::Buffer recv_, send_, rdma_, start_;
