@@ -39,6 +39,7 @@ readelf -d "$(dpkg -L libsoftndk0 | grep 'libsoftndk\.so\.0$')" | grep -q 'SONAM
 step "ci-chroot: consumer with pkg-config --cflags --libs softndk"
 c=/src/tests/capi/consumer
 echo "pkg-config: $(pkg-config --cflags --libs softndk)"
+# shellcheck disable=SC2046  # pkg-config prints several words on purpose
 cc -std=c11 -Wall -Werror $(pkg-config --cflags softndk) "$c/consumer.c" -o /tmp/consumer_pc \
   $(pkg-config --libs softndk)
 /tmp/consumer_pc
