@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <memory>
 
 namespace softndk::tcp {
 
@@ -27,14 +29,20 @@ Reactor::Reactor(std::string name) : name_(std::move(name)) {
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeToken;
   epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev);
-  std::atomic<bool> started{false};
-  thread_ = std::thread([this, &started] {
+  // Wait for the thread to publish its id (on_thread) by sleeping, not by
+  // spinning: on a busy machine a yield loop kept the new thread off the
+  // CPU for tens of milliseconds, and every adapter open paid for it.
+  // The thread owns the promise: set_value may still touch it after the
+  // waiter woke and this constructor returned.
+  auto started = std::make_shared<std::promise<void>>();
+  std::future<void> up = started->get_future();
+  thread_ = std::thread([this, started] {
     thread_id_ = std::this_thread::get_id();
     pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
-    started.store(true, std::memory_order_release);
+    started->set_value();
     run();
   });
-  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+  up.wait();
 }
 
 Reactor::~Reactor() {

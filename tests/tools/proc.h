@@ -25,6 +25,8 @@ class Proc {
   ProcResult wait(double seconds);
   void kill_now();
   pid_t pid() const { return pid_; }
+  // What the child wrote to stderr so far (while it runs).
+  std::string err_so_far() const;
 
  private:
   pid_t pid_ = -1;

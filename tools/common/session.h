@@ -115,7 +115,13 @@ class Cq {
   // At least one result, or 0 when the deadline passes. Busy: spins on
   // NdkGetCqResults. Events: arms the CQ (ANY), re-polls, then sleeps until
   // the notification callback. Throws if the CQ reports overrun or failure.
+  // After interrupt(), returns 0 as soon as the CQ is empty.
   ULONG wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline);
+  // Makes every wait, current and later, return once the CQ is empty:
+  // for an event that ends the CQ's use (the peer disconnected), so the
+  // waiter reacts at once instead of at its deadline. Thread-safe, and
+  // safe from a provider callback.
+  void interrupt();
 
  private:
   struct Notify;
@@ -207,6 +213,17 @@ class Connection {
   void reject(const std::vector<uint8_t>& pdata);
 
   bool peer_disconnected() const;
+  // From now on the disconnect event also interrupts `cq` (Cq::interrupt),
+  // so a thread waiting for completions wakes when the peer goes. Call
+  // before accept/connect completes; `cq` must outlive the connection's
+  // events (declare the connection after the CQ's owner).
+  void interrupt_on_disconnect(Cq& cq);
+  // Why the connection ended, when not by a clean disconnect: "sent a
+  // Terminate: LLP layer, MPA CRC error (0x00020002)", "the peer sent a
+  // Terminate: ...", "connection reset (STATUS_CONNECTION_RESET)". Empty
+  // when nothing abnormal is known (no Terminate either way, and the
+  // disconnect event, if any, reported a graceful close).
+  std::string end_cause() const;
   // Graceful disconnect, bounded by the adapter timeout; errors ignored (the
   // peer may have gone first).
   void disconnect();
@@ -219,7 +236,7 @@ class Connection {
 
  private:
   struct Events;
-  static void on_disconnect(PVOID ctx);
+  static void on_disconnect(PVOID ctx, ULONG reason);
   Adapter& a_;
   NDK_CONNECTOR* conn_ = nullptr;
   Events* events_;
