@@ -6,11 +6,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <memory>
+#include <new>
 
 namespace softndk::tcp {
 
@@ -223,6 +225,26 @@ void Reactor::linger(std::chrono::microseconds d) {
   if (until > linger_until_) linger_until_ = until;
 }
 
+namespace {
+
+// Out of memory inside one handler or task (a process under an
+// address-space limit): that piece of work is lost - the request it served
+// fails or times out at its caller - but the reactor, and with it every
+// other connection of the process, goes on. An exception escaping the
+// reactor thread would end the process (std::terminate).
+template <class F>
+void survive_exhaustion(F&& f) {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fputs("softndk: out of memory in a reactor task; the request it served fails\n", stderr);
+  }
+}
+
+}  // namespace
+
 void Reactor::run() {
   constexpr int kMaxEvents = 64;
   epoll_event evs[kMaxEvents];
@@ -261,7 +283,7 @@ void Reactor::run() {
         auto it = by_token_.find(evs[i].data.u64);
         if (it != by_token_.end()) w = it->second;
       }
-      if (w) w->handler(evs[i].events);
+      if (w) survive_exhaustion([&] { w->handler(evs[i].events); });
     }
     if (io) io_wakeups_.fetch_add(1, std::memory_order_relaxed);
     run_due_timers();
@@ -270,7 +292,7 @@ void Reactor::run() {
       batch.swap(tasks_);
     }
     for (auto& t : batch) {
-      t();
+      survive_exhaustion(t);
       tasks_run_.fetch_add(1, std::memory_order_relaxed);
     }
     batch.clear();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 
 #include "common/softndk_entry.h"
 #include "common/status.h"
@@ -77,9 +78,23 @@ NTSTATUS Pending::finish(Pending* p, NTSTATUS returned, double timeout_s, NDK_OB
   return st;
 }
 
+Pending* Pending::try_make() noexcept {
+  try {
+    return new Pending;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 bool close_object(NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_OBJECT close, double timeout_s) {
   if (!obj || !close) return true;
-  auto* p = new Pending;
+  auto* p = Pending::try_make();
+  if (!p) {
+    // Out of memory (destructors run here, so nothing may throw): close
+    // without waiting; the caller treats the object as still open.
+    close(obj, nullptr, nullptr);
+    return false;
+  }
   NTSTATUS st = close(obj, &Pending::on_close, p);
   return Pending::finish(p, st, timeout_s) != STATUS_IO_TIMEOUT;
 }
@@ -243,9 +258,13 @@ Buffer::~Buffer() {
   bool freed_ok = true;
   if (mr_) {
     if (registered_) {
-      auto* p = new Pending;
-      NTSTATUS st = mr_->Dispatch->NdkDeregisterMr(mr_, &Pending::on_request, p);
-      freed_ok = Pending::finish(p, st, a_.timeout()) != STATUS_IO_TIMEOUT;
+      auto* p = Pending::try_make();
+      if (p) {
+        NTSTATUS st = mr_->Dispatch->NdkDeregisterMr(mr_, &Pending::on_request, p);
+        freed_ok = Pending::finish(p, st, a_.timeout()) != STATUS_IO_TIMEOUT;
+      } else {
+        freed_ok = false;  // out of memory: the close below still goes
+      }
     }
     freed_ok = close_object(&mr_->Header, mr_->Dispatch->NdkCloseMr, a_.timeout()) && freed_ok;
   }
@@ -294,6 +313,7 @@ Qp::~Qp() {
 
 struct Connection::Events {
   std::mutex m;
+  std::condition_variable cv;
   bool disconnected = false;
   ULONG reason = 0;  // the _EX event's: 0 graceful (FIN), else an NTSTATUS
   Cq* interrupt = nullptr;
@@ -305,6 +325,12 @@ void Connection::on_disconnect(PVOID ctx, ULONG reason) {
   e->disconnected = true;
   e->reason = reason;
   if (e->interrupt) e->interrupt->interrupt();
+  e->cv.notify_all();
+}
+
+bool Connection::wait_disconnected(double seconds) const {
+  std::unique_lock lk(events_->m);
+  return events_->cv.wait_until(lk, deadline_in(seconds), [&] { return events_->disconnected; });
 }
 
 void Connection::interrupt_on_disconnect(Cq& cq) {
@@ -408,7 +434,8 @@ bool Connection::peer_disconnected() const {
 void Connection::disconnect() {
   if (!connected_ || disconnected_) return;
   disconnected_ = true;
-  auto* p = new Pending;
+  auto* p = Pending::try_make();
+  if (!p) return;  // out of memory (a destructor may be calling): the close aborts instead
   NTSTATUS st = conn_->Dispatch->NdkDisconnect(conn_, &Pending::on_request, p);
   Pending::finish(p, st, a_.timeout());
 }

@@ -80,6 +80,9 @@ class Pending {
   // STATUS_IO_TIMEOUT is returned.
   static NTSTATUS finish(Pending* p, NTSTATUS returned, double timeout_s,
                          NDK_OBJECT_HEADER** obj = nullptr);
+  // A new Pending, or nullptr when memory is exhausted: for the closing
+  // paths, which run in destructors and must not throw.
+  static Pending* try_make() noexcept;
 
  private:
   struct Impl;
@@ -218,6 +221,9 @@ class Connection {
   // before accept/connect completes; `cq` must outlive the connection's
   // events (declare the connection after the CQ's owner).
   void interrupt_on_disconnect(Cq& cq);
+  // Waits up to `seconds` for the disconnect event; true once it came. A
+  // broken connection flushes its requests before the event says why.
+  bool wait_disconnected(double seconds) const;
   // Why the connection ended, when not by a clean disconnect: "sent a
   // Terminate: LLP layer, MPA CRC error (0x00020002)", "the peer sent a
   // Terminate: ...", "connection reset (STATUS_CONNECTION_RESET)". Empty

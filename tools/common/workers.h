@@ -23,8 +23,12 @@ namespace softndk::tools {
 class Workers {
  public:
   // `cap`: most workers alive at once (0: no cap); `stack_bytes`: each
-  // worker's stack.
-  explicit Workers(size_t cap, size_t stack_bytes = 1u << 20);
+  // worker's stack; `headroom_bytes`: address space that must still be
+  // free for a new worker to start (probed with a mapping that is given
+  // back at once), so that under an address-space limit a client is
+  // refused before its worker runs out of memory halfway, deep in a
+  // library call.
+  explicit Workers(size_t cap, size_t stack_bytes = 1u << 20, size_t headroom_bytes = 4u << 20);
   ~Workers();  // joins every worker (they must end on their own)
   Workers(const Workers&) = delete;
   Workers& operator=(const Workers&) = delete;
@@ -43,6 +47,7 @@ class Workers {
   static void* run(void* slot);
   const size_t cap_;
   const size_t stack_bytes_;
+  const size_t headroom_bytes_;
   std::mutex m_;  // guards Slot::done
   std::list<std::unique_ptr<Slot>> slots_;
 };

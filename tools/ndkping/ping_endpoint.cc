@@ -104,6 +104,9 @@ long Endpoint::wait(Ctx want, double timeout_s) {
 }
 
 std::string Endpoint::end_cause() const {
+  // A flush may come before the disconnect event that tells a reset from a
+  // graceful close: give the event a moment.
+  if (conn_ && flushed_ != STATUS_SUCCESS) conn_->wait_disconnected(1.0);
   std::string c = conn_ ? conn_->end_cause() : "";
   if (!c.empty()) return c;
   // No Terminate and no reset, but requests failed without the peer's
