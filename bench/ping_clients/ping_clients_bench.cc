@@ -165,8 +165,8 @@ Loop ping_loop(const std::string& bin, const std::string& lib, int n) {
   Loop l;
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i)
-    if (wait_exit(spawn({bin, "-c", "-a", "127.0.0.1", "-p", port, "-C", "1", "-V"},
-                        env.data())) != 0)
+    if (wait_exit(spawn({bin, "-c", "-a", "127.0.0.1", "-p", port, "-C", "1", "-V"}, env.data())) !=
+        0)
       ++l.failed;
   l.per_s = n / std::chrono::duration<double>(Clock::now() - t0).count();
   kill(server, SIGKILL);
@@ -219,7 +219,8 @@ int main(int argc, char** argv) {
   std::vector<double> tcp, now, old;
   int failed = 0;
   std::printf("%d sequential clients per loop, %d rounds\n", n, rounds);
-  std::printf("%-6s %14s %14s %14s\n", "round", "tcp conn/s", "ndkping/s", before.empty() ? "" : "before/s");
+  std::printf("%-6s %14s %14s %14s\n", "round", "tcp conn/s", "ndkping/s",
+              before.empty() ? "" : "before/s");
   for (int r = 0; r < rounds; ++r) {
     Loop t = tcp_loop(self, n, echo.port);
     Loop a = ping_loop(bin, "", n);

@@ -450,6 +450,7 @@ namespace {
 // "LLP layer, MPA CRC error (0x00020002)" for a SOFTNDK_CONNECTION_INFO
 // Terminate (layer<<16 | etype<<8 | code; RFC 5040 4.8 layers).
 std::string terminate_text(ULONG code) {
+  if (code == 0x00FFFFFF) return "a Terminate that could not be parsed";
   static const char* const kLayers[] = {"RDMAP", "DDP", "LLP"};
   ULONG layer = code >> 16;
   char hex[16];
@@ -478,6 +479,11 @@ std::string Connection::end_cause() const {
     return "connection lost (" + status_name(st) + ")";
   }
   return "";
+}
+
+std::string with_end_cause(const std::string& what, const Connection* c) {
+  std::string cause = c ? c->end_cause() : "";
+  return cause.empty() ? what : what + ": " + cause;
 }
 
 bool Connection::tcp_info(SOFTNDK_TCP_INFO& out) const {

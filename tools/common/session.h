@@ -250,6 +250,10 @@ class Connection {
   bool disconnected_ = false;
 };
 
+// `what` followed by ": " and the connection's end_cause() when it has one
+// (`c` may be null).
+std::string with_end_cause(const std::string& what, const Connection* c);
+
 class Listener {
  public:
   Listener(Adapter& a, const SockAddr& address);
