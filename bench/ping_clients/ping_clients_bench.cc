@@ -2,7 +2,8 @@
 // persistent server (`ndkping -s -P`) handles per second on loopback, side
 // by side with the same loop of processes that each make one plain TCP
 // connection and exchange 16 bytes (the cost of a process plus a connect:
-// the ceiling for any per-process client).
+// the ceiling for any per-process client) and with a loop of
+// `ndkping --help` (the cost of starting ndkping itself).
 //
 //   ping_clients_bench [-n CLIENTS] [--rounds R] [--ndkping PATH]
 //                      [--before PATH [--before-lib DIR]]
@@ -151,6 +152,17 @@ Loop tcp_loop(const std::string& self, int n, int port) {
   return l;
 }
 
+// `ndkping --help` N times: starting the binary (its libraries, libsoftndk
+// among them) and nothing else - the floor under any ndkping client.
+Loop help_loop(const std::string& bin, int n) {
+  Loop l;
+  auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i)
+    if (wait_exit(spawn({bin, "--help"})) != 0) ++l.failed;
+  l.per_s = n / std::chrono::duration<double>(Clock::now() - t0).count();
+  return l;
+}
+
 Loop ping_loop(const std::string& bin, const std::string& lib, int n) {
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e)
@@ -216,34 +228,38 @@ int main(int argc, char** argv) {
   if (len <= 0) return 1;
   self[len] = 0;
   EchoServer echo;
-  std::vector<double> tcp, now, old;
+  std::vector<double> tcp, help, now, old;
   int failed = 0;
   std::printf("%d sequential clients per loop, %d rounds\n", n, rounds);
-  std::printf("%-6s %14s %14s %14s\n", "round", "tcp conn/s", "ndkping/s",
+  std::printf("%-6s %14s %14s %14s %14s\n", "round", "tcp conn/s", "--help/s", "ndkping/s",
               before.empty() ? "" : "before/s");
   for (int r = 0; r < rounds; ++r) {
     Loop t = tcp_loop(self, n, echo.port);
+    Loop h = help_loop(bin, n);
     Loop a = ping_loop(bin, "", n);
     Loop b;
     if (!before.empty()) b = ping_loop(before, before_lib, n);
     failed += t.failed + a.failed + b.failed;
     tcp.push_back(t.per_s);
+    help.push_back(h.per_s);
     now.push_back(a.per_s);
     if (!before.empty()) old.push_back(b.per_s);
-    std::printf("%-6d %14.1f %14.1f", r + 1, t.per_s, a.per_s);
+    std::printf("%-6d %14.1f %14.1f %14.1f", r + 1, t.per_s, h.per_s, a.per_s);
     if (!before.empty()) std::printf(" %14.1f", b.per_s);
     std::printf("   failed: %d/%d/%d\n", t.failed, a.failed, b.failed);
   }
-  std::vector<double> ratio_now, ratio_old, speedup;
+  std::vector<double> ratio_now, ratio_help, ratio_old, speedup;
   for (size_t i = 0; i < tcp.size(); ++i) {
     ratio_now.push_back(now[i] / tcp[i]);
+    ratio_help.push_back(now[i] / help[i]);
     if (!old.empty()) {
       ratio_old.push_back(old[i] / tcp[i]);
       speedup.push_back(now[i] / old[i]);
     }
   }
-  std::printf("median: tcp %.1f/s, ndkping %.1f/s (%.2f of tcp)", median(tcp), median(now),
-              median(ratio_now));
+  std::printf(
+      "median: tcp %.1f/s, ndkping --help %.1f/s, ndkping %.1f/s (%.2f of tcp, %.2f of --help)",
+      median(tcp), median(help), median(now), median(ratio_now), median(ratio_help));
   if (!old.empty())
     std::printf(", before %.1f/s (%.2f of tcp); ndkping/before %.1fx", median(old),
                 median(ratio_old), median(speedup));
