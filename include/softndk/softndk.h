@@ -284,6 +284,11 @@ typedef struct _SOFTNDK_CONNECTION_INFO {
 
 NTSTATUS SoftNdkQueryConnectionInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_CONNECTION_INFO* pInfo);
 
+/* The name of a Terminate code in the encoding above ("MPA CRC error" for
+ * 0x00020002, RFC 5040/5041/5044 wording), or NULL for 0xFFFFFFFF and for
+ * codes the RFCs do not define. */
+const char* SoftNdkTerminateName(ULONG Code);
+
 /* What the kernel's TCP did with a connection's bytes (TCP_INFO and
  * TCP_CONGESTION of its socket): the congestion control in use, round trip,
  * retransmissions, reordering. Size must be set to sizeof(SOFTNDK_TCP_INFO)
