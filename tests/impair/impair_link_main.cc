@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--jitter-us", jitter_us, "extra uniform delay 0..J (reorders)")
       ->check(CLI::Range(0, 10000000));
   app.add_option("--duplicate", imp.duplicate, "fraction sent twice")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--corrupt", imp.corrupt, "fraction of TCP segments with a payload byte flipped "
-                                           "(TCP checksum fixed up)")
+  app.add_option("--corrupt", imp.corrupt,
+                 "fraction of TCP segments with a payload byte flipped "
+                 "(TCP checksum fixed up)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seconds", seconds, "stop after this long (default: until Ctrl-C)")
       ->check(CLI::Range(0.0, 86400.0));

@@ -170,8 +170,8 @@ void ImpairedLink::forward_loop() {
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   std::priority_queue<Held, std::vector<Held>, std::greater<>> held;
   uint64_t order = 0;
-  uint64_t next_seq[2] = {0, 0};   // arrival numbering per direction
-  uint64_t max_sent[2] = {0, 0};   // highest arrival number written, + 1
+  uint64_t next_seq[2] = {0, 0};  // arrival numbering per direction
+  uint64_t max_sent[2] = {0, 0};  // highest arrival number written, + 1
   const int out_fd[2] = {tun_b_, tun_a_};
   std::vector<uint8_t> buf(kMaxPacket);
 
@@ -247,8 +247,8 @@ void ImpairedLink::forward_loop() {
     }
     int timeout_ms = -1;
     if (!held.empty()) {
-      auto wait = std::chrono::duration_cast<std::chrono::microseconds>(held.top().due -
-                                                                        Clock::now());
+      auto wait =
+          std::chrono::duration_cast<std::chrono::microseconds>(held.top().due - Clock::now());
       timespec ts{0, std::max<int64_t>(0, wait.count()) * 1000};
       if (ts.tv_nsec >= 1000000000) {
         ts.tv_sec = ts.tv_nsec / 1000000000;

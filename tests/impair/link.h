@@ -31,11 +31,11 @@
 namespace softndk::test::impair {
 
 struct Impairment {
-  double loss = 0;                        // fraction of packets dropped, 0..1
-  std::chrono::microseconds delay{0};     // added to every packet
-  std::chrono::microseconds jitter{0};    // + uniform 0..jitter: reorders
-  double duplicate = 0;                   // fraction sent twice (the copy later)
-  double corrupt = 0;                     // fraction of TCP segments with payload damaged
+  double loss = 0;                      // fraction of packets dropped, 0..1
+  std::chrono::microseconds delay{0};   // added to every packet
+  std::chrono::microseconds jitter{0};  // + uniform 0..jitter: reorders
+  double duplicate = 0;                 // fraction sent twice (the copy later)
+  double corrupt = 0;                   // fraction of TCP segments with payload damaged
   // Corruption aims at a byte inside a run of `corrupt_run` bytes equal to
   // `corrupt_value` (a test's data pattern) when corrupt_run > 0; else any
   // payload byte. Segments without such a run are left alone.

@@ -1,19 +1,18 @@
 // link_test.cc - the impaired link itself, with plain TCP sockets: each
 // impairment does what it says and TCP still delivers (or, for corruption
 // with the checksum fixed up, delivers the damage).
+#include "impair/link.h"
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <future>
 #include <thread>
 #include <vector>
-
-#include "impair/link.h"
 
 namespace softndk::test::impair {
 namespace {

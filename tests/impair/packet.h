@@ -19,8 +19,8 @@ namespace softndk::test::impair {
 
 // Where the parts of an IPv4/TCP packet are (byte offsets into the packet).
 struct TcpView {
-  size_t ip_header_len = 0;  // IHL * 4
-  size_t tcp_offset = 0;     // = ip_header_len
+  size_t ip_header_len = 0;   // IHL * 4
+  size_t tcp_offset = 0;      // = ip_header_len
   size_t tcp_header_len = 0;  // data offset * 4
   size_t payload_offset = 0;
   size_t payload_len = 0;
