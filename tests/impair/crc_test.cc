@@ -88,9 +88,9 @@ Outcome send_through_corruption(int net, int crc) {
         std::memset(buf.data(), kFill, kLen);
         if (!listening.wait(15s)) throw tools::ToolError("server not listening");
         std::vector<uint8_t> peer, rej;
-        auto c = tools::Connection::connect(a, qp, sock_addr(link->addr_a(), 0),
-                                            sock_addr(link->addr_b(), kPort), 4, 4, {}, &peer,
-                                            &rej);
+        auto c =
+            tools::Connection::connect(a, qp, sock_addr(link->addr_a(), 0),
+                                       sock_addr(link->addr_b(), kPort), 4, 4, {}, &peer, &rej);
         NDK_SGE sge = buf.sge(0, kLen);
         ASSERT_EQ(qp.send(nullptr, &sge, 1, 0), STATUS_SUCCESS);
         NDK_RESULT r{};
