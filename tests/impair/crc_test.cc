@@ -28,7 +28,8 @@ struct Outcome {
 };
 
 // One Send of kLen bytes of kFill from A to B with exactly one byte of it
-// corrupted on the wire. crc: AdapterOptions::crc of both adapters.
+// corrupted on the wire. crc: AdapterOptions::crc of both adapters (-1
+// library default, 0 SOFTNDK_MPA_CRC_WHEN_ASKED, 1 required).
 Outcome send_through_corruption(int net, int crc) {
   Outcome o;
   std::string why;
@@ -129,8 +130,21 @@ TEST_F(CrcOverCorruptingLink, CrcCatchesWhatTcpLetsThrough) {
   EXPECT_EQ(o.terminate_received, kCrcTerminate) << std::hex << o.terminate_received;
 }
 
-// Documents the hazard: without CRC nothing between the two adapters sees
-// the flipped byte; the consumer gets it in a successful completion.
+// The library's default (no CRC flag): the two adapters are on different
+// hosts as far as each can tell, so both ask for CRC and the damage is
+// caught, with no switch set (docs/wire.md, "CRC by default off-host").
+TEST_F(CrcOverCorruptingLink, TheDefaultCatchesItOffHost) {
+  Outcome o = send_through_corruption(194, -1);
+  EXPECT_TRUE(o.server_crc);
+  EXPECT_TRUE(o.client_crc);
+  EXPECT_NE(o.receive, STATUS_SUCCESS) << "a corrupted Send completed successfully";
+  EXPECT_NE(o.receive, STATUS_PENDING);
+  EXPECT_EQ(o.terminate_sent, kCrcTerminate) << std::hex << o.terminate_sent;
+}
+
+// Documents the hazard: without CRC (both adapters SOFTNDK_MPA_CRC_WHEN_ASKED,
+// the old default) nothing between the two adapters sees the flipped byte;
+// the consumer gets it in a successful completion.
 TEST_F(CrcOverCorruptingLink, WithoutCrcTheDamageLandsSilently) {
   Outcome o = send_through_corruption(192, 0);
   EXPECT_FALSE(o.server_crc);

@@ -145,9 +145,9 @@ TEST(ImpairSoak, RdmaOverALossyReorderingLinkVerifiesEveryByte) {
           ASSERT_EQ(qp.receive(reinterpret_cast<void*>(i), &sge, 1), STATUS_SUCCESS);
         }
         std::vector<uint8_t> peer, rej;
-        auto c = tools::Connection::connect(a, qp, sock_addr(link->addr_a(), 0),
-                                            sock_addr(link->addr_b(), kPort), 16, 16, {}, &peer,
-                                            &rej);
+        auto c =
+            tools::Connection::connect(a, qp, sock_addr(link->addr_a(), 0),
+                                       sock_addr(link->addr_b(), kPort), 16, 16, {}, &peer, &rej);
         SOFTNDK_CONNECTION_INFO ci{};
         if (c->info(ci)) cr.crc = ci.Crc;
 
