@@ -128,6 +128,10 @@ TEST_F(CrcOverCorruptingLink, CrcCatchesWhatTcpLetsThrough) {
   EXPECT_NE(o.receive, STATUS_PENDING) << "the receive never completed (no flush)";
   EXPECT_EQ(o.terminate_sent, kCrcTerminate) << std::hex << o.terminate_sent;
   EXPECT_EQ(o.terminate_received, kCrcTerminate) << std::hex << o.terminate_received;
+  // The receive buffer itself may hold the flipped byte: payload is placed
+  // as it arrives and the FPDU's CRC is checked at its trailer (as siw
+  // does). What CRC guarantees is that the completion says so: the
+  // consumer never gets those bytes as a successful receive.
 }
 
 // The library's default (no CRC flag): the two adapters are on different
