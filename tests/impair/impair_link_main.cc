@@ -36,7 +36,15 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", seconds, "stop after this long (default: until Ctrl-C)")
       ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--seed", seed, "random seed");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "impair-link: " << e.what() << " (see --help)\n";
+    return 2;  // usage
+  }
   imp.delay = std::chrono::microseconds(delay_us);
   imp.jitter = std::chrono::microseconds(jitter_us);
 
@@ -44,7 +52,7 @@ int main(int argc, char** argv) {
   auto link = softndk::test::impair::ImpairedLink::create(net, &why, seed);
   if (!link) {
     std::cerr << "impair-link: " << why << '\n';
-    return 1;
+    return 1;  // the link could not be made (not root, no TUN)
   }
   link->set(imp);
   std::signal(SIGINT, on_signal);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <future>
@@ -143,6 +144,31 @@ TEST_F(ImpairLink, BlackHoleStallsThenTcpRecovers) {
   // inside it, the second (3 s) gets through.
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 1500ms);
   EXPECT_GT(link_->counters().dropped, 0u);
+}
+
+// The CLI: sets the link up, reports its counters, exits 0; a bad value is
+// a usage error (2) before anything is created.
+TEST(ImpairLinkCli, RunsForItsTimeAndReports) {
+  auto run = [](const std::string& args, int* rc) {
+    std::string out;
+    FILE* p = ::popen((std::string(IMPAIR_LINK_PATH) + " " + args + " 2>&1").c_str(), "r");
+    if (!p) return out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    int st = ::pclose(p);
+    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+  };
+  int rc = -1;
+  std::string out = run("--loss 2", &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--loss"), std::string::npos) << out;
+  std::string why;
+  if (!ImpairedLink::create(1, &why)) GTEST_SKIP() << why;
+  out = run("--net 188 --seconds 0.3 --loss 0.5", &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("address 10.188.0.1"), std::string::npos) << out;
+  EXPECT_NE(out.find("forwarded "), std::string::npos) << out;
 }
 
 }  // namespace
