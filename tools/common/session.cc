@@ -108,9 +108,10 @@ Adapter::Adapter(const AdapterOptions& opt) : timeout_s_(opt.timeout_s) {
   params.MpaRevision = opt.mpa_revision;
   if (opt.crc >= 0) {
     // A non-zero MpaFlags replaces the default set, so keep the default RTR
-    // types and add CRC when asked.
+    // types. On: require CRC. Off: do not ask for it, not even off-host
+    // (a peer that asks still gets it, as RFC 5044 wants).
     params.MpaFlags = SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ;
-    if (opt.crc == 1) params.MpaFlags |= SOFTNDK_MPA_CRC_REQUIRED;
+    params.MpaFlags |= opt.crc == 1 ? SOFTNDK_MPA_CRC_REQUIRED : SOFTNDK_MPA_CRC_WHEN_ASKED;
   }
   params.ConnectTimeoutMs = static_cast<ULONG>(opt.timeout_s * 1000);
   if (opt.disconnect_timeout_s > 0)

@@ -44,7 +44,7 @@ struct ToolError : std::runtime_error {
 
 struct AdapterOptions {
   std::string name = "127.0.0.1";  // interface name or one of its addresses
-  int crc = -1;                    // -1: library default, 0: off, 1: request CRC
+  int crc = -1;                    // -1: library default, 0: only if the peer asks, 1: require
   unsigned mpa_revision = 0;       // 0: library default (2)
   double timeout_s = 10;           // bound of every create/request/close wait
   // How long a graceful disconnect waits for the peer's FIN before the
