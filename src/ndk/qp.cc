@@ -253,7 +253,6 @@ NTSTATUS Qp::send(void* ctx, const NDK_SGE* sgl, ULONG nsge, ULONG flags, bool i
     wr.stag = invalidate ? remote_token : 0;
     s = enqueue(std::move(wr), sgl, nsge, cfg_.sq_sge);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -269,7 +268,6 @@ NTSTATUS Qp::write(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uin
     wr.remote_token = token;
     s = enqueue(std::move(wr), sgl, nsge, cfg_.sq_sge);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -288,7 +286,6 @@ NTSTATUS Qp::read(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint
                     : adapter()->info().MaxReadRequestSge;
     s = enqueue(std::move(wr), sgl, nsge, max);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -311,7 +308,6 @@ NTSTATUS Qp::bind(void* ctx, Mr* mr, Mw* mw, uint64_t va, uint64_t length, ULONG
     wr.length = length;
     s = enqueue(std::move(wr), nullptr, 0, 0);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -347,7 +343,6 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
     wr.length = length;
     s = enqueue(std::move(wr), nullptr, 0, 0);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -373,7 +368,6 @@ NTSTATUS Qp::invalidate(void* ctx, Object* target, ULONG flags) {
     wr.flags = flags;
     s = enqueue(std::move(wr), nullptr, 0, 0);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
