@@ -325,7 +325,8 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
       s = STATUS_ACCESS_VIOLATION;
     }
   }
-  if (s == STATUS_SUCCESS) s = mr->stage_fr_pages(page_array, pages);
+  uint32_t ticket = 0;
+  if (s == STATUS_SUCCESS) s = mr->stage_fr_pages(page_array, pages, &ticket);
   if (s == STATUS_SUCCESS) {
     WorkRequestHead wr;
     wr.context = ctx;
@@ -339,9 +340,11 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
     wr.va = va;
     wr.fbo = fbo;
     wr.pages = pages;
+    wr.fr_ticket = ticket;
     wr.access = access;
     wr.length = length;
     s = enqueue(std::move(wr), nullptr, 0, 0);
+    if (s != STATUS_SUCCESS) mr->drop_fr_pages(ticket);
   }
   return s;
 }
@@ -430,6 +433,7 @@ void Qp::flush() {
       }
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
+      if (wr.type == NdkOperationTypeFastRegister) wr.mr->drop_fr_pages(wr.fr_ticket);
     }
     sq_head_ = sq_next_ = sq_tail_;
     sq_unstarted_.store(false, std::memory_order_relaxed);

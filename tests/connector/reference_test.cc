@@ -44,16 +44,16 @@ class RefRules : public ::testing::Test {
     ASSERT_EQ(d->NdkCreatePd(a_, nullptr, nullptr, &e.pd), STATUS_SUCCESS);
     ASSERT_EQ(d->NdkCreateCq(a_, 64, nullptr, nullptr, nullptr, nullptr, nullptr, &e.cq),
               STATUS_SUCCESS);
-    ASSERT_EQ(e.pd->Dispatch->NdkCreateQp(e.pd, e.cq, e.cq, &e, 8, 8, 1, 1, 0, nullptr, nullptr,
-                                          &e.qp),
-              STATUS_SUCCESS);
+    ASSERT_EQ(
+        e.pd->Dispatch->NdkCreateQp(e.pd, e.cq, e.cq, &e, 8, 8, 1, 1, 0, nullptr, nullptr, &e.qp),
+        STATUS_SUCCESS);
     ASSERT_EQ(d->NdkCreateConnector(a_, nullptr, nullptr, &e.conn), STATUS_SUCCESS);
     ASSERT_EQ(e.pd->Dispatch->NdkCreateMr(e.pd, FALSE, nullptr, nullptr, &e.mr), STATUS_SUCCESS);
     MDL mdl{};
     mdl.VirtualAddress = e.mem.data();
     mdl.ByteCount = static_cast<ULONG>(e.mem.size());
-    ASSERT_EQ(e.mr->Dispatch->NdkRegisterMr(e.mr, &mdl, e.mem.size(),
-                                            NDK_MR_FLAG_ALLOW_LOCAL_WRITE, nullptr, nullptr),
+    ASSERT_EQ(e.mr->Dispatch->NdkRegisterMr(e.mr, &mdl, e.mem.size(), NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+                                            nullptr, nullptr),
               STATUS_SUCCESS);
     e.sge.VirtualAddress = e.mem.data();
     e.sge.Length = 64;
@@ -144,8 +144,8 @@ TEST_F(RefRules, CloseFromInsideAFailedConnectsCompletion) {
       [](PVOID p, NTSTATUS s) {
         auto* x = static_cast<Ctx*>(p);
         x->status = s;
-        x->close_ret = x->conn->Dispatch->NdkCloseConnector(&x->conn->Header, &CloseWait::cb,
-                                                            &x->closed);
+        x->close_ret =
+            x->conn->Dispatch->NdkCloseConnector(&x->conn->Header, &CloseWait::cb, &x->closed);
         x->calls++;
       },
       &ctx);

@@ -239,6 +239,48 @@ TEST_F(FrToken, ReadWithLocalInvalidateInvalidatesTheSink) {
   }
 }
 
+// Each NdkFastRegister carries its own page array. Two registrations of
+// one MR queued before the first one runs (one deferred chain: FR, Write
+// from it, Invalidate, FR of the other window, Write from that, Send) each
+// map their own pages: the first Write reads window 0, the second window 1.
+TEST_F(FrToken, QueuedFastRegistersKeepTheirOwnPages) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  const uint32_t tok = mr_->Dispatch->NdkGetLocalTokenFromMr(mr_);
+  std::fill(win_[0], win_[0] + kN, 0x11);
+  std::fill(win_[1], win_[1] + kN, 0x22);
+  Buf dst = reg(A.pd, 2 * kN, kAll, 0), rb = reg(A.pd, 64, kAll), sb = reg(B.pd, 64, kAll);
+  NDK_SGE r = rb.sge(0, 64), note = sb.sge(0, 8);
+  ASSERT_EQ(A.d()->NdkReceive(A.qp, (void*)0xA, &r, 1), STATUS_SUCCESS);
+  const auto fr = [&](int w) {
+    const FrRegion& f = fr_[w];
+    return B.d()->NdkFastRegister(
+        B.qp, nullptr, mr_, f.lam->AdapterPageCount, f.lam->AdapterPageArray, f.fbo, kN,
+        reinterpret_cast<PVOID>(va(w)), NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_DEFER);
+  };
+  NDK_SGE from[2] = {};
+  for (int w = 0; w < 2; ++w) {
+    from[w].VirtualAddress = reinterpret_cast<void*>(va(w));
+    from[w].Length = kN;
+    from[w].MemoryRegionToken = tok;
+  }
+  ASSERT_EQ(fr(0), STATUS_SUCCESS);
+  ASSERT_EQ(B.d()->NdkWrite(B.qp, nullptr, &from[0], 1, dst.addr(), dst.token, NDK_OP_FLAG_DEFER),
+            STATUS_SUCCESS);
+  ASSERT_EQ(B.d()->NdkInvalidate(B.qp, nullptr, &mr_->Header, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
+  ASSERT_EQ(fr(1), STATUS_SUCCESS);
+  ASSERT_EQ(
+      B.d()->NdkWrite(B.qp, nullptr, &from[1], 1, dst.addr() + kN, dst.token, NDK_OP_FLAG_DEFER),
+      STATUS_SUCCESS);
+  ASSERT_EQ(B.d()->NdkSend(B.qp, nullptr, &note, 1, 0), STATUS_SUCCESS);
+  auto c = poll(B.cq, 6);
+  ASSERT_EQ(c.size(), 6u);
+  for (const auto& e : c) EXPECT_EQ(e.Status, STATUS_SUCCESS) << "type " << e.Type;
+  ASSERT_EQ(poll(A.cq, 1).size(), 1u);  // the Send: both Writes were placed before it
+  EXPECT_TRUE(std::all_of(dst.data(), dst.data() + kN, [](uint8_t x) { return x == 0x11; }));
+  EXPECT_TRUE(
+      std::all_of(dst.data() + kN, dst.data() + 2 * kN, [](uint8_t x) { return x == 0x22; }));
+}
+
 // SOFTNDK_OPEN_FLAG_FR_REKEY keeps the old behaviour: a new token per fast
 // register, and the previous one misses.
 TEST_F(FrToken, RekeyFlagGivesANewTokenPerRegistration) {
