@@ -92,6 +92,15 @@ std::vector<std::string> ping_client(const std::string& port, const std::string&
 // address space and ~2 mappings per client). Over 1,000 sequential clients
 // the server must stay flat; the loop is bounded in time too (it took 200 s
 // when every teardown waited for a 0.2 s poll).
+// 1,000 clients in the plain build; under ASan a client process starts ~20x
+// slower, so fewer (still 150 after the first measurement: a leak of the
+// old size, ~9.5 MB a client, could not hide in the bounds below).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kSequentialClients = 250;
+#else
+constexpr int kSequentialClients = 1000;
+#endif
+
 TEST(NdkpingServer, ThousandSequentialClientsStayFlat) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
@@ -102,7 +111,7 @@ TEST(NdkpingServer, ThousandSequentialClientsStayFlat) {
   Usage at100, at1000;
   int failures = 0;
   std::string first_failure;
-  for (int i = 1; i <= 1000; ++i) {
+  for (int i = 1; i <= kSequentialClients; ++i) {
     auto r = run(ping_client(port, "1"), 30);
     if (r.exit_code != 0 && failures++ == 0) first_failure = r.err;
     if (i == 100) at100 = settled_usage(server.pid(), idle_threads);
@@ -111,15 +120,19 @@ TEST(NdkpingServer, ThousandSequentialClientsStayFlat) {
   }
   at1000 = settled_usage(server.pid(), idle_threads);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("1000 clients in %.1f s (%.0f/s)\n  at 100: %s\n  at 1000: %s\n", s, 1000 / s,
-              at100.text().c_str(), at1000.text().c_str());
+  std::printf("%d clients in %.1f s (%.0f/s)\n  at 100: %s\n  at the end: %s\n", kSequentialClients,
+              s, kSequentialClients / s, at100.text().c_str(), at1000.text().c_str());
   EXPECT_EQ(failures, 0) << first_failure;
   EXPECT_TRUE(alive(server.pid()));
   EXPECT_LE(at1000.threads, at100.threads);
   EXPECT_LE(at1000.fds, at100.fds + 2) << at1000.text();
   EXPECT_LE(at1000.maps, at100.maps + 8) << at100.text() << " -> " << at1000.text();
   EXPECT_LE(at1000.vm_kb, at100.vm_kb + 16 * 1024) << at100.text() << " -> " << at1000.text();
+#if !defined(__SANITIZE_ADDRESS__)
+  // ASan keeps freed memory in its quarantine (up to 256 MB): RSS grows
+  // there whatever the server does, so only the plain build checks it.
   EXPECT_LE(at1000.rss_kb, at100.rss_kb + 8 * 1024) << at100.text() << " -> " << at1000.text();
+#endif
   server.kill_now();
 }
 
