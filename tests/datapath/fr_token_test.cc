@@ -295,7 +295,14 @@ TEST_F(FrToken, RekeyFlagGivesANewTokenPerRegistration) {
   NDK_SGE s = src.sge(0, 64);
   ASSERT_EQ(A.d()->NdkWrite(A.qp, nullptr, &s, 1, va(0), t1, 0), STATUS_SUCCESS);
   expect_one(A.cq, NdkOperationTypeWrite, STATUS_SUCCESS);
-  ASSERT_TRUE(eventually([&] { return win_[0][0] == 7; }));
+  // Read back: the Read Response follows the placed Write (no polling of
+  // memory the peer is writing).
+  Buf sink = reg(A.pd, 64, kAll);
+  NDK_SGE d = sink.sge(0, 64);
+  ASSERT_EQ(A.d()->NdkRead(A.qp, nullptr, &d, 1, va(0), t1, 0), STATUS_SUCCESS);
+  expect_one(A.cq, NdkOperationTypeRead, STATUS_SUCCESS);
+  EXPECT_EQ(win_[0][0], 7);
+  EXPECT_EQ(sink.data()[0], 7);
   ASSERT_EQ(A.d()->NdkWrite(A.qp, nullptr, &s, 1, va(0), t0, 0), STATUS_SUCCESS);
   ASSERT_TRUE(eventually([&] { return B.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
   EXPECT_EQ(B.stream->last_terminate_sent(), kDdpInvalidStag);
