@@ -76,9 +76,14 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
  * consumers expect (docs/ndk-objects.md, "MR and MW"). */
 #define SOFTNDK_OPEN_FLAG_FR_REKEY 0x00000004u
 
-/* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA. */
+/* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA.
+ * CRC32c: with none of the three CRC flags, CRC is requested (C=1 in our
+ * Request or Reply) on every connection that leaves the host and not on
+ * host-local ones (peer on loopback or on one of this host's addresses);
+ * a peer that asks always gets it. docs/wire.md, "CRC by default off-host". */
 #define SOFTNDK_MPA_CRC_REQUIRED 0x00000001u   /* ask for CRC, refuse peers without */
 #define SOFTNDK_MPA_CRC_STRICT_OFF 0x00000002u /* refuse peers that ask for CRC */
+#define SOFTNDK_MPA_CRC_WHEN_ASKED 0x00000008u /* CRC only if the peer asks (the old default) */
 /* NDK connection semantics (NdkAccept completes only after the active
  * side's NdkCompleteConnect; then either side may send first) come from
  * RFC 6581 peer-to-peer mode: an initiator offers it by default and sends
@@ -87,7 +92,7 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
  * accept completes when the MPA Reply is sent and the passive side's first
  * FPDU waits for the initiator's (RFC 5044 7.1.2; docs/connections.md). */
 #define SOFTNDK_MPA_PEER_TO_PEER 0x00000004u    /* offer P2P as initiator (the default) */
-#define SOFTNDK_MPA_NO_PEER_TO_PEER 0x00000008u /* do not offer P2P (softndk 0.1) */
+#define SOFTNDK_MPA_NO_PEER_TO_PEER 0x00000080u /* do not offer P2P (softndk 0.1) */
 #define SOFTNDK_MPA_RTR_WRITE 0x00000010u       /* RTR types offered/accepted */
 #define SOFTNDK_MPA_RTR_READ 0x00000020u
 #define SOFTNDK_MPA_RTR_SEND 0x00000040u
@@ -197,8 +202,8 @@ typedef struct _SOFTNDK_ADAPTER_ATTR {
   ULONG Size; /* bytes needed for the complete attributes */
   ULONG PortCount;
   NDK_ADAPTER_INFO Info;
-  ULONG Flags; /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
-  ULONG Reserved;
+  ULONG Flags;                /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
+  ULONG MpaFlags;             /* SOFTNDK_MPA_* in effect (open parameters, environment) */
   SOFTNDK_PORT_ATTR Ports[1]; /* PortCount entries, each variable-sized:
                                  walk them with SOFTNDK_NEXT_PORT_ATTR */
 } SOFTNDK_ADAPTER_ATTR;
@@ -297,6 +302,11 @@ typedef struct _SOFTNDK_CONNECTION_INFO {
 } SOFTNDK_CONNECTION_INFO;
 
 NTSTATUS SoftNdkQueryConnectionInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_CONNECTION_INFO* pInfo);
+
+/* The name of a Terminate code in the encoding above ("MPA CRC error" for
+ * 0x00020002, RFC 5040/5041/5044 wording), or NULL for 0xFFFFFFFF and for
+ * codes the RFCs do not define. */
+const char* SoftNdkTerminateName(ULONG Code);
 
 /* What the kernel's TCP did with a connection's bytes (TCP_INFO and
  * TCP_CONGESTION of its socket): the congestion control in use, round trip,

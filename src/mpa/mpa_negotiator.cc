@@ -189,8 +189,8 @@ Status build_request(const Settings& s, const RequestArgs& a, std::vector<uint8_
   if (s.revision != 1 && s.revision != 2) return Status::kBadArgument;
   const bool enhanced = s.revision == 2;
   if (a.private_data.size() > max_ulp_private_data(s, enhanced)) return Status::kBadArgument;
-  // C only when we require CRC; never M (siw).
-  const uint8_t flags = s.crc_required ? kFlagC : 0;
+  // C only when we require or request CRC; never M (siw).
+  const uint8_t flags = s.crc_required || s.crc_request ? kFlagC : 0;
   if (!enhanced)
     return encode(FrameType::kRequest, flags, 1, nullptr, a.private_data, s.send_pd_limit, out);
   Block b = request_block(s, a);
@@ -216,6 +216,8 @@ ReplyOutcome evaluate_reply(const Settings& s, const RequestArgs& sent, const Fr
   const bool peer_c = reply.flags & kFlagC;
   if (s.crc_required && !peer_c) return {Status::kCrcRequired, {}};
   if (s.crc_strict_off && !s.crc_required && peer_c) return {Status::kCrcRefused, {}};
+  // A request (not a requirement) follows the Reply: a responder that
+  // answers C=0 will not send CRCs, so insisting would fail every FPDU.
   p.crc = peer_c || s.crc_required;
   p.revision = reply.rev;
   const Block mine = request_block(s, sent);
@@ -310,9 +312,9 @@ Status build_reply(const Settings& s, const PeerRequest& r, uint16_t ulp_ird, ui
   p = NegotiatedParams{};
   p.revision = r.rev;
   p.enhanced = r.enhanced;
-  // CRC on iff the Request had C; CRC-required adds C to our Reply, which
-  // turns it on both ways (RFC 5044: either side's C).
-  p.crc = r.crc || s.crc_required;
+  // CRC on iff the Request had C; CRC required or requested adds C to our
+  // Reply, which turns it on both ways (RFC 5044: either side's C).
+  p.crc = r.crc || s.crc_required || s.crc_request;
   ulp_ird = std::min(ulp_ird, s.max_ird);
   ulp_ord = std::min(ulp_ord, s.max_ord);
   uint8_t flags = p.crc ? kFlagC : 0;

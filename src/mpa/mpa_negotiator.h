@@ -37,9 +37,13 @@ inline constexpr size_t kHeaderSize = 20;
 
 // How this side negotiates (SOFTNDK_OPEN_PARAMETERS.MpaRevision/MpaFlags).
 struct Settings {
-  uint8_t revision = 2;                      // revision we send as initiator (1 or 2)
-  bool crc_required = false;                 // set C; refuse a peer that does not use CRC
-  bool crc_strict_off = false;               // refuse a peer that asks for CRC
+  uint8_t revision = 2;         // revision we send as initiator (1 or 2)
+  bool crc_required = false;    // set C; refuse a peer that does not use CRC
+  bool crc_strict_off = false;  // refuse a peer that asks for CRC
+  // Ask for CRC (C in our Request or Reply) without refusing a peer that
+  // does not use it: an initiator follows the Reply's C. The transport sets
+  // it per connection (ConnSettings::crc_off_host).
+  bool crc_request = false;
   bool peer_to_peer = false;                 // initiator: offer RFC 6581 P2P + RTR
   uint8_t rtr_types = kRtrWrite | kRtrRead;  // offered (initiator) / accepted (responder)
   uint16_t max_ird = kDefaultMaxIrd;         // adapter maxima

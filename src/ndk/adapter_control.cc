@@ -149,6 +149,7 @@ NTSTATUS Adapter::query_adapter(SIZE_T size, SOFTNDK_ADAPTER_ATTR* attr, SOFTNDK
   a->PortCount = 1;
   a->Info = info_;
   a->Flags = PortCaps::held_by(dev_.ifindex, this);
+  a->MpaFlags = params_.MpaFlags;
   size_t n = size < buf.size() ? size : buf.size();
   std::memcpy(attr, buf.data(), n);
   return finish_inline(req, n < buf.size() ? STATUS_BUFFER_OVERFLOW : STATUS_SUCCESS, n);

@@ -34,6 +34,9 @@ tcp::ConnSettings conn_settings(Adapter* a) {
   s.mpa.revision = static_cast<uint8_t>(p.MpaRevision == 0 ? 2 : p.MpaRevision);
   s.mpa.crc_required = (p.MpaFlags & SOFTNDK_MPA_CRC_REQUIRED) != 0;
   s.mpa.crc_strict_off = (p.MpaFlags & SOFTNDK_MPA_CRC_STRICT_OFF) != 0;
+  // Unless a switch says otherwise, CRC on connections that leave the host.
+  s.crc_off_host = (p.MpaFlags & (SOFTNDK_MPA_CRC_REQUIRED | SOFTNDK_MPA_CRC_STRICT_OFF |
+                                  SOFTNDK_MPA_CRC_WHEN_ASKED)) == 0;
   // P2P by default: it is what gives NDK's connection semantics (the
   // accept waits for the peer's CompleteConnect). Opting out is explicit.
   s.mpa.peer_to_peer = (p.MpaFlags & SOFTNDK_MPA_NO_PEER_TO_PEER) == 0;

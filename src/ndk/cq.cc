@@ -46,6 +46,11 @@ ULONG Cq::size() {
   return static_cast<ULONG>(count_);
 }
 
+bool Cq::notification_held() {
+  std::lock_guard lk(mu_);
+  return mod_waiting_;
+}
+
 bool Cq::push(const NDK_RESULT_EX& r, bool solicited) {
   bool error = r.Status != STATUS_SUCCESS;
   if (error) adapter()->counters().cq_error.fetch_add(1, std::memory_order_relaxed);
@@ -85,9 +90,14 @@ void Cq::fail(NTSTATUS status) {
 void Cq::maybe_fire_locked(bool special) {
   if (armed_ == kUnarmed || armed_ == NDK_CQ_NOTIFY_ERRORS) return;
   if (armed_ == NDK_CQ_NOTIFY_SOLICITED && !special) return;
-  // The arm is met; moderation may hold the notification back.
-  bool use_interval = mod_interval_us_ != 0 && mod_interval_us_ != MAXULONG;
-  bool use_count = mod_interval_us_ != 0 && mod_count_ > 1 && mod_count_ != MAXULONG &&
+  // The arm is met; moderation may hold the notification back. The interval
+  // is the longest it may wait: the reactor's timers count whole
+  // milliseconds, so it is rounded down (NdkControlCqInterruptModeration
+  // allows that), and under a millisecond, like 0, nothing is held.
+  const bool bounded = mod_interval_us_ != MAXULONG;
+  const ULONG interval_ms = bounded ? mod_interval_us_ / 1000 : 0;
+  bool use_interval = bounded && interval_ms != 0;
+  bool use_count = (!bounded || interval_ms != 0) && mod_count_ > 1 && mod_count_ != MAXULONG &&
                    mod_count_ <= ring_.size();
   if (use_count && since_arm_ >= mod_count_) use_count = false;
   if (!use_interval && !use_count) {
@@ -96,7 +106,7 @@ void Cq::maybe_fire_locked(bool special) {
   }
   mod_waiting_ = true;
   if (use_interval) {
-    auto ms = std::chrono::milliseconds((mod_interval_us_ + 999) / 1000);
+    auto ms = std::chrono::milliseconds(interval_ms);
     hold();
     mod_timer_ = reactor_->after(ms, [this] {
       {

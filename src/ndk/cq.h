@@ -66,6 +66,8 @@ class Cq final : public Object {
 
   ULONG depth();
   ULONG size();  // completions queued now
+  // A met arm whose notification moderation holds back (tests, diagnostics).
+  bool notification_held();
 
   // --- Polling-driven progress ----------------------------------------------
   // get_results[_ex] on an empty ring runs every source once, then looks

@@ -88,19 +88,36 @@ NTSTATUS Mr::initialize_fast_register(ULONG pages, bool remote) {
   return STATUS_SUCCESS;
 }
 
-NTSTATUS Mr::stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n) {
+NTSTATUS Mr::stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n, uint32_t* ticket) {
   std::lock_guard lk(fr_mu_);
   try {
-    fr_buf_.assign(pages, pages + n);
+    uint32_t t = ++fr_next_ticket_;
+    if (t == 0) t = ++fr_next_ticket_;  // 0 is "none"
+    fr_staged_[t].assign(pages, pages + n);
+    *ticket = t;
   } catch (const std::bad_alloc&) {
     return STATUS_INSUFFICIENT_RESOURCES;
   }
   return STATUS_SUCCESS;
 }
 
-std::vector<NDK_LOGICAL_ADDRESS> Mr::fr_pages() {
+std::vector<NDK_LOGICAL_ADDRESS> Mr::take_fr_pages(uint32_t ticket) {
+  std::vector<NDK_LOGICAL_ADDRESS> pages;
   std::lock_guard lk(fr_mu_);
-  return fr_buf_;
+  auto it = fr_staged_.find(ticket);
+  if (it == fr_staged_.end()) return pages;  // flushed meanwhile
+  pages.swap(it->second);
+  fr_staged_.erase(it);
+  return pages;
+}
+
+void Mr::drop_fr_pages(uint32_t ticket) {
+  std::vector<NDK_LOGICAL_ADDRESS> gone;  // freed outside the lock
+  std::lock_guard lk(fr_mu_);
+  auto it = fr_staged_.find(ticket);
+  if (it == fr_staged_.end()) return;
+  gone.swap(it->second);
+  fr_staged_.erase(it);
 }
 
 uint32_t Mr::next_token() {

@@ -4,11 +4,12 @@
 // STag key on every registration. A fast-register MR is initialised with a
 // page budget (NdkInitializeFastRegisterMr) and made valid by the
 // NdkFastRegister work request, which the data path executes in SQ order
-// using fr_pages()/stags(). Local and remote tokens are the same STag; the
+// using take_fr_pages()/stags(). Local and remote tokens are the same STag; the
 // STag table entry carries the rights (remote access only if granted).
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -38,9 +39,14 @@ class Mr final : public Object {
   ULONG fr_page_budget() const { return fr_pages_.load(); }
   bool fr_remote_allowed() const { return fr_remote_.load(); }
   // NdkFastRegister post time: copies the page array (the consumer's may go
-  // away when the call returns); the data path reads it with fr_pages().
-  NTSTATUS stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n);
-  std::vector<NDK_LOGICAL_ADDRESS> fr_pages();
+  // away when the call returns) under a ticket the work request carries.
+  // Each post keeps its own: several registrations of one MR can be queued
+  // at once (FR, Invalidate, FR in one chain), each with its own pages.
+  NTSTATUS stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n, uint32_t* ticket);
+  // The data path, when the request runs: the pages, handed over.
+  std::vector<NDK_LOGICAL_ADDRESS> take_fr_pages(uint32_t ticket);
+  // A request that never runs (failed post, flush).
+  void drop_fr_pages(uint32_t ticket);
   bool registered() const { return registered_.load(std::memory_order_acquire); }
 
   // Checks that the MDL chain is virtually contiguous and long enough;
@@ -59,8 +65,9 @@ class Mr final : public Object {
   std::atomic<bool> busy_{false};  // a register/deregister is running
   std::atomic<ULONG> fr_pages_{0};
   std::atomic<bool> fr_remote_{false};
-  std::mutex fr_mu_;
-  std::vector<NDK_LOGICAL_ADDRESS> fr_buf_;
+  std::mutex fr_mu_;  // guards the staged page arrays
+  std::map<uint32_t, std::vector<NDK_LOGICAL_ADDRESS>> fr_staged_;
+  uint32_t fr_next_ticket_ = 0;
 };
 
 }  // namespace softndk::ndk

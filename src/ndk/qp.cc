@@ -256,7 +256,6 @@ NTSTATUS Qp::send(void* ctx, const NDK_SGE* sgl, ULONG nsge, ULONG flags, bool i
     wr.stag = invalidate ? remote_token : 0;
     s = enqueue(std::move(wr), sgl, nsge, cfg_.sq_sge);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -272,7 +271,6 @@ NTSTATUS Qp::write(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uin
     wr.remote_token = token;
     s = enqueue(std::move(wr), sgl, nsge, cfg_.sq_sge);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -291,7 +289,6 @@ NTSTATUS Qp::read(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint
                     : adapter()->info().MaxReadRequestSge;
     s = enqueue(std::move(wr), sgl, nsge, max);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -314,7 +311,6 @@ NTSTATUS Qp::bind(void* ctx, Mr* mr, Mw* mw, uint64_t va, uint64_t length, ULONG
     wr.length = length;
     s = enqueue(std::move(wr), nullptr, 0, 0);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -332,7 +328,8 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
       s = STATUS_ACCESS_VIOLATION;
     }
   }
-  if (s == STATUS_SUCCESS) s = mr->stage_fr_pages(page_array, pages);
+  uint32_t ticket = 0;
+  if (s == STATUS_SUCCESS) s = mr->stage_fr_pages(page_array, pages, &ticket);
   if (s == STATUS_SUCCESS) {
     WorkRequestHead wr;
     wr.context = ctx;
@@ -346,11 +343,12 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
     wr.va = va;
     wr.fbo = fbo;
     wr.pages = pages;
+    wr.fr_ticket = ticket;
     wr.access = access;
     wr.length = length;
     s = enqueue(std::move(wr), nullptr, 0, 0);
+    if (s != STATUS_SUCCESS) mr->drop_fr_pages(ticket);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -376,7 +374,6 @@ NTSTATUS Qp::invalidate(void* ctx, Object* target, ULONG flags) {
     wr.flags = flags;
     s = enqueue(std::move(wr), nullptr, 0, 0);
   }
-  if (s != STATUS_SUCCESS) kick_on_failure();
   return s;
 }
 
@@ -439,6 +436,7 @@ void Qp::flush() {
       }
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
+      if (wr.type == NdkOperationTypeFastRegister) wr.mr->drop_fr_pages(wr.fr_ticket);
     }
     sq_head_ = sq_next_ = sq_tail_;
     sq_unstarted_.store(false, std::memory_order_relaxed);

@@ -109,6 +109,10 @@ class Qp final : public Object {
   NTSTATUS invalidate(void* ctx, Object* mr_or_mw, ULONG flags);
   NTSTATUS receive(void* ctx, const NDK_SGE* sgl, ULONG nsge);
   void flush();
+  // NDKPI deferred processing: an initiator call that fails inline first
+  // starts the requests queued with NDK_OP_FLAG_DEFER. The ABI shims call it
+  // on every failure, also one refused before the request reached the QP.
+  void kick_on_failure();
 
   // --- Connection layer -----------------------------------------------------
   QpState state() const { return state_.load(std::memory_order_acquire); }
@@ -179,7 +183,6 @@ class Qp final : public Object {
   // completion order is the order of these calls.
   void report_sq_locked(NTSTATUS status, ULONG bytes, void* ctx, NDK_OPERATION_TYPE type,
                         ULONG flags, ULONG_PTR type_specific);
-  void kick_on_failure();  // NDKPI §7: an inline failure starts deferred work
 
   struct SqSlot {
     WorkRequestHead wr;  // its SGL: sq_sge_[slot * cfg_.sq_sge ...]

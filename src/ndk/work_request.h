@@ -32,11 +32,12 @@ struct WorkRequestHead {
   // Bind / FastRegister / Invalidate.
   Mr* mr = nullptr;
   Mw* mw = nullptr;
-  uint32_t stag = 0;    // Bind/FR: the new STag (key chosen at post time); Invalidate: target
-  uint32_t access = 0;  // Access bits (stag_table.h)
-  uint64_t va = 0;      // Bind/FR: first byte's VA
-  ULONG fbo = 0;        // FR: first-byte offset in page 0
-  ULONG pages = 0;      // FR: pages copied into the MR's page buffer
+  uint32_t stag = 0;       // Bind/FR: the new STag (key chosen at post time); Invalidate: target
+  uint32_t access = 0;     // Access bits (stag_table.h)
+  uint64_t va = 0;         // Bind/FR: first byte's VA
+  ULONG fbo = 0;           // FR: first-byte offset in page 0
+  ULONG pages = 0;         // FR: pages in the staged page array
+  uint32_t fr_ticket = 0;  // FR: the MR's staged page array (Mr::stage_fr_pages)
 };
 
 // The whole request, as the data path takes it from the SQ.

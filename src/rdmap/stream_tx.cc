@@ -569,6 +569,8 @@ void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
   NTSTATUS st = STATUS_SUCCESS;
   switch (wr.type) {
     case NdkOperationTypeFastRegister: {
+      // This request's own page array, taken whatever happens next.
+      std::vector<NDK_LOGICAL_ADDRESS> pages = wr.mr->take_fr_pages(wr.fr_ticket);
       // The MR must be invalid (never registered, or invalidated locally or
       // by the peer) - the iWARP verbs rule that siw and RNICs enforce.
       // With one token per MR's lifetime this is what keeps a token that
@@ -578,7 +580,6 @@ void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
         st = STATUS_INVALID_PARAMETER;
         break;
       }
-      std::vector<NDK_LOGICAL_ADDRESS> pages = wr.mr->fr_pages();
       bool contiguous = !pages.empty();
       for (size_t i = 1; i < pages.size() && contiguous; ++i)
         contiguous =

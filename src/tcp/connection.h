@@ -50,6 +50,11 @@ struct ConnSettings {
   // TCP congestion control of each connection (tcp/socket.h
   // apply_congestion): "" automatic, "system", or an algorithm's name.
   std::string congestion;
+  // Request MPA CRC (mpa.crc_request) on connections that leave the host;
+  // host-local ones (loopback, our own addresses) have no wire to guard.
+  // Decided per connection: by the destination at connect, by the peer's
+  // address at accept (docs/wire.md, "CRC by default off-host").
+  bool crc_off_host = false;
 };
 
 enum class Role : uint8_t { kInitiator, kResponder };

@@ -98,11 +98,14 @@ NTSTATUS ActiveConnect::start(Reactor& reactor, const ConnSettings& settings, Co
   const SockAddr src = args.shared ? args.shared->local() : args.src;
   if (!src.empty() && src.family() != args.dst.family()) return STATUS_INVALID_ADDRESS;
 
-  std::shared_ptr<ActiveConnect> c(
-      new ActiveConnect(reactor, settings, std::move(args), std::move(cb)));
+  // CRC where the bytes leave the host. Decided here, on the caller's
+  // thread: the socket below is made in its network namespace.
+  ConnSettings s = settings;
+  if (s.crc_off_host && !is_local_address(args.dst)) s.mpa.crc_request = true;
+  std::shared_ptr<ActiveConnect> c(new ActiveConnect(reactor, s, std::move(args), std::move(cb)));
   // Build the Request first: an oversized private data fails inline.
   mpa::RequestArgs ra{c->args_.ird, c->args_.ord, c->args_.private_data};
-  if (mpa::build_request(settings.mpa, ra, c->tx_) != mpa::Status::kOk)
+  if (mpa::build_request(c->settings_.mpa, ra, c->tx_) != mpa::Status::kOk)
     return STATUS_INVALID_PARAMETER;
 
   int fd = make_tcp_socket(c->args_.dst.family());

@@ -86,8 +86,11 @@ void Listener::on_accept_ready() {
       }
       set_nodelay(c);
       apply_congestion(c, settings_.congestion);
+      // CRC where the bytes leave the host (the peer is not one of ours).
+      ConnSettings s = settings_;
+      if (s.crc_off_host && !is_host_local(c)) s.mpa.crc_request = true;
       std::shared_ptr<PendingConnection> p(
-          new PendingConnection(engine_.pick(), Fd(c), shared_from_this(), settings_));
+          new PendingConnection(engine_.pick(), Fd(c), shared_from_this(), s));
       handshakes_.emplace(p.get(), p);
       started.push_back(std::move(p));
     }

@@ -6,9 +6,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <memory>
+#include <new>
 
 namespace softndk::tcp {
 
@@ -27,14 +31,20 @@ Reactor::Reactor(std::string name) : name_(std::move(name)) {
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeToken;
   epoll_ctl(epfd_, EPOLL_CTL_ADD, wakefd_, &ev);
-  std::atomic<bool> started{false};
-  thread_ = std::thread([this, &started] {
+  // Wait for the thread to publish its id (on_thread) by sleeping, not by
+  // spinning: on a busy machine a yield loop kept the new thread off the
+  // CPU for tens of milliseconds, and every adapter open paid for it.
+  // The thread owns the promise: set_value may still touch it after the
+  // waiter woke and this constructor returned.
+  auto started = std::make_shared<std::promise<void>>();
+  std::future<void> up = started->get_future();
+  thread_ = std::thread([this, started] {
     thread_id_ = std::this_thread::get_id();
     pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
-    started.store(true, std::memory_order_release);
+    started->set_value();
     run();
   });
-  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+  up.wait();
 }
 
 Reactor::~Reactor() {
@@ -215,6 +225,26 @@ void Reactor::linger(std::chrono::microseconds d) {
   if (until > linger_until_) linger_until_ = until;
 }
 
+namespace {
+
+// Out of memory inside one handler or task (a process under an
+// address-space limit): that piece of work is lost - the request it served
+// fails or times out at its caller - but the reactor, and with it every
+// other connection of the process, goes on. An exception escaping the
+// reactor thread would end the process (std::terminate).
+template <class F>
+void survive_exhaustion(F&& f) {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fputs("softndk: out of memory in a reactor task; the request it served fails\n", stderr);
+  }
+}
+
+}  // namespace
+
 void Reactor::run() {
   constexpr int kMaxEvents = 64;
   epoll_event evs[kMaxEvents];
@@ -253,7 +283,7 @@ void Reactor::run() {
         auto it = by_token_.find(evs[i].data.u64);
         if (it != by_token_.end()) w = it->second;
       }
-      if (w) w->handler(evs[i].events);
+      if (w) survive_exhaustion([&] { w->handler(evs[i].events); });
     }
     if (io) io_wakeups_.fetch_add(1, std::memory_order_relaxed);
     run_due_timers();
@@ -262,7 +292,7 @@ void Reactor::run() {
       batch.swap(tasks_);
     }
     for (auto& t : batch) {
-      t();
+      survive_exhaustion(t);
       tasks_run_.fetch_add(1, std::memory_order_relaxed);
     }
     batch.clear();

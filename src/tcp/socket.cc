@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
 
@@ -145,10 +146,49 @@ void set_nodelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+namespace {
+
+// `a` as an IPv4 address when it is one or an IPv4-mapped IPv6 one.
+std::optional<in_addr> as_ipv4(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET) return reinterpret_cast<const sockaddr_in*>(sa)->sin_addr;
+  if (sa->sa_family == AF_INET6) {
+    const in6_addr& a6 = reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+      in_addr v4;
+      std::memcpy(&v4, &a6.s6_addr[12], 4);
+      return v4;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_local_address(const SockAddr& a) {
+  if (a.empty()) return false;
+  if (a.is_loopback()) return true;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  const auto want4 = as_ipv4(a.sa());
+  bool found = false;
+  for (ifaddrs* i = list; i != nullptr && !found; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    if (want4) {
+      auto have4 = as_ipv4(i->ifa_addr);
+      found = have4 && have4->s_addr == want4->s_addr;
+    } else if (a.family() == AF_INET6 && i->ifa_addr->sa_family == AF_INET6) {
+      found = IN6_ARE_ADDR_EQUAL(&reinterpret_cast<const sockaddr_in6*>(a.sa())->sin6_addr,
+                                 &reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr);
+    }
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
 bool is_host_local(int fd) {
   SockAddr peer = peer_address(fd), local = local_address(fd);
   if (peer.empty()) return false;
-  return peer.is_loopback() || peer.same_host(local);
+  return peer.is_loopback() || peer.same_host(local) || is_local_address(peer);
 }
 
 // Why a host-local connection changes algorithm: a pacing one (BBR, often

@@ -65,9 +65,13 @@ SockAddr peer_address(int fd);
 // Non-blocking, close-on-exec TCP socket of the family; -errno on failure.
 int make_tcp_socket(int family);
 void set_nodelay(int fd);
+// An address of this host: loopback, or assigned to an interface in the
+// calling thread's network namespace (getifaddrs; IPv4-mapped IPv6 is
+// compared as IPv4).
+bool is_local_address(const SockAddr& a);
 // A connection that never leaves this host: the peer is a loopback address,
-// or the same address as our end (a connection to one of our own
-// addresses, which the kernel routes through lo).
+// the same address as our end, or another of this host's addresses (the
+// kernel routes all of them through lo).
 bool is_host_local(int fd);
 // TCP_CONGESTION for a connected socket (ConnSettings::congestion):
 //   ""        automatic: kLocalCongestion on a host-local connection, the

@@ -81,6 +81,14 @@ TEST(NegotiatorRequest, CrcRequiredSetsC) {
   EXPECT_EQ(out[16], 0x50);
 }
 
+TEST(NegotiatorRequest, CrcRequestSetsC) {
+  Settings s;
+  s.crc_request = true;
+  Bytes out;
+  ASSERT_EQ(build_request(s, {4, 4, {}}, out), Status::kOk);
+  EXPECT_EQ(out[16], 0x50);
+}
+
 TEST(NegotiatorRequest, Rev1HasNoBlock) {
   Settings s;
   s.revision = 1;
@@ -207,6 +215,20 @@ TEST(NegotiatorReply, CrcRequiredRefusesReplyWithoutC) {
   s.crc_required = true;
   auto rep = parse(frame(kRepKey, 0x10, 2, hex("00 01 00 01")), FrameType::kReply);
   EXPECT_EQ(evaluate_reply(s, {1, 1, {}}, rep).status, Status::kCrcRequired);
+}
+
+// Requested, not required: the Reply decides (C=1 on, C=0 off, no refusal).
+TEST(NegotiatorReply, CrcRequestFollowsTheReply) {
+  Settings s;
+  s.crc_request = true;
+  auto with_c = parse(frame(kRepKey, 0x50, 2, hex("00 01 00 01")), FrameType::kReply);
+  auto o = evaluate_reply(s, {1, 1, {}}, with_c);
+  ASSERT_EQ(o.status, Status::kOk);
+  EXPECT_TRUE(o.params.crc);
+  auto without = parse(frame(kRepKey, 0x10, 2, hex("00 01 00 01")), FrameType::kReply);
+  o = evaluate_reply(s, {1, 1, {}}, without);
+  ASSERT_EQ(o.status, Status::kOk);
+  EXPECT_FALSE(o.params.crc);
 }
 
 TEST(NegotiatorReply, CrcStrictOffRefusesReplyWithC) {
@@ -385,6 +407,22 @@ TEST(NegotiatorResponder, CrcRequiredAddsC) {
   auto req = parse(frame(kReqKey, 0x10, 2, hex("00 01 00 01")), FrameType::kRequest);
   PeerRequest r;
   ASSERT_EQ(evaluate_request(s, req, r), Status::kOk);
+  Bytes out;
+  NegotiatedParams p;
+  ASSERT_EQ(build_reply(s, r, 1, 1, {}, out, p), Status::kOk);
+  EXPECT_EQ(out[16], 0x50);
+  EXPECT_TRUE(p.crc);
+}
+
+// A responder that requests CRC sets C in its Reply to a C=0 Request: CRC
+// both ways (RFC 5044: either side's C), which siw as initiator accepts.
+TEST(NegotiatorResponder, CrcRequestAddsC) {
+  Settings s;
+  s.crc_request = true;
+  auto req = parse(frame(kReqKey, 0x10, 2, hex("00 01 00 01")), FrameType::kRequest);
+  PeerRequest r;
+  ASSERT_EQ(evaluate_request(s, req, r), Status::kOk);
+  EXPECT_EQ(r.must_reject, Status::kOk);
   Bytes out;
   NegotiatedParams p;
   ASSERT_EQ(build_reply(s, r, 1, 1, {}, out, p), Status::kOk);

@@ -224,3 +224,113 @@ TEST(Congestion, HostLocalMeansLoopbackOrOurOwnAddress) {
 
 }  // namespace
 }  // namespace softndk::tcp::test
+
+namespace softndk::tcp::test {
+namespace {
+
+namespace ns = softndk::test::netns;
+
+// MPA CRC by default where the bytes leave the host (ConnSettings::
+// crc_off_host, docs/wire.md). The engine is started inside `a`, so its
+// reactors see a's addresses when they decide about an accepted peer, as an
+// adapter opened in a namespace does.
+class CrcDefaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ns::available()) GTEST_SKIP() << "needs root/CAP_NET_ADMIN, ip and tc";
+    settings_.connect_timeout = 8000ms;
+    settings_.crc_off_host = true;
+    client_ = settings_;
+  }
+  // The CRC outcome on both ends of a connection from `from` (socket made
+  // there, bound to `src` if given, client_ settings) to a listener made in
+  // `to` on `ip` (settings_).
+  std::pair<bool, bool> crc(Engine& engine, const ns::NetNs& from, const ns::NetNs& to,
+                            const std::string& ip, const std::string& src = "") {
+    std::shared_ptr<Listener> l;
+    Slot<bool> server;
+    EXPECT_TRUE(to.run([&] {
+      ASSERT_EQ(Listener::create(
+                    engine, settings_, *SockAddr::parse(ip, 0), 8,
+                    [&](std::shared_ptr<PendingConnection> p) {
+                      p->accept(2, 2, {}, [&](NTSTATUS, std::shared_ptr<Connection> c) {
+                        server.set(c && c->params().crc);
+                        if (c) c->abort();
+                      });
+                    },
+                    &l),
+                STATUS_SUCCESS);
+    }));
+    if (!l) return {};
+    Slot<ConnectResult> done;
+    EXPECT_TRUE(from.run([&] {
+      ConnectArgs a;
+      a.dst = l->local();
+      if (!src.empty()) a.src = *SockAddr::parse(src, 0);
+      EXPECT_EQ(ActiveConnect::start(engine.pick(), client_, a,
+                                     [&done](ConnectResult r) { done.set(std::move(r)); }),
+                STATUS_PENDING);
+    }));
+    auto r = done.wait(15000ms);
+    EXPECT_TRUE(r && r->status == STATUS_SUCCESS);
+    const bool client = r && r->connection && r->connection->params().crc;
+    const bool srv = server.wait().value_or(false);
+    if (r && r->connection) r->connection->abort();
+    l->close();
+    return {client, srv};
+  }
+  ConnSettings settings_;  // the listener's
+  ConnSettings client_;    // the initiator's
+};
+
+TEST_F(CrcDefaultTest, OnWhereTheBytesLeaveTheHostOffWhereTheyDoNot) {
+  ns::NetNs a, b;
+  ns::Veth v(a, b);
+  ASSERT_TRUE(a.ok() && b.ok() && v.ok() && v.addr_a("10.206.0.1/24") &&
+              v.addr_b("10.206.0.2/24") && v.addr_a("10.206.0.3/24"));
+  std::unique_ptr<Engine> ea, eb;
+  ASSERT_TRUE(a.run([&] { ea = std::make_unique<Engine>(1); }));
+  ASSERT_TRUE(b.run([&] { eb = std::make_unique<Engine>(1); }));
+  // Across the veth: both ends ask (C=1 in Request and Reply).
+  EXPECT_EQ(crc(*eb, a, b, "10.206.0.2"), std::make_pair(true, true));
+  // Loopback, and a's own addresses (to itself, and from one to another):
+  // no wire, no CRC.
+  EXPECT_EQ(crc(*ea, a, a, "127.0.0.1"), std::make_pair(false, false));
+  EXPECT_EQ(crc(*ea, a, a, "10.206.0.1"), std::make_pair(false, false));
+  EXPECT_EQ(crc(*ea, a, a, "10.206.0.3", "10.206.0.1"), std::make_pair(false, false));
+  // The old rule (crc_off_host off): only when asked.
+  settings_.crc_off_host = client_.crc_off_host = false;
+  EXPECT_EQ(crc(*eb, a, b, "10.206.0.2"), std::make_pair(false, false));
+  // One side asking is enough, either side (RFC 5044: either C).
+  client_.crc_off_host = false;
+  settings_.crc_off_host = true;
+  EXPECT_EQ(crc(*eb, a, b, "10.206.0.2"), std::make_pair(true, true));
+  client_.crc_off_host = true;
+  settings_.crc_off_host = false;
+  EXPECT_EQ(crc(*eb, a, b, "10.206.0.2"), std::make_pair(true, true));
+}
+
+TEST(HostLocal, OwnAddressesAreLocal) {
+  EXPECT_TRUE(is_local_address(*SockAddr::parse("127.0.0.1", 1)));
+  EXPECT_TRUE(is_local_address(*SockAddr::parse("127.9.9.9", 1)));
+  EXPECT_TRUE(is_local_address(*SockAddr::parse("::1", 1)));
+  // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never on an interface here.
+  EXPECT_FALSE(is_local_address(*SockAddr::parse("192.0.2.77", 1)));
+  EXPECT_FALSE(is_local_address(SockAddr{}));
+  if (!ns::available()) GTEST_SKIP() << "needs root for the namespace part";
+  ns::NetNs a, b;
+  ns::Veth v(a, b);
+  ASSERT_TRUE(a.ok() && b.ok() && v.ok() && v.addr_a("10.207.0.1/24") && v.addr_b("10.207.0.2/24"));
+  bool own = false, mapped = false, other = true;
+  ASSERT_TRUE(a.run([&] {
+    own = is_local_address(*SockAddr::parse("10.207.0.1", 1));
+    mapped = is_local_address(*SockAddr::parse("::ffff:10.207.0.1", 1));
+    other = is_local_address(*SockAddr::parse("10.207.0.2", 1));
+  }));
+  EXPECT_TRUE(own);
+  EXPECT_TRUE(mapped);
+  EXPECT_FALSE(other);
+}
+
+}  // namespace
+}  // namespace softndk::tcp::test

@@ -167,12 +167,18 @@ class EndsTest : public ::testing::Test {
         a.qp->Dispatch->NdkWrite(a.qp, nullptr, &w, 1,
                                  reinterpret_cast<uintptr_t>(b.mem.data()) + 16384, b.token, 0),
         STATUS_SUCCESS);
-    auto x = poll(a.cq, 1);
-    ASSERT_EQ(x.size(), 1u);
-    EXPECT_EQ(x[0].Status, STATUS_SUCCESS);
-    // A Write's completion is local (sent): the bytes land a little later.
-    EXPECT_TRUE(eventually(
-        [&] { return std::memcmp(a.mem.data() + 8192, b.mem.data() + 16384, 4096) == 0; }));
+    // A Write's completion is local (sent); a Send behind it completing at
+    // b says the Write landed (iWARP places in order), as a consumer
+    // would learn it.
+    NDK_SGE r = b.sge(0, 16), s = a.sge(0, 16);
+    ASSERT_EQ(b.qp->Dispatch->NdkReceive(b.qp, nullptr, &r, 1), STATUS_SUCCESS);
+    ASSERT_EQ(a.qp->Dispatch->NdkSend(a.qp, nullptr, &s, 1, 0), STATUS_SUCCESS);
+    auto x = poll(a.cq, 2), y = poll(b.cq, 1);
+    ASSERT_EQ(x.size(), 2u);
+    ASSERT_EQ(y.size(), 1u);
+    for (auto& e : x) EXPECT_EQ(e.Status, STATUS_SUCCESS);
+    EXPECT_EQ(y[0].Status, STATUS_SUCCESS);
+    EXPECT_EQ(std::memcmp(a.mem.data() + 8192, b.mem.data() + 16384, 4096), 0);
   }
   void close_end(End& e) {
     for (void* o : {static_cast<void*>(e.conn), static_cast<void*>(e.qp), static_cast<void*>(e.mr),

@@ -12,7 +12,23 @@ namespace {
 using namespace std::chrono_literals;
 using namespace connector_test;
 
-class Instances : public EndsTest {};
+class Instances : public EndsTest {
+ protected:
+  // The listener on `la`, c's connector on `ka` (c and s already made):
+  // connects, through `se` if given, and moves data both ways. Returns the
+  // listener.
+  NDK_LISTENER* connect_through(NDK_ADAPTER* la, NDK_ADAPTER* ka, End& c, End& s,
+                                NDK_SHARED_ENDPOINT* se = nullptr) {
+    uint16_t port = 0;
+    NDK_LISTENER* l = listen(la, in_, &port);
+    c.conn = connector(ka);
+    establish(c, s, in_, port, se);
+    if (!HasFatalFailure()) exchange(c, s);
+    if (!HasFatalFailure()) exchange(s, c);
+    return l;
+  }
+  Incoming in_;
+};
 
 // A listener's connect event on instance 1, NdkAccept with a QP (and PD,
 // MR, CQ) of instance 2; then every object closed and the instances closed
@@ -23,13 +39,8 @@ TEST_F(Instances, AcceptWithAQpOfAnotherInstance) {
   End c, s;
   make(c, a1, a1);
   make(s, a2, a2);
-  Incoming in;
-  uint16_t port;
-  NDK_LISTENER* l = listen(a1, in, &port);
-  c.conn = connector(a1);
-  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port));
-  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
-  ASSERT_NO_FATAL_FAILURE(exchange(s, c));
+  NDK_LISTENER* l = connect_through(a1, a1, c, s);
+  ASSERT_FALSE(HasFatalFailure());
   close_end(s);
   close_end(c);
   EXPECT_EQ(close_object(l), STATUS_SUCCESS);
@@ -46,12 +57,8 @@ TEST_F(Instances, ConnectWithAQpOfAnotherInstance) {
   End c, s;
   make(c, a2, a3);
   make(s, a1, a1);
-  Incoming in;
-  uint16_t port;
-  NDK_LISTENER* l = listen(a1, in, &port);
-  c.conn = connector(a1);
-  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port));
-  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  NDK_LISTENER* l = connect_through(a1, a1, c, s);
+  ASSERT_FALSE(HasFatalFailure());
   close_end(c);
   close_end(s);
   EXPECT_EQ(close_object(l), STATUS_SUCCESS);
@@ -74,12 +81,8 @@ TEST_F(Instances, ConnectWithSharedEndpointOfAnotherInstance) {
   ASSERT_EQ(
       a1->Dispatch->NdkCreateSharedEndpoint(a1, sa(local), sizeof local, nullptr, nullptr, &se),
       STATUS_SUCCESS);
-  Incoming in;
-  uint16_t port;
-  NDK_LISTENER* l = listen(a2, in, &port);
-  c.conn = connector(a2);
-  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port, se));
-  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  NDK_LISTENER* l = connect_through(a2, a2, c, s, se);
+  ASSERT_FALSE(HasFatalFailure());
   close_end(c);
   close_end(s);
   EXPECT_EQ(close_object(l), STATUS_SUCCESS);
@@ -97,12 +100,8 @@ TEST_F(Instances, ClosingTheListenersInstanceEndsTheOtherInstancesQp) {
   End c, s;
   make(c, a3, a3);
   make(s, a2, a2);
-  Incoming in;
-  uint16_t port;
-  listen(a1, in, &port);
-  c.conn = connector(a3);
-  ASSERT_NO_FATAL_FAILURE(establish(c, s, in, port));
-  ASSERT_NO_FATAL_FAILURE(exchange(c, s));
+  connect_through(a1, a3, c, s);
+  ASSERT_FALSE(HasFatalFailure());
   NDK_SGE r = s.sge(0, 64);
   ASSERT_EQ(s.qp->Dispatch->NdkReceive(s.qp, (void*)0x5, &r, 1), STATUS_SUCCESS);
   close_adapter(a1);  // the listener and s's connector go with it

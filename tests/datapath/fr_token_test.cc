@@ -159,6 +159,28 @@ TEST_F(FrToken, InvalidateAfterRemoteInvalidateFails) {
   EXPECT_EQ(B.stream->last_terminate_sent(), kLocalCatastrophic);
 }
 
+// The same page: the receive that consumed a Send with Invalidate is also
+// retrievable with the plain NdkGetCqResults (NDK_RESULT has no Type); the
+// token is invalidated all the same.
+TEST_F(FrToken, ReceiveAndInvalidateThroughPlainGetCqResults) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  const uint32_t tok = mr_->Dispatch->NdkGetRemoteTokenFromMr(mr_);
+  ASSERT_EQ(fast_register(0, nullptr), STATUS_SUCCESS);
+  expect_one(B.cq, NdkOperationTypeFastRegister, STATUS_SUCCESS);
+  Buf rb = reg(B.pd, 64, kAll), src = reg(A.pd, 64, kAll);
+  NDK_SGE r = rb.sge(0, 64);
+  ASSERT_EQ(B.d()->NdkReceive(B.qp, (void*)0xB, &r, 1), STATUS_SUCCESS);
+  NDK_SGE s = src.sge(0, 8);
+  ASSERT_EQ(A.d()->NdkSendAndInvalidate(A.qp, nullptr, &s, 1, 0, tok), STATUS_SUCCESS);
+  NDK_RESULT plain{};
+  ASSERT_TRUE(eventually([&] { return B.cq->Dispatch->NdkGetCqResults(B.cq, &plain, 1) == 1; }));
+  EXPECT_EQ(plain.Status, STATUS_SUCCESS);
+  EXPECT_EQ(plain.RequestContext, (void*)0xB);
+  EXPECT_EQ(plain.BytesTransferred, 8u);
+  ASSERT_EQ(B.d()->NdkInvalidate(B.qp, (void*)0x12, &mr_->Header, 0), STATUS_SUCCESS);
+  expect_one(B.cq, NdkOperationTypeInvalidate, STATUS_INVALID_PARAMETER);
+}
+
 // The same for a second local NdkInvalidate, and for one of an MR that was
 // never fast-registered.
 TEST_F(FrToken, SecondLocalInvalidateFails) {
@@ -183,6 +205,82 @@ TEST_F(FrToken, InvalidateOfNeverRegisteredMrFails) {
   EXPECT_EQ(c.RequestContext, (void*)0x31);
 }
 
+// NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE (the adapter reports
+// RDMA_READ_LOCAL_INVALIDATE_SUPPORTED): a successful Read invalidates the
+// token of its first SGE, here the fast-registered sink. Without the flag
+// the token stays valid (the Invalidate after it succeeds); with it, the
+// Invalidate after it finds the token already invalid.
+TEST_F(FrToken, ReadWithLocalInvalidateInvalidatesTheSink) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  const uint32_t tok = mr_->Dispatch->NdkGetLocalTokenFromMr(mr_);
+  Buf src = reg(A.pd, kN, kAll, 0x33);
+  NDK_SGE sink{};
+  sink.VirtualAddress = reinterpret_cast<void*>(va(0));
+  sink.Length = kN;
+  sink.MemoryRegionToken = tok;
+  for (ULONG flags : {0u, static_cast<ULONG>(NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE)}) {
+    std::fill(mem_.begin(), mem_.end(), 0x5A);
+    // A read sink: RDMA_READ_SINK is accepted (and not needed: the adapter
+    // reports RDMA_READ_SINK_NOT_REQUIRED).
+    const FrRegion& r = fr_[0];
+    ASSERT_EQ(
+        B.d()->NdkFastRegister(B.qp, nullptr, mr_, r.lam->AdapterPageCount, r.lam->AdapterPageArray,
+                               r.fbo, kN, reinterpret_cast<PVOID>(va(0)),
+                               NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_RDMA_READ_SINK),
+        STATUS_SUCCESS);
+    expect_one(B.cq, NdkOperationTypeFastRegister, STATUS_SUCCESS);
+    ASSERT_EQ(B.d()->NdkRead(B.qp, (void*)0x41, &sink, 1, src.addr(), src.token, flags),
+              STATUS_SUCCESS);
+    expect_one(B.cq, NdkOperationTypeRead, STATUS_SUCCESS);
+    EXPECT_TRUE(window_is(0, 0x33));
+    ASSERT_EQ(B.d()->NdkInvalidate(B.qp, (void*)0x42, &mr_->Header, 0), STATUS_SUCCESS);
+    expect_one(B.cq, NdkOperationTypeInvalidate,
+               flags == 0 ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER);
+  }
+}
+
+// Each NdkFastRegister carries its own page array. Two registrations of
+// one MR queued before the first one runs (one deferred chain: FR, Write
+// from it, Invalidate, FR of the other window, Write from that, Send) each
+// map their own pages: the first Write reads window 0, the second window 1.
+TEST_F(FrToken, QueuedFastRegistersKeepTheirOwnPages) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  const uint32_t tok = mr_->Dispatch->NdkGetLocalTokenFromMr(mr_);
+  std::fill(win_[0], win_[0] + kN, 0x11);
+  std::fill(win_[1], win_[1] + kN, 0x22);
+  Buf dst = reg(A.pd, 2 * kN, kAll, 0), rb = reg(A.pd, 64, kAll), sb = reg(B.pd, 64, kAll);
+  NDK_SGE r = rb.sge(0, 64), note = sb.sge(0, 8);
+  ASSERT_EQ(A.d()->NdkReceive(A.qp, (void*)0xA, &r, 1), STATUS_SUCCESS);
+  const auto fr = [&](int w) {
+    const FrRegion& f = fr_[w];
+    return B.d()->NdkFastRegister(
+        B.qp, nullptr, mr_, f.lam->AdapterPageCount, f.lam->AdapterPageArray, f.fbo, kN,
+        reinterpret_cast<PVOID>(va(w)), NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_DEFER);
+  };
+  NDK_SGE from[2] = {};
+  for (int w = 0; w < 2; ++w) {
+    from[w].VirtualAddress = reinterpret_cast<void*>(va(w));
+    from[w].Length = kN;
+    from[w].MemoryRegionToken = tok;
+  }
+  ASSERT_EQ(fr(0), STATUS_SUCCESS);
+  ASSERT_EQ(B.d()->NdkWrite(B.qp, nullptr, &from[0], 1, dst.addr(), dst.token, NDK_OP_FLAG_DEFER),
+            STATUS_SUCCESS);
+  ASSERT_EQ(B.d()->NdkInvalidate(B.qp, nullptr, &mr_->Header, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
+  ASSERT_EQ(fr(1), STATUS_SUCCESS);
+  ASSERT_EQ(
+      B.d()->NdkWrite(B.qp, nullptr, &from[1], 1, dst.addr() + kN, dst.token, NDK_OP_FLAG_DEFER),
+      STATUS_SUCCESS);
+  ASSERT_EQ(B.d()->NdkSend(B.qp, nullptr, &note, 1, 0), STATUS_SUCCESS);
+  auto c = poll(B.cq, 6);
+  ASSERT_EQ(c.size(), 6u);
+  for (const auto& e : c) EXPECT_EQ(e.Status, STATUS_SUCCESS) << "type " << e.Type;
+  ASSERT_EQ(poll(A.cq, 1).size(), 1u);  // the Send: both Writes were placed before it
+  EXPECT_TRUE(std::all_of(dst.data(), dst.data() + kN, [](uint8_t x) { return x == 0x11; }));
+  EXPECT_TRUE(
+      std::all_of(dst.data() + kN, dst.data() + 2 * kN, [](uint8_t x) { return x == 0x22; }));
+}
+
 // SOFTNDK_OPEN_FLAG_FR_REKEY keeps the old behaviour: a new token per fast
 // register, and the previous one misses.
 TEST_F(FrToken, RekeyFlagGivesANewTokenPerRegistration) {
@@ -197,7 +295,14 @@ TEST_F(FrToken, RekeyFlagGivesANewTokenPerRegistration) {
   NDK_SGE s = src.sge(0, 64);
   ASSERT_EQ(A.d()->NdkWrite(A.qp, nullptr, &s, 1, va(0), t1, 0), STATUS_SUCCESS);
   expect_one(A.cq, NdkOperationTypeWrite, STATUS_SUCCESS);
-  ASSERT_TRUE(eventually([&] { return win_[0][0] == 7; }));
+  // Read back: the Read Response follows the placed Write (no polling of
+  // memory the peer is writing).
+  Buf sink = reg(A.pd, 64, kAll);
+  NDK_SGE d = sink.sge(0, 64);
+  ASSERT_EQ(A.d()->NdkRead(A.qp, nullptr, &d, 1, va(0), t1, 0), STATUS_SUCCESS);
+  expect_one(A.cq, NdkOperationTypeRead, STATUS_SUCCESS);
+  EXPECT_EQ(win_[0][0], 7);
+  EXPECT_EQ(sink.data()[0], 7);
   ASSERT_EQ(A.d()->NdkWrite(A.qp, nullptr, &s, 1, va(0), t0, 0), STATUS_SUCCESS);
   ASSERT_TRUE(eventually([&] { return B.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
   EXPECT_EQ(B.stream->last_terminate_sent(), kDdpInvalidStag);

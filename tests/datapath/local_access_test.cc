@@ -3,6 +3,7 @@
 // the request completes with its error, the peer gets a Terminate, the QP
 // goes to error and everything else is flushed (docs/datapath.md "Local
 // access checks").
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -215,6 +216,45 @@ TEST_F(LocalAccess, FailedFastRegisterErrorsQp) {
 // A local SGE of a fast-registered MR is in the MR's registered address
 // space (BaseVirtualAddress), not the process's, as on an RNIC: a Send
 // from it and a receive into it use the right bytes.
+// NDK_SGE with the PD's privileged token (NdkGetPrivilegedMemoryRegionToken):
+// the address is a logical one from NdkBuildLAM and needs no registration.
+// The token grants local access only: the peer's Write with it is refused
+// like any invalid STag and nothing lands.
+TEST_F(LocalAccess, PrivilegedTokenTakesLamAddressesLocallyOnly) {
+  std::vector<uint8_t> mem(2 * NDK_PAGE_SIZE, 0x44);
+  MDL mdl{};
+  mdl.VirtualAddress = mem.data() + 100;
+  mdl.ByteCount = 64;
+  std::vector<uint8_t> lam_buf(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) +
+                               4 * sizeof(NDK_LOGICAL_ADDRESS));
+  auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_buf.data());
+  ULONG lam_size = static_cast<ULONG>(lam_buf.size()), fbo = 0;
+  ASSERT_EQ(a_->Dispatch->NdkBuildLAM(a_, &mdl, 64, nullptr, nullptr, lam, &lam_size, &fbo),
+            STATUS_SUCCESS);
+  UINT32 priv = 0;
+  A.pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(A.pd, &priv);
+  ASSERT_NE(priv, 0u);
+  NDK_SGE s{};
+  s.LogicalAddress.QuadPart = lam->AdapterPageArray[0].QuadPart + fbo;
+  s.Length = 64;
+  s.MemoryRegionToken = priv;
+  ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)1, &s, 1, 0), STATUS_SUCCESS);
+  auto sent = poll(A.cq, 1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].Status, STATUS_SUCCESS);
+  auto got = poll(B.cq, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].Status, STATUS_SUCCESS);
+  EXPECT_EQ(got[0].BytesTransferred, 64u);
+  EXPECT_TRUE(std::all_of(rbB.mem.begin(), rbB.mem.end(), [](uint8_t x) { return x == 0x44; }));
+  Buf from = reg(B.pd, 64, kAll, 0x55);
+  NDK_SGE w = from.sge(0, 64);
+  ASSERT_EQ(B.d()->NdkWrite(B.qp, nullptr, &w, 1, reinterpret_cast<uintptr_t>(mem.data()), priv, 0),
+            STATUS_SUCCESS);
+  ASSERT_TRUE(eventually([&] { return A.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
+  EXPECT_TRUE(std::all_of(mem.begin(), mem.end(), [](uint8_t x) { return x == 0x44; }));
+}
+
 TEST_F(LocalAccess, FastRegisteredSgeIsInTheRegisteredAddressSpace) {
   const size_t n = 4 * NDK_PAGE_SIZE;
   auto fast_register = [&](Side& s, std::vector<uint8_t>& mem, uint64_t base, uint32_t* ltok,

@@ -233,6 +233,31 @@ TEST_F(Ops, SolicitedSendAndDeferredChain) {
   EXPECT_EQ(poll(B.cq, 1).size(), 1u);
 }
 
+// The deferred-processing rule holds for every inline failure of an
+// initiator call, also one refused before the request reaches the queue (a
+// missing MW, MR or invalidation target): the deferred Send still goes out.
+TEST_F(Ops, FailureOnABadHandleStartsDeferredWork) {
+  Buf rb = reg(B.pd, 64, kAll), sb = reg(A.pd, 64, kAll);
+  NDK_SGE rs = rb.sge(0, 64), ss = sb.sge(0, 16);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(B.d()->NdkReceive(B.qp, nullptr, &rs, 1), STATUS_SUCCESS);
+  NDK_LOGICAL_ADDRESS page{};
+  for (uintptr_t i = 1; i <= 3; ++i) {
+    ASSERT_EQ(A.d()->NdkSend(A.qp, (void*)i, &ss, 1, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
+    NTSTATUS s = STATUS_SUCCESS;
+    if (i == 1) s = A.d()->NdkInvalidate(A.qp, nullptr, nullptr, 0);
+    if (i == 2) s = A.d()->NdkBind(A.qp, nullptr, sb.mr, nullptr, sb.data(), 8, 0);
+    if (i == 3) s = A.d()->NdkFastRegister(A.qp, nullptr, nullptr, 1, &page, 0, 8, nullptr, 0);
+    EXPECT_NE(s, STATUS_SUCCESS);
+    // Only the peer's CQ is polled: polling A's own CQ would run its
+    // transmitter and hide a missing kick.
+    ASSERT_EQ(poll(B.cq, 1, 2000ms).size(), 1u) << "deferred Send " << i << " never left";
+    auto c = poll(A.cq, 1);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].RequestContext, (void*)i);
+    EXPECT_EQ(c[0].Status, STATUS_SUCCESS);
+  }
+}
+
 TEST_F(Ops, SilentSuccessProducesNoCompletion) {
   Buf dst = reg(B.pd, 64, kAll), src = reg(A.pd, 64, kAll);
   NDK_SGE s = src.sge(0, 64);

@@ -202,8 +202,13 @@ hasnt() { ! grep -qE -- "$2" "$1"; }
 #
 # The mitigation: softndk's initiator hold-off (SOFTNDK_MPA_HOLDOFF_MS,
 # tcp::ConnSettings::initiator_holdoff) keeps the first FPDU back this long
-# after the Reply; the cases that send one at once use it. The sampler stays
-# as the proof in case the race still wins.
+# after the Reply. Since NDK adapters offer P2P by default, every NDK
+# initiator's first FPDU is its RTR, and stock siw reports ESTABLISHED to
+# its application only once it has read it: an RTR (and the Send behind it)
+# left unread leaves a siw application that speaks first waiting for
+# ever (seen once in terminate_ndk_to_siw). So every case runs with the
+# hold-off (cmd_case); the sampler stays as the proof in case the race
+# still wins.
 SIW_HOLDOFF_MS=300
 RXQ_JOB=""
 RXQ_STOP=""
@@ -1120,6 +1125,7 @@ case_badpeer_terminate() {
 cmd_case() {
   GROUP=$1
   CASE=$2
+  export SOFTNDK_MPA_HOLDOFF_MS=${SOFTNDK_MPA_HOLDOFF_MS:-$SIW_HOLDOFF_MS}
   check_skip
   local d
   d=$(gdir "$GROUP")

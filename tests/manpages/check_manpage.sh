@@ -13,7 +13,7 @@ fail=0
 help=$("$bin" --help) || { echo "FAIL: $tool --help exited $?"; exit 1; }
 # CLI11 lists an option as "  -s,--size UINT ...": the first field of lines
 # that start with blanks and a dash, split at commas.
-mapfile -t help_opts < <(printf '%s\n' "$help" | awk '/^[ \t]+-/ {print $1}' | tr ',' '\n' |
+mapfile -t help_opts < <(printf '%s\n' "$help" | awk '/^  -/ {print $1}' | tr ',' '\n' |
   grep -E '^--?[A-Za-z]' | sort -u)
 [ ${#help_opts[@]} -gt 0 ] || { echo "FAIL: no options found in $tool --help"; exit 1; }
 

@@ -190,5 +190,15 @@ TEST(StatusName, KnownAndUnknown) {
   EXPECT_EQ(softndk::status_name(0x12345678), "0x12345678");
 }
 
+// SOFTNDK_CONNECTION_INFO's Terminate encoding, named for the tools.
+TEST(TerminateName, KnownAndUnknown) {
+  EXPECT_STREQ(SoftNdkTerminateName(0x00020002), "MPA CRC error");
+  EXPECT_STREQ(SoftNdkTerminateName(0x00010203), "invalid MSN - MSN range");
+  EXPECT_STREQ(SoftNdkTerminateName(0x00000100), "invalid STag");
+  EXPECT_EQ(SoftNdkTerminateName(0xFFFFFFFF), nullptr);  // none
+  EXPECT_EQ(SoftNdkTerminateName(0x00020009), nullptr);  // LLP code 9 is not defined
+  EXPECT_EQ(SoftNdkTerminateName(0x00030000), nullptr);  // no layer 3
+}
+
 }  // namespace
 }  // namespace ndktest

@@ -254,6 +254,31 @@ TEST_F(CqTest, ModerationByIntervalDelays) {
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(40));
 }
 
+// The interval is the longest the provider may hold a notification back,
+// and it may be rounded *down* to the timer granularity (whole
+// milliseconds here): under a millisecond nothing is held, neither with the
+// interval alone nor with a count.
+TEST_F(CqTest, ModerationIntervalIsAnUpperBound) {
+  CqEvents ev;
+  NDK_CQ* q = cq(16, &ev);
+  int expected = 0;
+  for (ULONG count : {static_cast<ULONG>(MAXULONG), ULONG{4}}) {
+    ASSERT_EQ(q->Dispatch->NdkControlCqInterruptModeration(q, 999, count), STATUS_SUCCESS);
+    q->Dispatch->NdkArmCq(q, NDK_CQ_NOTIFY_ANY);
+    cq_of(q)->push(result(STATUS_SUCCESS));
+    EXPECT_FALSE(cq_of(q)->notification_held()) << "count " << count;
+    ++expected;
+    ASSERT_TRUE(eventually([&] { return ev.count.load() == expected; }));
+  }
+  // A millisecond and more is held (100.5 ms: at most 100 ms, long enough
+  // for the check below on a loaded machine), then notified.
+  ASSERT_EQ(q->Dispatch->NdkControlCqInterruptModeration(q, 100500, MAXULONG), STATUS_SUCCESS);
+  q->Dispatch->NdkArmCq(q, NDK_CQ_NOTIFY_ANY);
+  cq_of(q)->push(result(STATUS_SUCCESS));
+  EXPECT_TRUE(cq_of(q)->notification_held());
+  ASSERT_TRUE(eventually([&] { return ev.count.load() == expected + 1; }));
+}
+
 TEST_F(CqTest, CqErrorCounter) {
   NDK_CQ* q = cq(16);
   cq_of(q)->push(result(STATUS_CANCELLED));

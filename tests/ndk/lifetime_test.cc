@@ -1,4 +1,6 @@
 // lifetime_test.cc - NDKPI §10: create/close protocol, antecedents, bad handles.
+#include <vector>
+
 #include "ndk_fixture.h"
 
 namespace ndktest {
@@ -144,6 +146,76 @@ TEST_F(Lifetime, DoubleCloseWhilePendingIsReported) {
   EXPECT_EQ(close(m), STATUS_SUCCESS);
   ASSERT_TRUE(w.wait());
   EXPECT_EQ(w.calls(), 1);
+}
+
+// NDK_OBJECT_HEADER / NDK_<OBJECT>: the provider zeroes NdkReserved at
+// creation and never touches it until the close; it sets Dispatch and never
+// reads it again (the consumer may overwrite both). Every call here goes
+// through a saved copy of the table while the objects' own Dispatch and
+// NdkReserved hold garbage.
+TEST_F(Lifetime, ReservedBlockAndDispatchBelongToTheConsumer) {
+  const auto scribble = [](NDK_OBJECT_HEADER* h, uintptr_t tag) {
+    for (auto& r : h->NdkReserved.rf) EXPECT_EQ(r, nullptr) << "not zeroed at creation";
+    for (uintptr_t i = 0; i < 4; ++i) h->NdkReserved.rf[i] = reinterpret_cast<PVOID>(tag + i);
+  };
+  const auto intact = [](const NDK_OBJECT_HEADER* h, uintptr_t tag) {
+    for (uintptr_t i = 0; i < 4; ++i)
+      if (h->NdkReserved.rf[i] != reinterpret_cast<PVOID>(tag + i)) return false;
+    return true;
+  };
+  const NDK_ADAPTER_DISPATCH* ad = a_->Dispatch;
+  scribble(&a_->Header, 0xA0);
+  a_->Dispatch = nullptr;
+  NDK_PD* p = nullptr;
+  NDK_CQ* c = nullptr;
+  ASSERT_EQ(ad->NdkCreatePd(a_, nullptr, nullptr, &p), STATUS_SUCCESS);
+  ASSERT_EQ(ad->NdkCreateCq(a_, 16, nullptr, nullptr, nullptr, nullptr, nullptr, &c),
+            STATUS_SUCCESS);
+  const NDK_PD_DISPATCH* pdd = p->Dispatch;
+  const NDK_CQ_DISPATCH* cqd = c->Dispatch;
+  scribble(&p->Header, 0xB0);
+  scribble(&c->Header, 0xC0);
+  p->Dispatch = nullptr;
+  c->Dispatch = nullptr;
+  NDK_QP* q = nullptr;
+  NDK_MR* m = nullptr;
+  ASSERT_EQ(pdd->NdkCreateQp(p, c, c, nullptr, 4, 4, 1, 1, 0, nullptr, nullptr, &q),
+            STATUS_SUCCESS);
+  ASSERT_EQ(pdd->NdkCreateMr(p, FALSE, nullptr, nullptr, &m), STATUS_SUCCESS);
+  const NDK_QP_DISPATCH* qpd = q->Dispatch;
+  const NDK_MR_DISPATCH* mrd = m->Dispatch;
+  scribble(&q->Header, 0xD0);
+  scribble(&m->Header, 0xE0);
+  q->Dispatch = nullptr;
+  m->Dispatch = nullptr;
+  std::vector<uint8_t> buf(4096);
+  MDL mdl{};
+  mdl.VirtualAddress = buf.data();
+  mdl.ByteCount = static_cast<ULONG>(buf.size());
+  ASSERT_EQ(
+      mrd->NdkRegisterMr(m, &mdl, buf.size(), NDK_MR_FLAG_ALLOW_LOCAL_WRITE, nullptr, nullptr),
+      STATUS_SUCCESS);
+  NDK_SGE sge{};
+  sge.VirtualAddress = buf.data();
+  sge.Length = 64;
+  sge.MemoryRegionToken = mrd->NdkGetLocalTokenFromMr(m);
+  ASSERT_EQ(qpd->NdkReceive(q, (void*)1, &sge, 1), STATUS_SUCCESS);
+  qpd->NdkFlush(q);
+  NDK_RESULT r{};
+  ASSERT_TRUE(eventually([&] { return cqd->NdkGetCqResults(c, &r, 1) == 1; }));
+  EXPECT_EQ(r.Status, STATUS_CANCELLED);
+  EXPECT_EQ(r.RequestContext, (void*)1);
+  EXPECT_TRUE(intact(&a_->Header, 0xA0));
+  EXPECT_TRUE(intact(&p->Header, 0xB0));
+  EXPECT_TRUE(intact(&c->Header, 0xC0));
+  EXPECT_TRUE(intact(&q->Header, 0xD0));
+  EXPECT_TRUE(intact(&m->Header, 0xE0));
+  EXPECT_EQ(qpd->NdkCloseQp(&q->Header, nullptr, nullptr), STATUS_SUCCESS);
+  EXPECT_EQ(mrd->NdkCloseMr(&m->Header, nullptr, nullptr), STATUS_SUCCESS);
+  EXPECT_EQ(cqd->NdkCloseCq(&c->Header, nullptr, nullptr), STATUS_SUCCESS);
+  EXPECT_EQ(pdd->NdkClosePd(&p->Header, nullptr, nullptr), STATUS_SUCCESS);
+  SoftNdkCloseAdapter(a_);
+  a_ = nullptr;
 }
 
 TEST_F(Lifetime, WrongKindIsTypeMismatch) {

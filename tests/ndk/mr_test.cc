@@ -71,8 +71,11 @@ TEST_F(MrTest, RegisterInvalidParameters) {
             STATUS_INVALID_PARAMETER);  // zero-based VAs are not supported
   EXPECT_EQ(m->Dispatch->NdkRegisterMr(m, &one, 8, 0x100, nullptr, nullptr),
             STATUS_INVALID_PARAMETER);  // unknown flag
-  // Still registrable with good arguments.
-  EXPECT_EQ(m->Dispatch->NdkRegisterMr(m, &one, 128, 0, nullptr, nullptr), STATUS_SUCCESS);
+  // Still registrable with good arguments. NDK_MR_FLAG_RDMA_READ_SINK must
+  // not fail the request on an adapter that reports
+  // RDMA_READ_SINK_NOT_REQUIRED (NdkRegisterMr's remarks).
+  EXPECT_EQ(m->Dispatch->NdkRegisterMr(m, &one, 128, NDK_MR_FLAG_RDMA_READ_SINK, nullptr, nullptr),
+            STATUS_SUCCESS);
 }
 
 TEST_F(MrTest, ContiguousChainRegisters) {

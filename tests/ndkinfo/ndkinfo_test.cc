@@ -122,6 +122,39 @@ TEST(NdkInfoJson, ListsEveryAddressedInterfaceOfItsNamespace) {
   EXPECT_EQ(vd->at("port_state"), "DOWN") << down.out;
 }
 
+// The MPA CRC policy and why (docs/wire.md, "CRC by default off-host"): on
+// lo every peer is host-local; an adapter with a routable address asks for
+// CRC off-host by default; the switches (here through SOFTNDK_MPA_FLAGS)
+// force either way or restore the old rule.
+TEST(NdkInfoJson, ShowsTheCrcPolicyAndWhy) {
+  const json doc = json::parse(ndkinfo("-d lo --json").out);
+  const json& mpa = doc.at("adapters").at(0).at("mpa");
+  EXPECT_EQ(mpa.at("crc"), "off_host");
+  EXPECT_NE(mpa.at("crc_why").get<std::string>().find("host-local"), std::string::npos) << mpa;
+  const std::string bin = std::string(NDKINFO_PATH) + " -d lo --json";
+  auto key = [&](const char* flags) {
+    const ToolRun r = ndkinfo_cmd(std::string("SOFTNDK_MPA_FLAGS=") + flags + " " + bin);
+    return json::parse(r.out).at("adapters").at(0).at("mpa");
+  };
+  EXPECT_EQ(key("49").at("crc"), "required");    // CRC_REQUIRED | RTR_WRITE | RTR_READ
+  EXPECT_EQ(key("50").at("crc"), "strict_off");  // CRC_STRICT_OFF | ...
+  EXPECT_EQ(key("56").at("crc"), "when_asked");  // CRC_WHEN_ASKED | ...
+  EXPECT_EQ(key("56").at("flags"), 56);
+  if (!netns::available()) GTEST_SKIP() << "needs root and iproute2 for the off-host part";
+  netns::NetNs a, b;
+  netns::Veth v(a, b);
+  ASSERT_TRUE(a.ok() && b.ok() && v.ok() && v.addr_a("10.77.4.1/24"));
+  const ToolRun r = ndkinfo_in(a, "-d " + v.a() + " --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const json vdoc = json::parse(r.out);  // named: `vm` refers into it
+  const json& vm = vdoc.at("adapters").at(0).at("mpa");
+  EXPECT_EQ(vm.at("crc"), "off_host");
+  EXPECT_NE(vm.at("crc_why").get<std::string>().find("leave the host"), std::string::npos) << vm;
+  const ToolRun text = ndkinfo_in(a, "-d " + v.a());
+  EXPECT_NE(text.out.find("crc"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("requested by default"), std::string::npos) << text.out;
+}
+
 TEST(NdkInfoJson, EveryAdapterHasTheStableKeys) {
   const ToolRun r = ndkinfo("--json");
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -90,6 +91,9 @@ ProcResult Proc::wait(double seconds) {
   }
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int status = 0;
+  // Short first naps: a quick child (a client of a sequential loop) is
+  // reaped within a millisecond or two; longer ones are polled every 10 ms.
+  int nap_us = 200;
   while (!reaped_) {
     pid_t w = waitpid(pid_, &status, WNOHANG);
     if (w == pid_) {
@@ -102,12 +106,15 @@ ProcResult Proc::wait(double seconds) {
       kill_now();
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
+    nap_us = std::min(nap_us * 2, 10000);
   }
   r.out = slurp(out_path_);
   r.err = slurp(err_path_);
   return r;
 }
+
+std::string Proc::err_so_far() const { return slurp(err_path_); }
 
 ProcResult run(const std::vector<std::string>& argv, double seconds) {
   Proc p(argv);

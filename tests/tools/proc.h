@@ -30,6 +30,8 @@ class Proc {
   // exited, or `seconds` passed (false). The child keeps running.
   bool wait_for_err(const std::string& text, double seconds);
   pid_t pid() const { return pid_; }
+  // What the child wrote to stderr so far (while it runs).
+  std::string err_so_far() const;
 
  private:
   pid_t pid_ = -1;

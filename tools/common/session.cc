@@ -2,11 +2,14 @@
 #include "common/session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 
 #include "common/softndk_entry.h"
 #include "common/status.h"
@@ -75,9 +78,23 @@ NTSTATUS Pending::finish(Pending* p, NTSTATUS returned, double timeout_s, NDK_OB
   return st;
 }
 
+Pending* Pending::try_make() noexcept {
+  try {
+    return new Pending;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 bool close_object(NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_OBJECT close, double timeout_s) {
   if (!obj || !close) return true;
-  auto* p = new Pending;
+  auto* p = Pending::try_make();
+  if (!p) {
+    // Out of memory (destructors run here, so nothing may throw): close
+    // without waiting; the caller treats the object as still open.
+    close(obj, nullptr, nullptr);
+    return false;
+  }
   NTSTATUS st = close(obj, &Pending::on_close, p);
   return Pending::finish(p, st, timeout_s) != STATUS_IO_TIMEOUT;
 }
@@ -91,9 +108,10 @@ Adapter::Adapter(const AdapterOptions& opt) : timeout_s_(opt.timeout_s) {
   params.MpaRevision = opt.mpa_revision;
   if (opt.crc >= 0) {
     // A non-zero MpaFlags replaces the default set, so keep the default RTR
-    // types and add CRC when asked.
+    // types. On: require CRC. Off: do not ask for it, not even off-host
+    // (a peer that asks still gets it, as RFC 5044 wants).
     params.MpaFlags = SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ;
-    if (opt.crc == 1) params.MpaFlags |= SOFTNDK_MPA_CRC_REQUIRED;
+    params.MpaFlags |= opt.crc == 1 ? SOFTNDK_MPA_CRC_REQUIRED : SOFTNDK_MPA_CRC_WHEN_ASKED;
   }
   params.ConnectTimeoutMs = static_cast<ULONG>(opt.timeout_s * 1000);
   if (opt.disconnect_timeout_s > 0)
@@ -143,6 +161,7 @@ struct Cq::Notify {
   std::condition_variable cv;
   uint64_t count = 0;
   NTSTATUS status = STATUS_SUCCESS;
+  std::atomic<bool> interrupted{false};  // sticky: see Cq::interrupt
 };
 
 void Cq::on_notify(PVOID ctx, NTSTATUS status) {
@@ -172,11 +191,18 @@ Cq::~Cq() {
   delete notify_;
 }
 
+void Cq::interrupt() {
+  std::lock_guard lk(notify_->m);
+  notify_->interrupted = true;
+  notify_->cv.notify_all();
+}
+
 ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline) {
   if (!events) {
     for (uint32_t spins = 0;; ++spins) {
       ULONG k = poll(results, n);
       if (k) return k;
+      if (notify_->interrupted) return 0;
       if ((spins & 255) == 255 && Clock::now() >= deadline) return 0;
     }
   }
@@ -186,13 +212,20 @@ ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline) {
     uint64_t seen;
     {
       std::lock_guard lk(notify_->m);
+      if (notify_->interrupted) return 0;
       seen = notify_->count;
     }
     cq_->Dispatch->NdkArmCq(cq_, NDK_CQ_NOTIFY_ANY);
     k = poll(results, n);  // a completion may have slipped in before the arm
     if (k) return k;
     std::unique_lock lk(notify_->m);
-    if (!notify_->cv.wait_until(lk, deadline, [&] { return notify_->count != seen; })) return 0;
+    if (!notify_->cv.wait_until(lk, deadline,
+                                [&] { return notify_->count != seen || notify_->interrupted; }))
+      return 0;
+    if (notify_->interrupted && notify_->count == seen) {
+      lk.unlock();
+      return poll(results, n);  // whatever landed with the event, else 0
+    }
     if (notify_->status == STATUS_BUFFER_OVERFLOW) throw ToolError("completion queue overrun");
     if (notify_->status != STATUS_SUCCESS) fail("completion queue failed", notify_->status);
   }
@@ -229,9 +262,13 @@ Buffer::~Buffer() {
   bool freed_ok = true;
   if (mr_) {
     if (registered_) {
-      auto* p = new Pending;
-      NTSTATUS st = mr_->Dispatch->NdkDeregisterMr(mr_, &Pending::on_request, p);
-      freed_ok = Pending::finish(p, st, a_.timeout()) != STATUS_IO_TIMEOUT;
+      auto* p = Pending::try_make();
+      if (p) {
+        NTSTATUS st = mr_->Dispatch->NdkDeregisterMr(mr_, &Pending::on_request, p);
+        freed_ok = Pending::finish(p, st, a_.timeout()) != STATUS_IO_TIMEOUT;
+      } else {
+        freed_ok = false;  // out of memory: the close below still goes
+      }
     }
     freed_ok = close_object(&mr_->Header, mr_->Dispatch->NdkCloseMr, a_.timeout()) && freed_ok;
   }
@@ -280,13 +317,30 @@ Qp::~Qp() {
 
 struct Connection::Events {
   std::mutex m;
+  std::condition_variable cv;
   bool disconnected = false;
+  ULONG reason = 0;  // the _EX event's: 0 graceful (FIN), else an NTSTATUS
+  Cq* interrupt = nullptr;
 };
 
-void Connection::on_disconnect(PVOID ctx) {
+void Connection::on_disconnect(PVOID ctx, ULONG reason) {
   auto* e = static_cast<Events*>(ctx);
   std::lock_guard lk(e->m);
   e->disconnected = true;
+  e->reason = reason;
+  if (e->interrupt) e->interrupt->interrupt();
+  e->cv.notify_all();
+}
+
+bool Connection::wait_disconnected(double seconds) const {
+  std::unique_lock lk(events_->m);
+  return events_->cv.wait_until(lk, deadline_in(seconds), [&] { return events_->disconnected; });
+}
+
+void Connection::interrupt_on_disconnect(Cq& cq) {
+  std::lock_guard lk(events_->m);
+  events_->interrupt = &cq;
+  if (events_->disconnected) cq.interrupt();
 }
 
 Connection::Connection(Adapter& a, NDK_CONNECTOR* connector)
@@ -342,8 +396,9 @@ std::unique_ptr<Connection> Connection::connect(Adapter& a, Qp& qp, const SockAd
     *peer_pdata = std::move(buf);
   }
   p = new Pending;
-  st = k->Dispatch->NdkCompleteConnect(k, &Connection::on_disconnect, conn->events_,
-                                       &Pending::on_request, p);
+  // The _EX form tells a reset from a graceful close (end_cause).
+  st = k->Dispatch->NdkCompleteConnectEx(k, &Connection::on_disconnect, conn->events_,
+                                         &Pending::on_request, p);
   st = Pending::finish(p, st, a.timeout());
   if (st != STATUS_SUCCESS) fail("NdkCompleteConnect with " + peer.to_string(), st);
   conn->connected_ = true;
@@ -362,9 +417,9 @@ std::vector<uint8_t> Connection::peer_data(ULONG* ird, ULONG* ord) {
 void Connection::accept(Qp& qp, ULONG ird, ULONG ord, const std::vector<uint8_t>& pdata) {
   auto* p = new Pending;
   NTSTATUS st =
-      conn_->Dispatch->NdkAccept(conn_, qp.get(), ird, ord, const_cast<uint8_t*>(pdata.data()),
-                                 static_cast<ULONG>(pdata.size()), &Connection::on_disconnect,
-                                 events_, &Pending::on_request, p);
+      conn_->Dispatch->NdkAcceptEx(conn_, qp.get(), ird, ord, const_cast<uint8_t*>(pdata.data()),
+                                   static_cast<ULONG>(pdata.size()), &Connection::on_disconnect,
+                                   events_, &Pending::on_request, p);
   st = Pending::finish(p, st, a_.timeout() + 5);
   if (st != STATUS_SUCCESS) fail("NdkAccept", st);
   connected_ = true;
@@ -383,7 +438,8 @@ bool Connection::peer_disconnected() const {
 void Connection::disconnect() {
   if (!connected_ || disconnected_) return;
   disconnected_ = true;
-  auto* p = new Pending;
+  auto* p = Pending::try_make();
+  if (!p) return;  // out of memory (a destructor may be calling): the close aborts instead
   NTSTATUS st = conn_->Dispatch->NdkDisconnect(conn_, &Pending::on_request, p);
   Pending::finish(p, st, a_.timeout());
 }
@@ -391,6 +447,47 @@ void Connection::disconnect() {
 bool Connection::info(SOFTNDK_CONNECTION_INFO& out) const {
   if (&SoftNdkQueryConnectionInfo == nullptr) return false;
   return SoftNdkQueryConnectionInfo(conn_, &out) == STATUS_SUCCESS;
+}
+
+namespace {
+
+// "LLP layer, MPA CRC error (0x00020002)" for a SOFTNDK_CONNECTION_INFO
+// Terminate (layer<<16 | etype<<8 | code; RFC 5040 4.8 layers).
+std::string terminate_text(ULONG code) {
+  if (code == 0x00FFFFFF) return "a Terminate that could not be parsed";
+  static const char* const kLayers[] = {"RDMAP", "DDP", "LLP"};
+  ULONG layer = code >> 16;
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "0x%08X", static_cast<unsigned>(code));
+  const char* name = SoftNdkTerminateName(code);
+  std::string s = layer < 3 ? std::string(kLayers[layer]) + " layer" : "unknown layer";
+  return s + ", " + (name ? name : "unknown error") + " (" + hex + ")";
+}
+
+}  // namespace
+
+std::string Connection::end_cause() const {
+  SOFTNDK_CONNECTION_INFO ci{};
+  if (info(ci)) {
+    // What this side sent explains the end best: it saw the error first.
+    if (ci.LastTerminateSent != 0xFFFFFFFF)
+      return "sent a Terminate: " + terminate_text(ci.LastTerminateSent);
+    if (ci.LastTerminateReceived != 0xFFFFFFFF)
+      return "the peer sent a Terminate: " + terminate_text(ci.LastTerminateReceived);
+  }
+  std::lock_guard lk(events_->m);
+  if (events_->disconnected && events_->reason != 0) {
+    auto st = static_cast<NTSTATUS>(events_->reason);
+    if (st == STATUS_CONNECTION_RESET || st == STATUS_CONNECTION_ABORTED)
+      return "connection reset (" + status_name(st) + ")";
+    return "connection lost (" + status_name(st) + ")";
+  }
+  return "";
+}
+
+std::string with_end_cause(const std::string& what, const Connection* c) {
+  std::string cause = c ? c->end_cause() : "";
+  return cause.empty() ? what : what + ": " + cause;
 }
 
 bool Connection::tcp_info(SOFTNDK_TCP_INFO& out) const {

@@ -44,7 +44,7 @@ struct ToolError : std::runtime_error {
 
 struct AdapterOptions {
   std::string name = "127.0.0.1";  // interface name or one of its addresses
-  int crc = -1;                    // -1: library default, 0: off, 1: request CRC
+  int crc = -1;                    // -1: library default, 0: only if the peer asks, 1: require
   unsigned mpa_revision = 0;       // 0: library default (2)
   double timeout_s = 10;           // bound of every create/request/close wait
   // How long a graceful disconnect waits for the peer's FIN before the
@@ -84,6 +84,9 @@ class Pending {
   // STATUS_IO_TIMEOUT is returned.
   static NTSTATUS finish(Pending* p, NTSTATUS returned, double timeout_s,
                          NDK_OBJECT_HEADER** obj = nullptr);
+  // A new Pending, or nullptr when memory is exhausted: for the closing
+  // paths, which run in destructors and must not throw.
+  static Pending* try_make() noexcept;
 
  private:
   struct Impl;
@@ -119,7 +122,13 @@ class Cq {
   // At least one result, or 0 when the deadline passes. Busy: spins on
   // NdkGetCqResults. Events: arms the CQ (ANY), re-polls, then sleeps until
   // the notification callback. Throws if the CQ reports overrun or failure.
+  // After interrupt(), returns 0 as soon as the CQ is empty.
   ULONG wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline);
+  // Makes every wait, current and later, return once the CQ is empty:
+  // for an event that ends the CQ's use (the peer disconnected), so the
+  // waiter reacts at once instead of at its deadline. Thread-safe, and
+  // safe from a provider callback.
+  void interrupt();
 
  private:
   struct Notify;
@@ -211,6 +220,20 @@ class Connection {
   void reject(const std::vector<uint8_t>& pdata);
 
   bool peer_disconnected() const;
+  // From now on the disconnect event also interrupts `cq` (Cq::interrupt),
+  // so a thread waiting for completions wakes when the peer goes. Call
+  // before accept/connect completes; `cq` must outlive the connection's
+  // events (declare the connection after the CQ's owner).
+  void interrupt_on_disconnect(Cq& cq);
+  // Waits up to `seconds` for the disconnect event; true once it came. A
+  // broken connection flushes its requests before the event says why.
+  bool wait_disconnected(double seconds) const;
+  // Why the connection ended, when not by a clean disconnect: "sent a
+  // Terminate: LLP layer, MPA CRC error (0x00020002)", "the peer sent a
+  // Terminate: ...", "connection reset (STATUS_CONNECTION_RESET)". Empty
+  // when nothing abnormal is known (no Terminate either way, and the
+  // disconnect event, if any, reported a graceful close).
+  std::string end_cause() const;
   // Graceful disconnect, bounded by the adapter timeout; errors ignored (the
   // peer may have gone first).
   void disconnect();
@@ -223,13 +246,17 @@ class Connection {
 
  private:
   struct Events;
-  static void on_disconnect(PVOID ctx);
+  static void on_disconnect(PVOID ctx, ULONG reason);
   Adapter& a_;
   NDK_CONNECTOR* conn_ = nullptr;
   Events* events_;
   bool connected_ = false;
   bool disconnected_ = false;
 };
+
+// `what` followed by ": " and the connection's end_cause() when it has one
+// (`c` may be null).
+std::string with_end_cause(const std::string& what, const Connection* c);
 
 class Listener {
  public:

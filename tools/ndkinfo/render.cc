@@ -141,6 +141,32 @@ const char* technology_name(NDK_RDMA_TECHNOLOGY t) {
   }
 }
 
+CrcPolicy crc_policy(ULONG f, bool loopback_only) {
+  if (f & SOFTNDK_MPA_CRC_REQUIRED)
+    return {"required", "on, forced: SOFTNDK_MPA_CRC_REQUIRED (peers without CRC are refused)"};
+  if (f & SOFTNDK_MPA_CRC_STRICT_OFF)
+    return {"strict_off", "off, forced: SOFTNDK_MPA_CRC_STRICT_OFF (peers that ask are refused)"};
+  if (f & SOFTNDK_MPA_CRC_WHEN_ASKED)
+    return {"when_asked", "off unless the peer asks: SOFTNDK_MPA_CRC_WHEN_ASKED"};
+  if (loopback_only)
+    return {"off_host", "off: every peer here is host-local (no wire), unless the peer asks"};
+  return {"off_host",
+          "requested by default on connections that leave the host; off on host-local ones "
+          "(loopback, this host's addresses) unless the peer asks"};
+}
+
+namespace {
+
+bool loopback_only(const AdapterReport& r) {
+  const auto& list = r.port ? r.port_addresses : r.addresses;
+  if (list.empty()) return false;
+  for (const auto& a : list)
+    if (a.rfind("127.", 0) != 0 && a != "::1") return false;
+  return true;
+}
+
+}  // namespace
+
 void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
   const auto& d = r.desc;
   os << "adapter: " << if_name(d) << '\n';
@@ -176,6 +202,11 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     }
   }
   list_field(os, 2, "addresses", r.port ? r.port_addresses : r.addresses);
+  if (r.mpa_flags) {
+    field(os, 1, "mpa", "");
+    field(os, 2, "mpa_flags", hex(*r.mpa_flags));
+    field(os, 2, "crc", crc_policy(*r.mpa_flags, loopback_only(r)).why);
+  }
   if (verbose && r.counters) {
     field(os, 1, "counters", "");
     for (const auto& [key, value] : counter_list(*r.counters)) {
@@ -225,6 +256,12 @@ json to_json(const AdapterReport& r) {
     a["ports"] = json::array({std::move(port)});
   } else {
     a["ports"] = json::array();
+  }
+  if (r.mpa_flags) {
+    const CrcPolicy p = crc_policy(*r.mpa_flags, loopback_only(r));
+    a["mpa"] = {{"flags", *r.mpa_flags}, {"crc", p.key}, {"crc_why", p.why}};
+  } else {
+    a["mpa"] = nullptr;
   }
   if (r.counters) {
     json c = json::object();

@@ -27,4 +27,14 @@ std::vector<std::string> port_cap_names(ULONG caps);
 const char* port_state_name(ULONG state);
 const char* technology_name(NDK_RDMA_TECHNOLOGY t);
 
+// How an adapter with these SOFTNDK_MPA_* flags negotiates MPA CRC32c: a
+// short key ("off_host", "required", "strict_off", "when_asked") and why,
+// in words. `loopback_only`: every address of the adapter is a loopback
+// one, so every peer is host-local.
+struct CrcPolicy {
+  const char* key;
+  std::string why;
+};
+CrcPolicy crc_policy(ULONG mpa_flags, bool loopback_only);
+
 }  // namespace ndkinfo

@@ -142,6 +142,17 @@ AdapterReport collect(const SOFTNDK_ADAPTER_DESC& desc) {
   } else {
     fail(r, "SoftNdkQueryAdapterCounters", st);
   }
+  // Only the fixed part is wanted (the MPA flags): a short buffer gives
+  // STATUS_BUFFER_OVERFLOW with the leading bytes filled.
+  alignas(SOFTNDK_ADAPTER_ATTR) unsigned char attr_buf[offsetof(SOFTNDK_ADAPTER_ATTR, Ports)] = {};
+  SOFTNDK_REQUEST req{};
+  st = SoftNdkQueryAdapter(adapter, sizeof attr_buf,
+                           reinterpret_cast<SOFTNDK_ADAPTER_ATTR*>(attr_buf), &req);
+  if (st == STATUS_SUCCESS || st == STATUS_BUFFER_OVERFLOW) {
+    r.mpa_flags = reinterpret_cast<SOFTNDK_ADAPTER_ATTR*>(attr_buf)->MpaFlags;
+  } else {
+    fail(r, "SoftNdkQueryAdapter", st);
+  }
   SoftNdkCloseAdapter(adapter);
   return r;
 }

@@ -20,6 +20,7 @@ struct AdapterReport {
   std::optional<SOFTNDK_PORT_ATTR> port;     // SoftNdkQueryPort (fixed part)
   std::vector<std::string> port_addresses;   // the port's address list
   std::optional<SOFTNDK_COUNTERS> counters;  // SoftNdkQueryAdapterCounters
+  std::optional<ULONG> mpa_flags;            // SoftNdkQueryAdapter: MPA flags in effect
   // The first call that failed, if any ("SoftNdkOpenAdapter"), and its status.
   std::string failed_call;
   NTSTATUS failed_status = STATUS_SUCCESS;

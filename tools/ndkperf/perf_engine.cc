@@ -153,7 +153,8 @@ class Side {
 
   void check_posted(NTSTATUS st, const char* what, QpState& q) {
     if (st == STATUS_SUCCESS) return;
-    if (q.conn && q.conn->peer_disconnected()) throw ToolError(peer_name_ + " disconnected");
+    if (q.conn && q.conn->peer_disconnected())
+      throw ToolError(tools::with_end_cause(peer_name_ + " disconnected", q.conn.get()));
     throw ToolError(std::string(what) + " on QP " + std::to_string(q.index) + ": " +
                     tools::status_name(st));
   }
@@ -234,14 +235,16 @@ class Side {
   // our empty poll and this check. So look once more before calling it a
   // failure: what this poll finds is handled, and the loop goes on.
   void check_peers() {
-    bool gone = false;
+    const tools::Connection* gone = nullptr;
     for (auto& q : qps_)
-      gone |= q->conn && q->conn->peer_disconnected() && q->st != QpState::St::Finished;
+      if (!gone && q->conn && q->conn->peer_disconnected() && q->st != QpState::St::Finished)
+        gone = q->conn.get();
     if (!gone) return;
     NDK_RESULT r[64];
     ULONG n = cq_.poll(r, 64);
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
-    if (n == 0) throw ToolError(peer_name_ + " disconnected during the run");
+    if (n == 0)
+      throw ToolError(tools::with_end_cause(peer_name_ + " disconnected during the run", gone));
   }
 
   void handle(const NDK_RESULT& r) {
@@ -256,10 +259,13 @@ class Side {
         if (k == kData) --q.data_out;
         return;
       }
-      if (q.conn && q.conn->peer_disconnected()) throw ToolError(peer_name_ + " disconnected");
+      // The Terminate or reset behind the failure, when there is one.
+      if (q.conn && q.conn->peer_disconnected())
+        throw ToolError(tools::with_end_cause(peer_name_ + " disconnected", q.conn.get()));
       const char* what = k == kRecv ? "receive" : k == kData ? op_text(cfg_.test.op) : "Send";
-      throw ToolError(std::string(what) + " on QP " + std::to_string(qi) + " completed with " +
-                      tools::status_name(r.Status));
+      throw ToolError(tools::with_end_cause(std::string(what) + " on QP " + std::to_string(qi) +
+                                                " completed with " + tools::status_name(r.Status),
+                                            q.conn.get()));
     }
     switch (k) {
       case kRecv: {

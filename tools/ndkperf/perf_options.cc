@@ -53,7 +53,9 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
                   ->check(CLI::Range(0u, 65536u));
   auto* port = app.add_option("-p,--port", o.port, "TCP port (default 18515; loopback: any)");
   app.add_flag("--report_gbits", o.report_gbits, "bandwidth column in Gb/s instead of MB/s");
-  app.add_option("--crc", crc, "MPA CRC32c: on|off (default: the library's, off)")
+  app.add_option("--crc", crc,
+                 "MPA CRC32c: on (required) | off (only if the peer asks) (default: the library's, "
+                 "on off-host)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--mpa-rev", o.mpa_revision, "MPA revision 1|2 (default 2)")
       ->check(CLI::IsMember({1u, 2u}));

@@ -18,6 +18,7 @@ struct PingOptions {
   bool debug = false;       // -d: trace the steps
   bool persistent = false;  // -P: server keeps serving, several clients at once
   double timeout = 10;      // --timeout: seconds any step may take (not in rping)
+  size_t max_clients = 64;  // --max-clients: -P serves at most this many at once
 };
 
 // Returns -1 to go on, or an exit code with `text` (help, or a one-line
