@@ -116,6 +116,27 @@ inline NTSTATUS close_object(void* obj, std::chrono::milliseconds t = 5000ms) {
   return eventually([&] { return w.calls.load() == 1; }, t) ? STATUS_SUCCESS : STATUS_IO_TIMEOUT;
 }
 
+// A listener of `a` on `ip`, port picked by the kernel (*port). Null if
+// any step failed (the listener is closed then).
+inline NDK_LISTENER* listen_on(NDK_ADAPTER* a, Incoming& in, uint16_t* port,
+                               const char* ip = "127.0.0.1") {
+  NDK_LISTENER* l = nullptr;
+  if (a->Dispatch->NdkCreateListener(a, &Incoming::cb, &in, nullptr, nullptr, &l) != STATUS_SUCCESS)
+    return nullptr;
+  auto addr = v4(ip, 0);
+  Req r;
+  sockaddr_in got{};
+  ULONG len = sizeof got;
+  if (r.wait(l->Dispatch->NdkListen(l, sa(addr), sizeof addr, &Req::cb, &r)) != STATUS_SUCCESS ||
+      l->Dispatch->NdkGetLocalAddress(l, reinterpret_cast<SOCKADDR*>(&got), &len) !=
+          STATUS_SUCCESS) {
+    close_object(l);
+    return nullptr;
+  }
+  *port = ntohs(got.sin_port);
+  return l;
+}
+
 inline int open_fd_count() {
   int n = 0;
   if (DIR* d = ::opendir("/proc/self/fd")) {

@@ -88,17 +88,8 @@ class ConnTest : public ::testing::Test {
     return c;
   }
   NDK_LISTENER* listen(Incoming& in, uint16_t* port, const char* ip = "127.0.0.1") {
-    NDK_LISTENER* l = nullptr;
-    EXPECT_EQ(d()->NdkCreateListener(a_, &Incoming::cb, &in, nullptr, nullptr, &l), STATUS_SUCCESS);
-    auto addr = v4(ip, 0);
-    Req r;
-    EXPECT_EQ(r.wait(l->Dispatch->NdkListen(l, sa(addr), sizeof addr, &Req::cb, &r)),
-              STATUS_SUCCESS);
-    sockaddr_in got{};
-    ULONG len = sizeof got;
-    EXPECT_EQ(l->Dispatch->NdkGetLocalAddress(l, reinterpret_cast<SOCKADDR*>(&got), &len),
-              STATUS_SUCCESS);
-    *port = ntohs(got.sin_port);
+    NDK_LISTENER* l = listen_on(a_, in, port, ip);
+    EXPECT_NE(l, nullptr);
     return l;
   }
   // Starts NdkConnect; returns its inline status.

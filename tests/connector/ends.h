@@ -83,18 +83,8 @@ class EndsTest : public ::testing::Test {
     e.token = e.mr->Dispatch->NdkGetRemoteTokenFromMr(e.mr);
   }
   NDK_LISTENER* listen(NDK_ADAPTER* a, Incoming& in, uint16_t* port) {
-    NDK_LISTENER* l = nullptr;
-    EXPECT_EQ(a->Dispatch->NdkCreateListener(a, &Incoming::cb, &in, nullptr, nullptr, &l),
-              STATUS_SUCCESS);
-    auto addr = v4("127.0.0.1", 0);
-    Req r;
-    EXPECT_EQ(r.wait(l->Dispatch->NdkListen(l, sa(addr), sizeof addr, &Req::cb, &r)),
-              STATUS_SUCCESS);
-    sockaddr_in got{};
-    ULONG len = sizeof got;
-    EXPECT_EQ(l->Dispatch->NdkGetLocalAddress(l, reinterpret_cast<SOCKADDR*>(&got), &len),
-              STATUS_SUCCESS);
-    *port = ntohs(got.sin_port);
+    NDK_LISTENER* l = listen_on(a, in, port);
+    EXPECT_NE(l, nullptr);
     return l;
   }
   NDK_CONNECTOR* connector(NDK_ADAPTER* a) {

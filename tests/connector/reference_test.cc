@@ -61,18 +61,8 @@ class RefRules : public ::testing::Test {
   }
   // A listener on 127.0.0.1, port chosen by the kernel.
   NDK_LISTENER* listen(Incoming& in, uint16_t* port) {
-    NDK_LISTENER* l = nullptr;
-    EXPECT_EQ(a_->Dispatch->NdkCreateListener(a_, &Incoming::cb, &in, nullptr, nullptr, &l),
-              STATUS_SUCCESS);
-    auto addr = v4("127.0.0.1", 0);
-    Req r;
-    EXPECT_EQ(r.wait(l->Dispatch->NdkListen(l, sa(addr), sizeof addr, &Req::cb, &r)),
-              STATUS_SUCCESS);
-    sockaddr_in got{};
-    ULONG len = sizeof got;
-    EXPECT_EQ(l->Dispatch->NdkGetLocalAddress(l, reinterpret_cast<SOCKADDR*>(&got), &len),
-              STATUS_SUCCESS);
-    *port = ntohs(got.sin_port);
+    NDK_LISTENER* l = listen_on(a_, in, port);
+    EXPECT_NE(l, nullptr);
     return l;
   }
   NTSTATUS connect(End& c, uint16_t port, Req* r) {
