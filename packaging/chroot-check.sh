@@ -33,7 +33,8 @@ for p in libsoftndk0 libsoftndk-dev softndk-tools; do
     test -s "/usr/share/doc/$p/$f" || { echo "FAIL: $p has no /usr/share/doc/$p/$f"; exit 1; }
   done
 done
-readelf -d "$(dpkg -L libsoftndk0 | grep 'libsoftndk\.so\.0$')" | grep -q 'SONAME.*\[libsoftndk\.so\.0\]' ||
+# grep without -q: it reads all of readelf's output (no SIGPIPE under pipefail).
+readelf -d "$(dpkg -L libsoftndk0 | grep 'libsoftndk\.so\.0$')" | grep 'SONAME.*\[libsoftndk\.so\.0\]' >/dev/null ||
   { echo "FAIL: SONAME is not libsoftndk.so.0"; exit 1; }
 
 step "ci-chroot: consumer with pkg-config --cflags --libs softndk"

@@ -24,12 +24,17 @@ tags=$(printf '%s\n' "$options" | awk 'tp {print; tp = 0} /^\.TP/ {tp = 1}')
 mapfile -t page_opts < <(printf '%s\n' "$tags" | grep -oE '(^|[ "])--?[A-Za-z][A-Za-z0-9_-]*' |
   sed 's/^[ "]*//' | grep -vE '^\.' | sort -u)
 
+# Membership without a pipe: `printf | grep -q` under pipefail fails when
+# grep exits at the first match and printf then dies of SIGPIPE (it did).
+declare -A in_help in_page
+for o in "${help_opts[@]}"; do in_help[$o]=1; done
+for o in "${page_opts[@]}"; do in_page[$o]=1; done
 for o in "${help_opts[@]}"; do
-  printf '%s\n' "${page_opts[@]}" | grep -qxF -- "$o" ||
+  [ -n "${in_page[$o]:-}" ] ||
     { echo "FAIL: $tool: option $o of --help is not described in $(basename "$page")"; fail=1; }
 done
 for o in "${page_opts[@]}"; do
-  printf '%s\n' "${help_opts[@]}" | grep -qxF -- "$o" ||
+  [ -n "${in_help[$o]:-}" ] ||
     { echo "FAIL: $tool: $(basename "$page") describes $o, which --help does not list"; fail=1; }
 done
 
