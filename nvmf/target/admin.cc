@@ -39,11 +39,20 @@ Reply property_get(Subsystem& s, Controller& c, const Sqe& q) {
   Reply r;
   std::lock_guard lk(c.mu);
   switch (off) {
-    case kPropCap: r.result = cap_value(s, c); break;
-    case kPropVs: r.result = kVersion; break;
-    case kPropCc: r.result = c.cc; break;
-    case kPropCsts: r.result = c.csts; break;
-    default: return invalid_field();
+    case kPropCap:
+      r.result = cap_value(s, c);
+      break;
+    case kPropVs:
+      r.result = kVersion;
+      break;
+    case kPropCc:
+      r.result = c.cc;
+      break;
+    case kPropCsts:
+      r.result = c.csts;
+      break;
+    default:
+      return invalid_field();
   }
   if (size8 == 0 && off == kPropCap) r.result &= 0xFFFFFFFF;  // a 4-byte read of CAP's low half
   return r;
@@ -87,8 +96,8 @@ void identify_controller(Subsystem& s, Controller& c, std::span<uint8_t> p) {
   p[kCntrltype] = c.discovery ? 2 : 1;
   p[kAcl] = 3;
   p[kAerl] = kMaxAers - 1;
-  p[kFrmw] = 0x3;  // slot 1 read only, one slot
-  p[kLpa] = 0x4;   // extended Get Log Page (NUMDU, LPO)
+  p[kFrmw] = 0x3;             // slot 1 read only, one slot
+  p[kLpa] = 0x4;              // extended Get Log Page (NUMDU, LPO)
   put<uint16_t>(p, kKas, 1);  // 100 ms granularity
   p[kSqes] = 0x66;
   p[kCqes] = 0x44;
@@ -276,21 +285,31 @@ Reply handle_admin(Subsystem& s, Controller& c, const Sqe& q, std::span<uint8_t>
   (void)in;
   if (q.opcode == kFabricsCommand) {
     switch (q.fctype()) {
-      case kFctPropertyGet: return property_get(s, c, q);
-      case kFctPropertySet: return property_set(c, q);
-      case kFctDisconnect: return Reply{};
-      case kFctConnect: return status(kSctGeneric, kScCommandSequenceError);  // already connected
-      default: return invalid_field();
+      case kFctPropertyGet:
+        return property_get(s, c, q);
+      case kFctPropertySet:
+        return property_set(c, q);
+      case kFctDisconnect:
+        return Reply{};
+      case kFctConnect:
+        return status(kSctGeneric, kScCommandSequenceError);  // already connected
+      default:
+        return invalid_field();
     }
   }
   // Everything but the Fabrics commands needs CC.EN = 1 and CSTS.RDY.
   if (!c.ready()) return status(kSctGeneric, kScCommandSequenceError);
   switch (q.opcode) {
-    case kAdminIdentify: return identify(s, c, q, out);
-    case kAdminGetLogPage: return get_log(s, c, q, out);
-    case kAdminSetFeatures: return features(s, c, q, true);
-    case kAdminGetFeatures: return features(s, c, q, false);
-    case kAdminKeepAlive: return Reply{};
+    case kAdminIdentify:
+      return identify(s, c, q, out);
+    case kAdminGetLogPage:
+      return get_log(s, c, q, out);
+    case kAdminSetFeatures:
+      return features(s, c, q, true);
+    case kAdminGetFeatures:
+      return features(s, c, q, false);
+    case kAdminKeepAlive:
+      return Reply{};
     case kAdminAsyncEventRequest: {
       Reply r;
       r.hold = true;  // the queue counts them against AERL
@@ -301,7 +320,8 @@ Reply handle_admin(Subsystem& s, Controller& c, const Sqe& q, std::span<uint8_t>
       r.result = 1;  // bit 0: the command was not aborted
       return r;
     }
-    default: return status(kSctGeneric, kScInvalidOpcode);
+    default:
+      return status(kSctGeneric, kScInvalidOpcode);
   }
 }
 

@@ -27,7 +27,7 @@ class FdBackend final : public Backend {
   FdBackend(const std::string& path, bool block) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0) throw fail("cannot open " + path, errno);
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd_, &st) != 0) throw fail("cannot stat " + path, errno);
     if (block) {
       if (!S_ISBLK(st.st_mode)) throw std::runtime_error(path + " is not a block device");
@@ -96,7 +96,8 @@ class RamBackend final : public Backend {
   explicit RamBackend(uint64_t bytes) {
     bytes_ = bytes & ~uint64_t{kBlockSize - 1};
     if (bytes_ == 0) throw std::runtime_error("ram namespace smaller than one block");
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw fail("cannot map " + std::to_string(bytes_) + " bytes", errno);
     mem_ = static_cast<uint8_t*>(p);
     what_ = "ram:" + std::to_string(bytes_);
@@ -134,10 +135,14 @@ uint64_t parse_size(const std::string& s) {
   }
   std::string suf = s.substr(pos);
   uint64_t mul = 1;
-  if (suf == "K" || suf == "k" || suf == "KiB") mul = 1ull << 10;
-  else if (suf == "M" || suf == "m" || suf == "MiB") mul = 1ull << 20;
-  else if (suf == "G" || suf == "g" || suf == "GiB") mul = 1ull << 30;
-  else if (!suf.empty()) throw std::runtime_error("bad size suffix in '" + s + "'");
+  if (suf == "K" || suf == "k" || suf == "KiB")
+    mul = 1ull << 10;
+  else if (suf == "M" || suf == "m" || suf == "MiB")
+    mul = 1ull << 20;
+  else if (suf == "G" || suf == "g" || suf == "GiB")
+    mul = 1ull << 30;
+  else if (!suf.empty())
+    throw std::runtime_error("bad size suffix in '" + s + "'");
   if (v == 0 || v > (1ull << 44) / mul) throw std::runtime_error("size out of range: '" + s + "'");
   return v * mul;
 }
@@ -147,7 +152,8 @@ uint64_t parse_size(const std::string& s) {
 std::unique_ptr<Backend> open_backend(const std::string& spec) {
   auto colon = spec.find(':');
   if (colon == std::string::npos)
-    throw std::runtime_error("namespace '" + spec + "': expected file:PATH, blk:DEVICE or ram:SIZE");
+    throw std::runtime_error("namespace '" + spec +
+                             "': expected file:PATH, blk:DEVICE or ram:SIZE");
   std::string kind = spec.substr(0, colon), arg = spec.substr(colon + 1);
   if (arg.empty()) throw std::runtime_error("namespace '" + spec + "': nothing after ':'");
   if (kind == "file") return std::make_unique<FdBackend>(arg, false);

@@ -23,7 +23,7 @@ uint16_t io_errno(int e) {
                      : make_status(kSctGeneric, kScInternalError);
 }
 
-constexpr uint32_t kFua = 1u << 30;         // cdw12: force unit access
+constexpr uint32_t kFua = 1u << 30;           // cdw12: force unit access
 constexpr uint32_t kWzDeallocate = 1u << 25;  // Write Zeroes cdw12: DEAC
 constexpr uint32_t kDsmAd = 1u << 2;          // DSM cdw11: deallocate
 

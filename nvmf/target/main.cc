@@ -7,9 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <list>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/net_util.h"
 #include "common/session.h"
@@ -26,11 +25,16 @@ void on_signal(int) { g_stop = true; }
 
 nlohmann::json stats_json(Subsystem& s) {
   auto& t = s.stats;
-  return {{"connections", t.connections.load()},  {"cm_rejects", t.cm_rejects.load()},
-          {"associations", t.associations.load()}, {"kato_expired", t.kato_expired.load()},
-          {"admin_commands", t.admin_cmds.load()}, {"io_commands", t.io_cmds.load()},
-          {"reads", t.reads.load()},               {"writes", t.writes.load()},
-          {"read_bytes", t.read_bytes.load()},     {"write_bytes", t.write_bytes.load()},
+  return {{"connections", t.connections.load()},
+          {"cm_rejects", t.cm_rejects.load()},
+          {"associations", t.associations.load()},
+          {"kato_expired", t.kato_expired.load()},
+          {"admin_commands", t.admin_cmds.load()},
+          {"io_commands", t.io_cmds.load()},
+          {"reads", t.reads.load()},
+          {"writes", t.writes.load()},
+          {"read_bytes", t.read_bytes.load()},
+          {"write_bytes", t.write_bytes.load()},
           {"in_capsule_writes", t.in_capsule.load()},
           {"remote_invalidations", t.invalidations.load()},
           {"error_completions", t.errors.load()}};
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
     tools::Adapter adapter(ao);
     Subsystem sub(o.cfg, std::move(ns));
     tools::Listener listener(adapter, at);
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);

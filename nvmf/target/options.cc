@@ -37,8 +37,10 @@ int parse_options(int argc, const char* const* argv, Options& o, std::string& ou
                  "transport address in the discovery log (default: the listen address)");
   app.add_option("--crc", o.crc, "MPA CRC32c: on (required) | off (only if the peer asks)")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_flag("--poll", c.poll, "busy-poll the completion queues (lowest latency, one core per queue)");
-  app.add_option("--duration", o.duration, "stop after this many seconds (default: at SIGINT/SIGTERM)")
+  app.add_flag("--poll", c.poll,
+               "busy-poll the completion queues (lowest latency, one core per queue)");
+  app.add_option("--duration", o.duration,
+                 "stop after this many seconds (default: at SIGINT/SIGTERM)")
       ->check(CLI::Range(0.0, 1e7));
   app.add_option("--json", o.json, "write counters as JSON at exit to FILE (- for stdout)");
   app.add_flag("-q,--quiet", o.quiet, "no start-up line");

@@ -9,9 +9,9 @@
 namespace nvmf::target {
 
 // Exit codes (also in the man page and docs/nvmf.md).
-inline constexpr int kExitOk = 0;       // stopped by SIGINT/SIGTERM or --duration
-inline constexpr int kExitFailed = 1;   // could not start (adapter, listener, namespace)
-inline constexpr int kExitUsage = 2;    // bad command line
+inline constexpr int kExitOk = 0;      // stopped by SIGINT/SIGTERM or --duration
+inline constexpr int kExitFailed = 1;  // could not start (adapter, listener, namespace)
+inline constexpr int kExitUsage = 2;   // bad command line
 
 struct Options {
   TargetConfig cfg;

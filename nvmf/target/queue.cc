@@ -133,26 +133,34 @@ class Queue {
     auto kind = Kind(v >> 32);
     uint32_t idx = uint32_t(v);
     if (r.Status != STATUS_SUCCESS) {
-      const char* what = kind == kRecv ? "receive" : kind == kRead ? "RDMA Read" : kind == kWrite ? "RDMA Write" : "send";
+      const char* what = kind == kRecv    ? "receive"
+                         : kind == kRead  ? "RDMA Read"
+                         : kind == kWrite ? "RDMA Write"
+                                          : "send";
       return fail(std::string(what) + " completed with " + softndk::tools::status_name(r.Status));
     }
     switch (kind) {
-      case kRecv: return on_capsule(idx, r.BytesTransferred);
-      case kRead: return on_data_fetched(idx);
+      case kRecv:
+        return on_capsule(idx, r.BytesTransferred);
+      case kRead:
+        return on_data_fetched(idx);
       case kSend:
         slots_[idx].busy = false;
         free_.push_back(idx);
         return true;
-      default: return true;  // RDMA Writes are posted silent; failures come here
+      default:
+        return true;  // RDMA Writes are posted silent; failures come here
     }
   }
 
   bool on_capsule(uint32_t r, uint32_t len) {
     ParsedCapsule p = parse_capsule({capsule(r), len});
     sqhd_ = uint16_t((sqhd_ + 1) % entries_);
-    if (p.fatal) return fail("received a " + std::to_string(len) + "-byte capsule (shorter than an SQE)");
+    if (p.fatal)
+      return fail("received a " + std::to_string(len) + "-byte capsule (shorter than an SQE)");
     if (free_.empty())
-      return fail("host sent more commands than its queue depth (" + std::to_string(entries_) + ")");
+      return fail("host sent more commands than its queue depth (" + std::to_string(entries_) +
+                  ")");
     uint32_t k = free_.back();
     free_.pop_back();
     Slot& sl = slots_[k];
@@ -213,7 +221,8 @@ class Queue {
     if (!ctrl_) {
       std::shared_ptr<Controller> c;
       auto stop = stop_;
-      Reply r = handle_connect(s_, p.sqe, in, qid_, entries_, [stop] { stop->fire(); }, &c);
+      Reply r = handle_connect(
+          s_, p.sqe, in, qid_, entries_, [stop] { stop->fire(); }, &c);
       ctrl_ = c;
       return r;
     }
@@ -233,7 +242,8 @@ class Queue {
     Slot& sl = slots_[k];
     if (rep.hold) {
       if (held_aers_.size() >= kMaxAers)
-        return respond(k, Reply{make_status(kSctCommandSpecific, kScAsyncEventRequestLimitExceeded)});
+        return respond(k,
+                       Reply{make_status(kSctCommandSpecific, kScAsyncEventRequestLimitExceeded)});
       held_aers_.push_back(sl.cap.sqe.cid);
       sl.busy = false;
       free_.push_back(k);
@@ -344,8 +354,7 @@ void serve_connection(Subsystem& s, Adapter& a, std::unique_ptr<Connection> conn
     if (!q->post_receives()) throw std::runtime_error("cannot post receives");
     const NDK_ADAPTER_INFO& in = a.info();
     c->accept(q->qp(), in.MaxInboundReadLimit ? in.MaxInboundReadLimit : 16,
-              in.MaxOutboundReadLimit ? in.MaxOutboundReadLimit : 16,
-              cm_accept_data(q->entries()));
+              in.MaxOutboundReadLimit ? in.MaxOutboundReadLimit : 16, cm_accept_data(q->entries()));
     std::string why;
     try {
       why = q->run(*c, stopping);

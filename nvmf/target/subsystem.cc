@@ -115,7 +115,8 @@ Reply handle_connect(Subsystem& s, const Sqe& q, std::span<const uint8_t> data, 
   const ConnectInfo& ci = *cd.info;
   // The queue named in the Connect is the one the RDMA CM request named.
   if (f.qid != cm_qid) return invalid_param(kSqeQidOffset, false);
-  if (f.sqsize == 0 || uint32_t(f.sqsize) + 1 > entries) return invalid_param(kSqeSqsizeOffset, false);
+  if (f.sqsize == 0 || uint32_t(f.sqsize) + 1 > entries)
+    return invalid_param(kSqeSqsizeOffset, false);
   bool disc = ci.subnqn == kDiscoveryNqn;
   if (!disc && ci.subnqn != s.cfg().subnqn)
     return invalid_param(offsetof(ConnectData, subnqn), true);

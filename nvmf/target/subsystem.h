@@ -23,15 +23,15 @@ struct TargetConfig {
   std::string subnqn;
   std::vector<std::string> hosts;  // host NQNs allowed (unless allow_any)
   bool allow_any = false;
-  uint16_t max_io_queues = 8;     // I/O queues per controller
-  uint16_t max_io_depth = 128;    // entries per I/O queue (CAP.MQES + 1)
-  uint16_t admin_depth = 32;      // entries of the admin queue
-  uint32_t inline_data = 4096;    // in-capsule data per command (IOCCSZ - 64)
+  uint16_t max_io_queues = 8;         // I/O queues per controller
+  uint16_t max_io_depth = 128;        // entries per I/O queue (CAP.MQES + 1)
+  uint16_t admin_depth = 32;          // entries of the admin queue
+  uint32_t inline_data = 4096;        // in-capsule data per command (IOCCSZ - 64)
   uint32_t kato_default_ms = 120000;  // for hosts that connect with KATO 0
   uint32_t mdts_bytes = 128 * 1024;   // MDTS = 5 (2^5 * 4 KiB)
-  std::string traddr;             // in the discovery log
+  std::string traddr;                 // in the discovery log
   uint16_t port = kDefaultPort;
-  bool poll = false;              // busy-poll the CQs instead of sleeping on events
+  bool poll = false;  // busy-poll the CQs instead of sleeping on events
 };
 
 struct Stats {
@@ -64,7 +64,7 @@ class Controller {
   bool queues_set = false;
   uint32_t aec = 0;
   uint32_t vwc = 1;
-  std::map<uint8_t, uint32_t> features;  // the ones stored as given
+  std::map<uint8_t, uint32_t> features;                // the ones stored as given
   std::map<uint16_t, std::function<void()>> stoppers;  // qid -> stop that queue
 
   // Ends the association: every queue stops (its thread tears its QP down).
@@ -80,7 +80,9 @@ class Subsystem {
   Subsystem(TargetConfig cfg, std::vector<std::unique_ptr<Backend>> ns);
   const TargetConfig& cfg() const { return cfg_; }
   size_t ns_count() const { return ns_.size(); }
-  Backend* ns(uint32_t nsid) { return nsid >= 1 && nsid <= ns_.size() ? ns_[nsid - 1].get() : nullptr; }
+  Backend* ns(uint32_t nsid) {
+    return nsid >= 1 && nsid <= ns_.size() ? ns_[nsid - 1].get() : nullptr;
+  }
   const uint8_t* nguid(uint32_t nsid) const { return nguid_[nsid - 1].data(); }
   const std::string& serial() const { return serial_; }
   const std::vector<uint8_t>& discovery_log() const { return disc_log_; }
@@ -105,10 +107,10 @@ class Subsystem {
 
 // The outcome of a command above the transport.
 struct Reply {
-  uint16_t status = 0;   // make_status(), 0 = success
-  uint64_t result = 0;   // CQE DW0..1
-  uint32_t data_len = 0; // bytes of controller-to-host data in the buffer
-  bool hold = false;     // AER: no completion now
+  uint16_t status = 0;      // make_status(), 0 = success
+  uint64_t result = 0;      // CQE DW0..1
+  uint32_t data_len = 0;    // bytes of controller-to-host data in the buffer
+  bool hold = false;        // AER: no completion now
   bool abort_aers = false;  // complete the held AERs with Abort SQ Deleted
 };
 
