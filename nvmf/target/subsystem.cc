@@ -35,7 +35,7 @@ Subsystem::Subsystem(TargetConfig cfg, std::vector<std::unique_ptr<Backend>> ns)
   DiscoveryEntry e;
   e.subnqn = cfg_.subnqn;
   e.traddr = cfg_.traddr;
-  e.trsvcid = std::to_string(cfg_.port);
+  e.trsvcid = std::to_string(cfg_.advertise_port);
   e.asqsz = cfg_.admin_depth;
   disc_log_ = build_discovery_log(1, {e});
 }

@@ -10,7 +10,7 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
-# INTEROP_VERBS_PEER, INTEROP_NDKPING (empty if not built).
+# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -64,6 +64,9 @@ CASES=(
   "tunable siw_p2p_write.engine 90" "tunable siw_p2p_write.ndk 90"
   "tunable siw_p2p_read.engine 90" "tunable siw_p2p_read.ndk 90"
   "tunable siw_rev1.engine 90" "tunable siw_rev1.ndk 90"
+  # NVMe over Fabrics (RDMA): Linux nvme-rdma host in the guest -> ndk-nvmet
+  # (tests/interop/nvmf_cases.sh)
+  "nvmf nvmet_discover 120" "nvmf nvmet_fio 600" "nvmf nvmet_crc 300" "nvmf nvmet_host_reset 400"
 )
 
 # ---------------------------------------------------------------- helpers
@@ -1120,6 +1123,10 @@ case_badpeer_terminate() {
   check "second connection's Write and Send verified" has "$CDIR/verbs2.txt" '"op": "send".*"ok": true'
   cap_window "$t0"
 }
+
+# NVMe over Fabrics cases (group nvmf).
+# shellcheck source=tests/interop/nvmf_cases.sh
+. "$HERE/nvmf_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {
