@@ -9,6 +9,7 @@
 NDK_NVMET=${INTEROP_NDK_NVMET:-}
 NVMF_NQN=nqn.2026-11.io.softndk:interop
 NVMF_HOST=nqn.2026-11.io.softndk:guest
+NVMF_HOST2=nqn.2026-11.io.softndk:guest2
 NVMF_GUEST_SETUP="modprobe nvme-rdma 2>/dev/null; modprobe nvme-fabrics 2>/dev/null; true"
 
 jq_ok() { jq -e "$2" "$1" >/dev/null 2>&1; } # FILE EXPR
@@ -25,7 +26,7 @@ need_nvmet() {
 nvmet_start() {
   truncate -s 64M "$CDIR/ns1.img"
   "$NDK_NVMET" -a 127.0.0.1 -p "$HT_A" -n "$NVMF_NQN" --ns "file:$CDIR/ns1.img" \
-    --host "$NVMF_HOST" --queues 4 --kato 30000 \
+    --host "$NVMF_HOST" --host "$NVMF_HOST2" --queues 4 --kato 30000 \
     --advertise-addr "$TO_HOST_IP" --advertise-port "$G_TOHOST_A" \
     --duration 280 --json "$CDIR/nvmet.json" "$@" >"$CDIR/nvmet.out" 2>"$CDIR/nvmet.err" &
   NVMET_PID=$!
@@ -48,11 +49,16 @@ nvmet_stop() {
 }
 
 # The guest's block device of our namespace (model "softndk ndk-nvmet").
-NVMF_FIND_DEV='dev=""; for i in $(seq 1 50); do for b in /sys/block/nvme*n*; do [ -e "$b" ] || continue; if grep -qs "ndk-nvmet" "$b/device/model" "$b/device/device/model" 2>/dev/null || [ "$(cat $b/device/subsysnqn 2>/dev/null)" = "'$NVMF_NQN'" ]; then dev=/dev/$(basename $b); fi; done; [ -n "$dev" ] && break; sleep 0.2; done'
+# find_dev NQN: a guest shell snippet setting $dev to the block device of
+# that subsystem's namespace (the multipath head when there is one).
+find_dev() {
+  echo 'dev=""; for i in $(seq 1 50); do for b in /sys/block/nvme*n*; do [ -e "$b" ] || continue; if [ "$(cat $b/device/subsysnqn 2>/dev/null)" = "'"$1"'" ]; then dev=/dev/$(basename $b); fi; done; [ -n "$dev" ] && break; sleep 0.2; done'
+}
+NVMF_FIND_DEV=$(find_dev "$NVMF_NQN")
 
 nvmf_connect() { # EXTRA_ARGS: nvme connect in the guest; sets NVMF_DEV
-  local out="$CDIR/connect.txt"
-  g_run 60 "$NVMF_GUEST_SETUP; nvme connect -t rdma -a $TO_HOST_IP -s $G_TOHOST_A -n $NVMF_NQN --hostnqn $NVMF_HOST $*; rc=\$?; $NVMF_FIND_DEV; echo \"dev=\$dev\"; lsblk -o NAME,SIZE,MODEL 2>/dev/null | grep -i nvme; exit \$rc" >"$out" 2>&1
+  local out="$CDIR/connect-$(date +%s%N).txt"
+  g_run 60 "$NVMF_GUEST_SETUP; nvme connect -t rdma -a $TO_HOST_IP -s $G_TOHOST_A -n $NVMF_NQN ${NVMF_CONNECT_HOST:---hostnqn $NVMF_HOST} $*; rc=\$?; $NVMF_FIND_DEV; echo \"dev=\$dev\"; lsblk -o NAME,SIZE,MODEL 2>/dev/null | grep -i nvme; exit \$rc" >"$out" 2>&1
   local rc=$?
   sed 's/^/  guest| /' "$out"
   NVMF_DEV=$(sed -n 's/^dev=//p' "$out" | tail -n 1)
@@ -176,4 +182,62 @@ case_nvmet_host_reset() {
   nvmf_disconnect
   nvmet_stop
   check "target: two associations (the first freed)" jq_ok "$CDIR/nvmet.json" '.associations >= 2'
+}
+
+# Two hosts (two host NQNs, so two controllers and associations) on the
+# subsystem; the guest's native multipath makes them two paths of one
+# namespace. Host 1's controller is deleted while fio runs: the target
+# frees that association and serves the I/O on host 2's; fio finishes
+# verified, and host 2 goes on alone.
+case_nvmet_two_hosts() {
+  need_nvmet || return 0
+  nvmet_start
+  nvmf_connect -i 2
+  NVMF_CONNECT_HOST="--hostnqn $NVMF_HOST2" nvmf_connect -i 1
+  g_run 20 "cat /sys/module/nvme_core/parameters/multipath; ls /sys/class/nvme/; for n in /sys/class/nvme/nvme*; do echo \$n \$(cat \$n/hostnqn) \$(cat \$n/cntlid) \$(cat \$n/state); done; lsblk -o NAME,MODEL | grep nvme" 2>&1 | sed 's/^/  guest| /' | tee "$CDIR/paths.txt"
+  check "two controllers of the subsystem" test "$(grep -cE 'softndk:guest2? [0-9]+ live' "$CDIR/paths.txt")" -eq 2
+  if [ -n "$NVMF_DEV" ]; then
+    local job rc=0
+    g_bg job "fio --name=bg --filename=$NVMF_DEV --direct=1 --ioengine=libaio --rw=randwrite --bs=4k --size=2M --iodepth=16 --verify=crc32c --verify_state_save=0 --output-format=json > /tmp/bg2.json; rc=\$?; cat /tmp/bg2.json; exit \$rc"
+    sleep 4
+    g_run 60 "for n in /sys/class/nvme/nvme*; do if [ \"\$(cat \$n/hostnqn)\" = $NVMF_HOST ]; then echo delete \$n; echo 1 > \$n/delete_controller; fi; done" 2>&1 | sed 's/^/  guest| /'
+    g_wait "$job" 200 || rc=$?
+    g_out "$job" >"$CDIR/fio-bg.json"
+    local line
+    line=$(jq -r '.jobs[0] | "\(.write.iops|floor) write IOPS, errors \(.error)"' "$CDIR/fio-bg.json" 2>/dev/null || echo "no fio JSON")
+    echo "  fio bg: $line"
+    printf '%s\t%s\t%s\n' "$CASE" "bg randwrite 4k qd16, host 1 deleted mid-I/O" "$line" >>"$STATE/fio.tsv"
+    check "fio across host 1's removal (verify crc32c): rc 0" test "$rc" -eq 0
+    NVMF_DEV=$(g_run 20 "$(find_dev "$NVMF_NQN"); echo \$dev" | tail -n 1)
+    nvmf_fio after_host2 --rw=randrw --bs=4k --size=1M --iodepth=8
+  fi
+  nvmf_dmesg
+  nvmf_disconnect
+  nvmet_stop
+  check "target: two associations" jq_ok "$CDIR/nvmet.json" '.associations == 2'
+}
+
+# Baseline for the figures, same VM, same run: the guest's own kernel
+# target (nvmet-rdma on siw0, a file namespace) under the same fio jobs.
+# No slirp hop: the guest talks to itself, so this is an upper bound.
+case_nvmet_kernel_baseline() {
+  local kn=nqn.2026-11.io.softndk:kernel-baseline rc=0
+  local d=/sys/kernel/config/nvmet
+  g_run 60 "modprobe nvmet-rdma; modprobe nvme-rdma; mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+truncate -s 64M /root/kb.img
+mkdir -p $d/subsystems/$kn/namespaces/1; echo 1 > $d/subsystems/$kn/attr_allow_any_host
+echo -n /root/kb.img > $d/subsystems/$kn/namespaces/1/device_path; echo 1 > $d/subsystems/$kn/namespaces/1/enable
+mkdir -p $d/ports/9; cd $d/ports/9; echo 10.0.2.15 > addr_traddr; echo rdma > addr_trtype; echo 4421 > addr_trsvcid; echo ipv4 > addr_adrfam
+ln -s $d/subsystems/$kn subsystems/$kn
+nvme connect -t rdma -a 10.0.2.15 -s 4421 -n $kn -i 2 --hostnqn $NVMF_HOST" >"$CDIR/kernel-setup.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/kernel-setup.txt"
+  check "kernel target set up and connected" test "$rc" -eq 0
+  NVMF_DEV=$(g_run 20 "$(find_dev "$kn"); echo \$dev" | tail -n 1)
+  echo "  kernel target device: $NVMF_DEV"
+  if [ -n "$NVMF_DEV" ]; then
+    nvmf_fio kb_rand4k_qd1 --rw=randrw --bs=4k --size=2M --iodepth=1
+    nvmf_fio kb_rand4k_qd32 --rw=randrw --bs=4k --size=4M --iodepth=32
+    nvmf_fio kb_seq128k --rw=write --bs=128k --size=16M --iodepth=4 --do_verify=1
+  fi
+  g_run 60 "nvme disconnect -n $kn; rm -f $d/ports/9/subsystems/$kn; rmdir $d/ports/9; echo 0 > $d/subsystems/$kn/namespaces/1/enable; rmdir $d/subsystems/$kn/namespaces/1; rmdir $d/subsystems/$kn; rm -f /root/kb.img" 2>&1 | sed 's/^/  guest| /'
 }

@@ -67,6 +67,7 @@ CASES=(
   # NVMe over Fabrics (RDMA): Linux nvme-rdma host in the guest -> ndk-nvmet
   # (tests/interop/nvmf_cases.sh)
   "nvmf nvmet_discover 120" "nvmf nvmet_fio 600" "nvmf nvmet_crc 300" "nvmf nvmet_host_reset 400"
+  "nvmf nvmet_two_hosts 400" "nvmf nvmet_kernel_baseline 600"
 )
 
 # ---------------------------------------------------------------- helpers
