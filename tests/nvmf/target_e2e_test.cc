@@ -346,10 +346,22 @@ TEST_F(Target, BadCommandsGetTheirStatusAndTheQueueGoesOn) {
   auto c = a->submit(a->bytes(a->sqe(0xC5, 12)));
   ASSERT_TRUE(c);
   EXPECT_EQ(sc(*c), kScInvalidOpcode);
-  // Still serving on the same queue.
+  // Deallocate with one range past the end: refused as a whole, the
+  // valid range keeps its data.
   std::memset(q->data(), 0x11, 512);
   c = q->submit(q->keyed(rw(*q, kNvmWrite, 13, 1, 1), 0, 512));
   ASSERT_TRUE(c && c->ok());
+  DsmRange ranges[2] = {{0, 1, 1}, {0, 16, 8190}};
+  Sqe d = q->sqe(kNvmDatasetManagement, 14, 1);
+  d.cdw10 = 1;
+  d.cdw11 = 1u << 2;
+  d.sgl1.set_in_capsule(0, sizeof ranges);
+  expect(Initiator::bytes(d, ranges, sizeof ranges), kSctGeneric, kScLbaOutOfRange);
+  // Still serving on the same queue, and LBA 1 was not deallocated.
+  std::memset(q->data() + 4096, 0, 512);
+  c = q->submit(q->keyed(rw(*q, kNvmRead, 15, 1, 1), 4096, 512));
+  ASSERT_TRUE(c && c->ok());
+  EXPECT_EQ(q->data()[4096 + 100], 0x11);
 }
 
 TEST_F(Target, ConnectErrors) {
