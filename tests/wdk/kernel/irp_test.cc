@@ -255,7 +255,9 @@ NTSTATUS QueueDispatch(PDEVICE_OBJECT dev, PIRP irp) {
   KIRQL old;
   KeAcquireSpinLock(&g_queue->lock, &old);
   IoSetCancelRoutine(irp, QueueCancelRoutine);
-  if (irp->Cancel && IoSetCancelRoutine(irp, nullptr) != nullptr) {
+  // Cancel is read with acquire semantics: IoCancelIrp sets it from another
+  // thread, outside this queue's lock.
+  if (ReadBooleanAcquire(&irp->Cancel) && IoSetCancelRoutine(irp, nullptr) != nullptr) {
     // Cancelled before it was queued, and the routine will not run.
     KeReleaseSpinLock(&g_queue->lock, old);
     g_queue->cancelled++;
