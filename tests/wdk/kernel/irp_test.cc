@@ -322,7 +322,7 @@ TEST_F(IrpTest, CancelRacesCompletionWithoutDoubleCompletion) {
   InitializeListHead(&q.head);
   g_queue = &q;
   lower_driver_->MajorFunction[IRP_MJ_READ] = QueueDispatch;
-  constexpr int kIrps = 300;
+  constexpr int kIrps = 1000;
   std::atomic<int> finals[2] = {0, 0};
   std::vector<PIRP> irps;
   for (int i = 0; i < kIrps; i++) {
@@ -331,32 +331,44 @@ TEST_F(IrpTest, CancelRacesCompletionWithoutDoubleCompletion) {
     IoSetCompletionRoutine(irp, CountCompletion, finals, TRUE, TRUE, TRUE);
     irps.push_back(irp);
   }
-  std::atomic<int> sent{0};
-  std::thread sender([&] {
-    for (PIRP irp : irps) {
-      IoCallDriver(lower_, irp);
-      sent++;
-    }
-  });
+  int cancelled_early = 0;
+  for (int i = 0; i < kIrps; i++) {
+    // Every tenth is cancelled before it reaches the driver: the driver sees
+    // Irp->Cancel and completes it itself.
+    if (i % 10 == 0 && !IoCancelIrp(irps[i])) cancelled_early++;
+    IoCallDriver(lower_, irps[i]);
+  }
+  // The completer takes the queue from the front and the canceller cancels
+  // the odd IRPs, front to back too; each waits when it is more than kWindow
+  // ahead of the other, so they keep racing for the same IRPs.
+  constexpr int kWindow = 8;
+  std::atomic<int> cancel_pos{0};
+  auto handled = [&] { return finals[0].load() + finals[1].load(); };
   std::thread canceller([&] {
     for (int i = 0; i < kIrps; i++) {
-      while (sent.load() <= i) std::this_thread::yield();
-      IoCancelIrp(irps[i]);
-      if (i % 3 == 0) std::this_thread::yield();
+      while (handled() + kWindow < i) std::this_thread::yield();
+      if (i % 2 == 1) IoCancelIrp(irps[i]);
+      cancel_pos = i + 1;
     }
   });
   std::thread completer([&] {
-    while (finals[0].load() + finals[1].load() < kIrps) {
+    while (handled() < kIrps) {
+      while (handled() > cancel_pos.load() + kWindow && cancel_pos.load() < kIrps) {
+        std::this_thread::yield();
+      }
       if (!CompleteOne()) std::this_thread::yield();
     }
   });
-  sender.join();
   canceller.join();
   completer.join();
   EXPECT_EQ(finals[0].load() + finals[1].load(), kIrps);
   EXPECT_EQ(q.completed.load(), finals[0].load());
   EXPECT_EQ(q.cancelled.load(), finals[1].load());
-  EXPECT_GT(finals[1].load(), 0);
+  EXPECT_EQ(cancelled_early, kIrps / 10);
+  EXPECT_GE(finals[1].load(), kIrps / 10);
+  EXPECT_GE(finals[0].load(), kIrps / 2 - kIrps / 10);  // the even ones complete normally
+  RecordProperty("completed", finals[0].load());
+  RecordProperty("cancelled", finals[1].load());
   for (PIRP irp : irps) IoFreeIrp(irp);
   ExpectNone();
 }
