@@ -40,14 +40,15 @@ void Unref(KitThread* t) {
 }
 
 void Exit(KitThread* t) {
+  // No longer running before waiters wake: they may check for leaks next.
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    Threads()[t] = false;
+  }
   {
     std::lock_guard<std::mutex> d(DispatcherLock());
     t->Header.SignalState = 1;
     DispatcherBroadcast();
-  }
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    Threads()[t] = false;
   }
   Unref(t);  // the thread's own reference
 }
