@@ -1,8 +1,8 @@
 // C++ drivers often include the WDK headers inside extern "C"; that must
 // compile too (the kit's C++-only helpers keep C++ linkage).
 extern "C" {
-#include <ntddk.h>
 #include <ip2string.h>
+#include <ntddk.h>
 }
 #include <softndk/ndkpi.h>
 
