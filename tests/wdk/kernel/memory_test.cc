@@ -30,6 +30,21 @@ TEST_F(MemoryTest, Pool2ZeroesUnlessUninitialized) {
   ExpectNone();
 }
 
+// The checker: paged pool above APC_LEVEL.
+TEST_F(MemoryTest, PagedPoolAtDispatchLevelIsReported) {
+  KIRQL old = KeRaiseIrqlToDpcLevel();
+  void* np = ExAllocatePoolWithTag(NonPagedPoolNx, 16, kTestTag);
+  ExpectNone();
+  void* p = ExAllocatePoolWithTag(PagedPool, 16, kTestTag);
+  ExpectOnly(SoftNdkWdkRuleIrqlTooHigh);
+  void* p2 = ExAllocatePool2(POOL_FLAG_PAGED, 16, kTestTag);
+  ExpectOnly(SoftNdkWdkRuleIrqlTooHigh);
+  KeLowerIrql(old);
+  ExFreePool(np);
+  ExFreePool(p);
+  ExFreePool(p2);
+}
+
 TEST_F(MemoryTest, Pool2NeedsExactlyOnePoolKind) {
   EXPECT_EQ(ExAllocatePool2(0, 16, kTestTag), nullptr);
   ExpectOnly(SoftNdkWdkRuleInvalidParameter);

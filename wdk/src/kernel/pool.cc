@@ -129,9 +129,20 @@ void FreePool(PVOID p, ULONG tag, bool check_tag, const char* call, const void* 
 using namespace softndk::wdk;
 
 namespace {
+bool Paged(POOL_TYPE t) {
+  return t == PagedPool || t == PagedPoolCacheAligned || t == PagedPoolSession;
+}
+
 bool CacheAligned(POOL_TYPE t) {
   return t == NonPagedPoolCacheAligned || t == PagedPoolCacheAligned ||
          t == NonPagedPoolNxCacheAligned || t == NonPagedPoolCacheAlignedMustS;
+}
+
+// The POOL_TYPE allocators: paged pool only at or below APC_LEVEL.
+PVOID AllocateTyped(POOL_TYPE type, SIZE_T bytes, ULONG tag, bool zero, const char* call,
+                    const void* site) {
+  if (Paged(type)) RequireIrqlAtMost(APC_LEVEL, call, site);
+  return AllocatePool(bytes, tag, zero, CacheAligned(type), call, site);
 }
 }  // namespace
 
@@ -158,31 +169,31 @@ PVOID ExAllocatePool2(POOL_FLAGS Flags, SIZE_T NumberOfBytes, ULONG Tag) {
 }
 
 PVOID ExAllocatePoolWithTag(POOL_TYPE PoolType, SIZE_T NumberOfBytes, ULONG Tag) {
-  return AllocatePool(NumberOfBytes, Tag, false, CacheAligned(PoolType), "ExAllocatePoolWithTag",
-                      SOFTNDK_WDK_SITE());
+  return AllocateTyped(PoolType, NumberOfBytes, Tag, false, "ExAllocatePoolWithTag",
+                       SOFTNDK_WDK_SITE());
 }
 
 PVOID ExAllocatePoolWithTagPriority(POOL_TYPE PoolType, SIZE_T NumberOfBytes, ULONG Tag,
                                     EX_POOL_PRIORITY Priority) {
   (void)Priority;
-  return AllocatePool(NumberOfBytes, Tag, false, CacheAligned(PoolType),
-                      "ExAllocatePoolWithTagPriority", SOFTNDK_WDK_SITE());
+  return AllocateTyped(PoolType, NumberOfBytes, Tag, false, "ExAllocatePoolWithTagPriority",
+                       SOFTNDK_WDK_SITE());
 }
 
 PVOID ExAllocatePoolZero(POOL_TYPE PoolType, SIZE_T NumberOfBytes, ULONG Tag) {
-  return AllocatePool(NumberOfBytes, Tag, true, CacheAligned(PoolType), "ExAllocatePoolZero",
-                      SOFTNDK_WDK_SITE());
+  return AllocateTyped(PoolType, NumberOfBytes, Tag, true, "ExAllocatePoolZero",
+                       SOFTNDK_WDK_SITE());
 }
 
 PVOID ExAllocatePoolUninitialized(POOL_TYPE PoolType, SIZE_T NumberOfBytes, ULONG Tag) {
-  return AllocatePool(NumberOfBytes, Tag, false, CacheAligned(PoolType),
-                      "ExAllocatePoolUninitialized", SOFTNDK_WDK_SITE());
+  return AllocateTyped(PoolType, NumberOfBytes, Tag, false, "ExAllocatePoolUninitialized",
+                       SOFTNDK_WDK_SITE());
 }
 
 PVOID ExAllocatePool(POOL_TYPE PoolType, SIZE_T NumberOfBytes) {
   // The untagged allocator: Windows tags such blocks 'None'.
-  return AllocatePool(NumberOfBytes, 0x656e6f4e, false, CacheAligned(PoolType), "ExAllocatePool",
-                      SOFTNDK_WDK_SITE());
+  return AllocateTyped(PoolType, NumberOfBytes, 0x656e6f4e, false, "ExAllocatePool",
+                       SOFTNDK_WDK_SITE());
 }
 
 VOID ExFreePool(PVOID P) { FreePool(P, 0, false, "ExFreePool", SOFTNDK_WDK_SITE()); }
