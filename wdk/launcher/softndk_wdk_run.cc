@@ -14,7 +14,8 @@
 //       checker report
 //   1   DriverEntry failed (DriverUnload is not called, as on Windows)
 //   2   the driver requested unload with a failure status
-//   3   the checker reported violations (leaks included)
+//   3   the checker reported violations (leaks included; also when
+//       DriverUnload does not return within SOFTNDK_WDK_RUNDOWN_WAIT_MS)
 //   4   timeout: the driver did not request unload within --timeout
 //   5   interrupted by SIGINT/SIGTERM
 //   64  usage error
@@ -27,13 +28,16 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "irql/checker.h"
 #include "kernel/device.h"
 #include "kernel/host.h"
 
@@ -61,6 +65,34 @@ void Usage(FILE* out) {
 std::wstring Widen(const std::string& s) { return std::wstring(s.begin(), s.end()); }
 
 std::atomic<bool> g_interrupted{false};
+
+// Calls DriverUnload; if it has not returned within the kit's rundown limit
+// (SOFTNDK_WDK_RUNDOWN_WAIT_MS), reports it with the leaks found so far and
+// ends the process with exit status 3: an unload never hangs the host.
+void CallUnloadBounded(PDRIVER_OBJECT driver) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool returned = false;
+  ULONG limit = softndk::wdk::RundownWaitLimitMs();
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (cv.wait_for(lock, std::chrono::milliseconds(limit), [&] { return returned; })) return;
+    softndk::wdk::Report(SoftNdkWdkRuleRundownTimeout, "DriverUnload",
+                         reinterpret_cast<const void*>(driver->DriverUnload),
+                         "DriverUnload has not returned after %u ms; ending the process", limit);
+    SoftNdkWdkCheckLeaks();
+    std::fprintf(stderr, "softndk-wdk-run: %u checker report(s)\n", SoftNdkWdkCheckTotal());
+    std::fflush(stderr);
+    std::_Exit(kExitChecker);
+  });
+  driver->DriverUnload(driver);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    returned = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+}
 
 }  // namespace
 
@@ -196,7 +228,7 @@ int main(int argc, char** argv) {
       code = kExitDriverFailed;
     }
     if (driver->DriverUnload != nullptr) {
-      driver->DriverUnload(driver);
+      CallUnloadBounded(driver);
     } else {
       std::fprintf(stderr, "softndk-wdk-run: the driver has no DriverUnload (not unloadable)\n");
     }

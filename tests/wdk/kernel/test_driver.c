@@ -8,6 +8,7 @@
  *   entryfail     DriverEntry fails
  *   hang          never requests unload
  *   dispatchwait  the DPC waits with a timeout at DISPATCH_LEVEL
+ *   unloadhang    DriverUnload waits for an event nobody sets
  */
 #include <ntddk.h>
 
@@ -22,7 +23,7 @@ typedef struct _DRV_CONTEXT {
   volatile LONG Steps;
 } DRV_CONTEXT;
 
-enum { ModeOk, ModeFail, ModeLeak, ModeHang, ModeDispatchWait };
+enum { ModeOk, ModeFail, ModeLeak, ModeHang, ModeDispatchWait, ModeUnloadHang };
 
 static DRV_CONTEXT* g_context;
 static PDEVICE_OBJECT g_device;
@@ -65,6 +66,11 @@ _Use_decl_annotations_ static VOID DrvUnload(PDRIVER_OBJECT DriverObject) {
   if (g_context->Mode != ModeHang) {
     KeWaitForSingleObject(&g_context->WorkDone, Executive, KernelMode, FALSE, NULL);
   }
+  if (g_context->Mode == ModeUnloadHang) {
+    KEVENT never;
+    KeInitializeEvent(&never, NotificationEvent, FALSE);
+    KeWaitForSingleObject(&never, Executive, KernelMode, FALSE, NULL);
+  }
   IoFreeWorkItem(g_context->WorkItem);
   DbgPrintEx(DPFLTR_IHVDRIVER_ID, DPFLTR_INFO_LEVEL, "test_driver: unload after %d steps\n",
              (int)g_context->Steps);
@@ -78,6 +84,7 @@ static ULONG ModeFromArgument(PCSTR arg) {
   if (strcmp(arg, "leak") == 0) return ModeLeak;
   if (strcmp(arg, "hang") == 0) return ModeHang;
   if (strcmp(arg, "dispatchwait") == 0) return ModeDispatchWait;
+  if (strcmp(arg, "unloadhang") == 0) return ModeUnloadHang;
   return MAXULONG;
 }
 
