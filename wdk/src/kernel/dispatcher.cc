@@ -206,16 +206,6 @@ LONG KeSetEvent(PRKEVENT Event, KPRIORITY Increment, BOOLEAN Wait) {
   return old;
 }
 
-LONG KePulseEvent(PRKEVENT Event, KPRIORITY Increment, BOOLEAN Wait) {
-  (void)Increment;
-  (void)Wait;
-  if (!CheckInitialized(&Event->Header, "KePulseEvent", SOFTNDK_WDK_SITE())) return 0;
-  std::lock_guard<std::mutex> lock(DispatcherLock());
-  LONG old = Event->Header.SignalState;
-  Event->Header.SignalState = 0;
-  return old;
-}
-
 VOID KeClearEvent(PRKEVENT Event) {
   if (!CheckInitialized(&Event->Header, "KeClearEvent", SOFTNDK_WDK_SITE())) return;
   std::lock_guard<std::mutex> lock(DispatcherLock());
