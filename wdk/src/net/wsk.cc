@@ -7,6 +7,7 @@
 #include <net/if.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -98,8 +99,16 @@ NTSTATUS OpenNdkAdapter(PWSK_CLIENT Client, NDK_VERSION Version, NET_IFINDEX IfI
   if (ppNdkAdapter == nullptr) return STATUS_INVALID_PARAMETER;
   char name[IF_NAMESIZE];
   if (IfIndex == 0 || ::if_indextoname(IfIndex, name) == nullptr) return STATUS_NO_SUCH_DEVICE;
+  // SOFTNDK_WDK_OPEN_FLAGS (SOFTNDK_OPEN_FLAG_*, e.g. 3: every create and
+  // close pends) tests a consumer's asynchronous paths, which Windows
+  // providers take at will.
+  SOFTNDK_OPEN_PARAMETERS params{};
+  params.Size = sizeof params;
+  if (const char* flags = std::getenv("SOFTNDK_WDK_OPEN_FLAGS")) {
+    params.Flags = static_cast<ULONG>(std::strtoul(flags, nullptr, 0));
+  }
   NDK_ADAPTER* a = nullptr;
-  NTSTATUS st = SoftNdkOpenAdapter(name, Version, nullptr, &a);
+  NTSTATUS st = SoftNdkOpenAdapter(name, Version, &params, &a);
   if (st != STATUS_SUCCESS) return st;
   shim::adopt_adapter(a);
   ioctl::adapter_opened(a);
