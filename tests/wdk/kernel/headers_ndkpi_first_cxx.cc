@@ -1,0 +1,4 @@
+// headers_ndkpi_first.c compiled as C++.
+#define headers_ndkpi_first headers_ndkpi_first_cxx
+extern "C" int headers_ndkpi_first_cxx(void);
+#include "headers_ndkpi_first.c"

@@ -1,0 +1,2 @@
+// softndk-wdk-run (placeholder until the host lands).
+int main() { return 64; }
