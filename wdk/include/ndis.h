@@ -9,9 +9,9 @@
 #ifndef SOFTNDK_WDK_NDIS_H_
 #define SOFTNDK_WDK_NDIS_H_
 
-#include <wdm.h>
 #include <ifdef.h>
 #include <netioapi.h>
+#include <wdm.h>
 #include <ws2ipdef.h>
 
 #ifdef __cplusplus

@@ -15,9 +15,8 @@
 #define SOFTNDK_WDK_WS2DEF_H_
 
 #include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <softndk/ndkpi.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,8 +14,8 @@
 #ifndef SOFTNDK_WDK_WSK_H_
 #define SOFTNDK_WDK_WSK_H_
 
-#include <wdm.h>
 #include <ifdef.h>
+#include <wdm.h>
 #include <ws2ipdef.h>
 
 #ifdef __cplusplus
@@ -50,7 +50,7 @@ typedef struct _WSK_SOCKET {
 #define WSK_TDI_BEHAVIOR 8
 
 typedef NTSTATUS(WSKAPI* PFN_WSK_CLIENT_EVENT)(PVOID ClientContext, ULONG EventType,
-                                              PVOID Information, SIZE_T InformationLength);
+                                               PVOID Information, SIZE_T InformationLength);
 
 typedef struct _WSK_CLIENT_DISPATCH {
   USHORT Version;
@@ -70,33 +70,38 @@ typedef struct _WSK_REGISTRATION {
   KSPIN_LOCK ReservedRegistrationLock;
 } WSK_REGISTRATION, *PWSK_REGISTRATION;
 
+/* Same definition as the WDK's (a repeated identical typedef is valid C11). */
+typedef PVOID PSECURITY_DESCRIPTOR;
+
 struct addrinfoexW;
 struct _WSK_CLIENT_CONNECTION_DISPATCH;
 
 typedef NTSTATUS(WSKAPI* PFN_WSK_SOCKET)(PWSK_CLIENT Client, ADDRESS_FAMILY AddressFamily,
-                                        USHORT SocketType, ULONG Protocol, ULONG Flags,
-                                        PVOID SocketContext, const VOID* Dispatch,
-                                        PEPROCESS OwningProcess, PETHREAD OwningThread,
-                                        PSECURITY_DESCRIPTOR SecurityDescriptor, PIRP Irp);
+                                         USHORT SocketType, ULONG Protocol, ULONG Flags,
+                                         PVOID SocketContext, const VOID* Dispatch,
+                                         PEPROCESS OwningProcess, PETHREAD OwningThread,
+                                         PSECURITY_DESCRIPTOR SecurityDescriptor, PIRP Irp);
 typedef NTSTATUS(WSKAPI* PFN_WSK_SOCKET_CONNECT)(
     PWSK_CLIENT Client, USHORT SocketType, ULONG Protocol, PSOCKADDR LocalAddress,
     PSOCKADDR RemoteAddress, ULONG Flags, PVOID SocketContext,
     const struct _WSK_CLIENT_CONNECTION_DISPATCH* Dispatch, PEPROCESS OwningProcess,
     PETHREAD OwningThread, PSECURITY_DESCRIPTOR SecurityDescriptor, PIRP Irp);
 typedef NTSTATUS(WSKAPI* PFN_WSK_CONTROL_CLIENT)(PWSK_CLIENT Client, ULONG ControlCode,
-                                                SIZE_T InputSize, PVOID InputBuffer,
-                                                SIZE_T OutputSize, PVOID OutputBuffer,
-                                                SIZE_T* OutputSizeReturned, PIRP Irp);
-typedef NTSTATUS(WSKAPI* PFN_WSK_GET_ADDRESS_INFO)(
-    PWSK_CLIENT Client, PUNICODE_STRING NodeName, PUNICODE_STRING ServiceName, ULONG NameSpace,
-    GUID* Provider, struct addrinfoexW* Hints, struct addrinfoexW** Result,
-    PEPROCESS OwningProcess, PETHREAD OwningThread, PIRP Irp);
+                                                 SIZE_T InputSize, PVOID InputBuffer,
+                                                 SIZE_T OutputSize, PVOID OutputBuffer,
+                                                 SIZE_T* OutputSizeReturned, PIRP Irp);
+typedef NTSTATUS(WSKAPI* PFN_WSK_GET_ADDRESS_INFO)(PWSK_CLIENT Client, PUNICODE_STRING NodeName,
+                                                   PUNICODE_STRING ServiceName, ULONG NameSpace,
+                                                   GUID* Provider, struct addrinfoexW* Hints,
+                                                   struct addrinfoexW** Result,
+                                                   PEPROCESS OwningProcess, PETHREAD OwningThread,
+                                                   PIRP Irp);
 typedef VOID(WSKAPI* PFN_WSK_FREE_ADDRESS_INFO)(PWSK_CLIENT Client, struct addrinfoexW* AddrInfo);
 typedef NTSTATUS(WSKAPI* PFN_WSK_GET_NAME_INFO)(PWSK_CLIENT Client, PSOCKADDR SockAddr,
-                                               ULONG SockAddrLength, PUNICODE_STRING NodeName,
-                                               PUNICODE_STRING ServiceName, ULONG Flags,
-                                               PEPROCESS OwningProcess, PETHREAD OwningThread,
-                                               PIRP Irp);
+                                                ULONG SockAddrLength, PUNICODE_STRING NodeName,
+                                                PUNICODE_STRING ServiceName, ULONG Flags,
+                                                PEPROCESS OwningProcess, PETHREAD OwningThread,
+                                                PIRP Irp);
 
 typedef struct _WSK_PROVIDER_DISPATCH {
   USHORT Version;

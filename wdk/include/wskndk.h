@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 typedef NTSTATUS(WSKAPI* PFN_WSK_NDK_OPEN_ADAPTER)(PWSK_CLIENT Client, NDK_VERSION NdkVersion,
-                                                  NET_IFINDEX IfIndex, NDK_ADAPTER** ppNdkAdapter);
+                                                   NET_IFINDEX IfIndex, NDK_ADAPTER** ppNdkAdapter);
 typedef VOID(WSKAPI* PFN_WSK_NDK_CLOSE_ADAPTER)(PWSK_CLIENT Client, NDK_ADAPTER* pNdkAdapter);
 
 typedef struct _WSK_PROVIDER_NDK_DISPATCH {

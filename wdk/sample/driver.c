@@ -17,11 +17,11 @@
  * Under softndk-wdk the arguments come from the host's command line; on
  * Windows a driver would read them from its registry key.
  */
-#include "ndksock.h"
-
 #include <ip2string.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ndksock.h"
 
 #define NDKSOCK_ROUNDS 4
 #define NDKSOCK_MSG_SIZE 4096
@@ -35,10 +35,10 @@ typedef struct _NS_MSG {
   ULONG Magic;
   ULONG Type;
   ULONG Seed;
-  ULONG Length;        /* MsgEcho: pattern bytes after the header */
-  UINT64 Address;      /* MsgRegion */
-  UINT32 Token;        /* MsgRegion */
-  NTSTATUS Verdict;    /* MsgVerdict */
+  ULONG Length;     /* MsgEcho: pattern bytes after the header */
+  UINT64 Address;   /* MsgRegion */
+  UINT32 Token;     /* MsgRegion */
+  NTSTATUS Verdict; /* MsgVerdict */
 } NS_MSG;
 
 typedef struct _NS_CONFIG {
@@ -78,9 +78,8 @@ static NTSTATUS NsReceiveMsg(NS_SOCKET* Socket, NS_BUFFER* Buffer, ULONG Type, N
   if (bytes < sizeof(NS_MSG)) return STATUS_DATA_ERROR;
   RtlCopyMemory(Msg, Buffer->Va, sizeof(*Msg));
   if (Msg->Magic != NDKSOCK_MAGIC || Msg->Type != Type) return STATUS_DATA_ERROR;
-  if (Type == MsgEcho &&
-      (Msg->Length > bytes - sizeof(NS_MSG) ||
-       !NsCheck(Buffer->Va + sizeof(NS_MSG), Msg->Length, Msg->Seed))) {
+  if (Type == MsgEcho && (Msg->Length > bytes - sizeof(NS_MSG) ||
+                          !NsCheck(Buffer->Va + sizeof(NS_MSG), Msg->Length, Msg->Seed))) {
     return STATUS_DATA_ERROR;
   }
   return STATUS_SUCCESS;
@@ -100,13 +99,13 @@ static VOID NsMsg(NS_MSG* Msg, ULONG Type, ULONG Seed) {
   Msg->Seed = Seed;
 }
 
-#define NS_CHECK(expr)                                                          \
-  do {                                                                          \
-    status = (expr);                                                            \
-    if (!NT_SUCCESS(status)) {                                                  \
-      DbgPrint("ndksock: %s failed: 0x%08x\n", #expr, (unsigned)status);       \
-      goto out;                                                                 \
-    }                                                                           \
+#define NS_CHECK(expr)                                                   \
+  do {                                                                   \
+    status = (expr);                                                     \
+    if (!NT_SUCCESS(status)) {                                           \
+      DbgPrint("ndksock: %s failed: 0x%08x\n", #expr, (unsigned)status); \
+      goto out;                                                          \
+    }                                                                    \
   } while (0)
 
 /* Messages arrive in a receive buffer half (offset 0); sends use the other. */
@@ -155,6 +154,7 @@ static NTSTATUS NsServe(NS_DEVICE* Device) {
   NS_CHECK(NsSendMsg(&socket, &tx, &msg));
   NS_CHECK(msg.Verdict);
   NS_CHECK(NsWaitDisconnect(&socket));
+  NS_CHECK(NsDisconnect(&socket)); /* answer the graceful disconnect */
   DbgPrint("ndksock: server done, data verified\n");
 out:
   NsBufferFree(&socket, &region);
@@ -263,7 +263,8 @@ static NTSTATUS NsReadConfig(void) {
   port = (ULONG)strtoul(SoftNdkWdkArgument(argc - 1), NULL, 10);
   if (port == 0 || port > 65535) return STATUS_INVALID_PARAMETER;
   status = NsParseAddress(SoftNdkWdkArgument(2), 0, &NsConfig.Local);
-  if (NT_SUCCESS(status) && NsConfig.Server) NsConfig.Local.sin_port = RtlUshortByteSwap((USHORT)port);
+  if (NT_SUCCESS(status) && NsConfig.Server)
+    NsConfig.Local.sin_port = RtlUshortByteSwap((USHORT)port);
   if (NT_SUCCESS(status) && !NsConfig.Server) {
     status = NsParseAddress(SoftNdkWdkArgument(3), (USHORT)port, &NsConfig.Remote);
   }
@@ -293,15 +294,16 @@ NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject, PUNICODE_STRING RegistryPath) 
   PAGED_CODE();
   status = NsReadConfig();
   if (!NT_SUCCESS(status)) {
-    DbgPrint("ndksock: usage: server <interface> <local-ip> <port> | "
-             "client <interface> <local-ip> <server-ip> <port>\n");
+    DbgPrint(
+        "ndksock: usage: server <interface> <local-ip> <port> | "
+        "client <interface> <local-ip> <server-ip> <port>\n");
     return status;
   }
   status = NsStartup();
   if (!NT_SUCCESS(status)) return status;
   DriverObject->DriverUnload = NsDriverUnload;
-  status = PsCreateSystemThread(&NsThreadHandle, THREAD_ALL_ACCESS, NULL, NULL, NULL, NsThread,
-                                NULL);
+  status =
+      PsCreateSystemThread(&NsThreadHandle, THREAD_ALL_ACCESS, NULL, NULL, NULL, NsThread, NULL);
   if (NT_SUCCESS(status)) {
     status = ObReferenceObjectByHandle(NsThreadHandle, SYNCHRONIZE, NULL, KernelMode,
                                        &NsThreadObject, NULL);

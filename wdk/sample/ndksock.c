@@ -25,9 +25,9 @@ NTSTATUS NsStartup(void) {
   status = WskCaptureProviderNPI(&NsWskRegistration, WSK_INFINITE_WAIT, &NsWskProvider);
   if (!NT_SUCCESS(status)) goto fail;
   NsCaptured = TRUE;
-  status = NsWskProvider.Dispatch->WskControlClient(
-      NsWskProvider.Client, WSKNDK_GET_WSK_PROVIDER_NDK_DISPATCH, 0, NULL, sizeof(NsNdk), &NsNdk,
-      NULL, NULL);
+  status = NsWskProvider.Dispatch->WskControlClient(NsWskProvider.Client,
+                                                    WSKNDK_GET_WSK_PROVIDER_NDK_DISPATCH, 0, NULL,
+                                                    sizeof(NsNdk), &NsNdk, NULL, NULL);
   if (NT_SUCCESS(status)) return status;
 fail:
   NsCleanup();
@@ -253,9 +253,9 @@ NTSTATUS NsBufferFastRegister(NS_SOCKET* Socket, NS_BUFFER* Buffer, BOOLEAN Remo
   lam = (NDK_LOGICAL_ADDRESS_MAPPING*)ExAllocatePool2(POOL_FLAG_NON_PAGED, lamSize, NDKSOCK_TAG);
   if (lam == NULL) return STATUS_INSUFFICIENT_RESOURCES;
   NsInitWait(&wait);
-  status = NsFinish(&wait, adapter->Dispatch->NdkBuildLAM(adapter, Buffer->Mdl, Buffer->Length,
-                                                          NsRequestDone, &wait, lam, &lamSize,
-                                                          &fbo));
+  status =
+      NsFinish(&wait, adapter->Dispatch->NdkBuildLAM(adapter, Buffer->Mdl, Buffer->Length,
+                                                     NsRequestDone, &wait, lam, &lamSize, &fbo));
   if (NT_SUCCESS(status)) {
     status = Socket->Qp->Dispatch->NdkFastRegister(Socket->Qp, Buffer, Buffer->Mr,
                                                    lam->AdapterPageCount, lam->AdapterPageArray,
@@ -289,9 +289,9 @@ NTSTATUS NsSocketCreate(NS_DEVICE* Device, NS_SOCKET* Socket) {
   if (status == STATUS_SUCCESS && wait.Object != NULL) Socket->Cq = (NDK_CQ*)wait.Object;
   if (!NT_SUCCESS(status)) return status;
   NsInitWait(&wait);
-  status = NsFinish(&wait, Device->Pd->Dispatch->NdkCreateQp(Device->Pd, Socket->Cq, Socket->Cq,
-                                                             Socket, 16, 16, 2, 2, 0, NsCreateDone,
-                                                             &wait, &Socket->Qp));
+  status = NsFinish(
+      &wait, Device->Pd->Dispatch->NdkCreateQp(Device->Pd, Socket->Cq, Socket->Cq, Socket, 16, 16,
+                                               2, 2, 0, NsCreateDone, &wait, &Socket->Qp));
   if (status == STATUS_SUCCESS && wait.Object != NULL) Socket->Qp = (NDK_QP*)wait.Object;
   return status;
 }
@@ -344,8 +344,8 @@ static NTSTATUS NsCreateConnector(NS_DEVICE* Device, NDK_CONNECTOR** Connector) 
   NS_WAIT wait;
   NTSTATUS status;
   NsInitWait(&wait);
-  status = NsFinish(&wait, adapter->Dispatch->NdkCreateConnector(adapter, NsCreateDone, &wait,
-                                                                 Connector));
+  status = NsFinish(&wait,
+                    adapter->Dispatch->NdkCreateConnector(adapter, NsCreateDone, &wait, Connector));
   if (status == STATUS_SUCCESS && wait.Object != NULL) *Connector = (NDK_CONNECTOR*)wait.Object;
   return status;
 }
@@ -361,17 +361,17 @@ NTSTATUS NsListen(NS_DEVICE* Device, NS_SOCKET* Listener, const SOCKADDR_IN* Add
   KeInitializeEvent(&Listener->DisconnectEvent, NotificationEvent, FALSE);
   KeInitializeSpinLock(&Listener->Lock);
   NsInitWait(&wait);
-  status = NsFinish(&wait, adapter->Dispatch->NdkCreateListener(adapter, NsConnectEvent, Listener,
-                                                                NsCreateDone, &wait,
-                                                                &Listener->Listener));
+  status = NsFinish(
+      &wait, adapter->Dispatch->NdkCreateListener(adapter, NsConnectEvent, Listener, NsCreateDone,
+                                                  &wait, &Listener->Listener));
   if (status == STATUS_SUCCESS && wait.Object != NULL) {
     Listener->Listener = (NDK_LISTENER*)wait.Object;
   }
   if (!NT_SUCCESS(status)) return status;
   NsInitWait(&wait);
-  return NsFinish(&wait, Listener->Listener->Dispatch->NdkListen(
-                             Listener->Listener, (const SOCKADDR*)Address, sizeof(*Address),
-                             NsRequestDone, &wait));
+  return NsFinish(
+      &wait, Listener->Listener->Dispatch->NdkListen(Listener->Listener, (const SOCKADDR*)Address,
+                                                     sizeof(*Address), NsRequestDone, &wait));
 }
 
 NTSTATUS NsAccept(NS_SOCKET* Listener, NS_SOCKET* Socket) {
@@ -400,11 +400,11 @@ NTSTATUS NsConnect(NS_SOCKET* Socket, const SOCKADDR_IN* Local, const SOCKADDR_I
   NTSTATUS status = NsCreateConnector(device, &Socket->Connector);
   if (!NT_SUCCESS(status)) return status;
   NsInitWait(&wait);
-  status = NsFinish(&wait, Socket->Connector->Dispatch->NdkConnect(
-                               Socket->Connector, Socket->Qp, (const SOCKADDR*)Local,
-                               sizeof(*Local), (const SOCKADDR*)Remote, sizeof(*Remote),
-                               device->Info.MaxInboundReadLimit, device->Info.MaxOutboundReadLimit,
-                               NULL, 0, NsRequestDone, &wait));
+  status = NsFinish(&wait,
+                    Socket->Connector->Dispatch->NdkConnect(
+                        Socket->Connector, Socket->Qp, (const SOCKADDR*)Local, sizeof(*Local),
+                        (const SOCKADDR*)Remote, sizeof(*Remote), device->Info.MaxInboundReadLimit,
+                        device->Info.MaxOutboundReadLimit, NULL, 0, NsRequestDone, &wait));
   if (!NT_SUCCESS(status)) return status;
   NsInitWait(&wait);
   return NsFinish(&wait, Socket->Connector->Dispatch->NdkCompleteConnect(
@@ -414,8 +414,8 @@ NTSTATUS NsConnect(NS_SOCKET* Socket, const SOCKADDR_IN* Local, const SOCKADDR_I
 NTSTATUS NsDisconnect(NS_SOCKET* Socket) {
   NS_WAIT wait;
   NsInitWait(&wait);
-  return NsFinish(&wait, Socket->Connector->Dispatch->NdkDisconnect(Socket->Connector,
-                                                                    NsRequestDone, &wait));
+  return NsFinish(
+      &wait, Socket->Connector->Dispatch->NdkDisconnect(Socket->Connector, NsRequestDone, &wait));
 }
 
 NTSTATUS NsWaitDisconnect(NS_SOCKET* Socket) {

@@ -11,11 +11,11 @@
 #ifndef NDKSOCK_H_
 #define NDKSOCK_H_
 
+#include <ndkpi.h>
+#include <netioapi.h>
 #include <ntddk.h>
 #include <wsk.h>
 #include <wskndk.h>
-#include <netioapi.h>
-#include <ndkpi.h>
 
 #define NDKSOCK_TAG 'kSdN'
 /* Every blocking call gives up after this long (STATUS_IO_TIMEOUT). */

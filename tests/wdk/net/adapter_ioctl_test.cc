@@ -1,10 +1,10 @@
 // adapter_ioctl_test.cc - softndk's adapter control driven with IRPs
 // (softndk_wdk/ndk_ioctl.h): completion routines and IoStatus, buffer
 // sizing, IoCancelIrp, close completing queued requests, and cancel races.
+#include <softndk_wdk/ndk_ioctl.h>
+
 #include <atomic>
 #include <thread>
-
-#include <softndk_wdk/ndk_ioctl.h>
 
 #include "kit_fixture.h"
 

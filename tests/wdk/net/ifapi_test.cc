@@ -1,10 +1,8 @@
 // ifapi_test.cc - NET_IFINDEX / NET_LUID / alias conversions (netioapi.h).
-#include <net/if.h>
-
 #include <gtest/gtest.h>
-
-#include <ntddk.h>
+#include <net/if.h>
 #include <netioapi.h>
+#include <ntddk.h>
 
 namespace {
 

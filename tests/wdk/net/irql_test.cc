@@ -3,6 +3,7 @@
 // reported (each rule provoked by a deliberately wrong consumer snippet,
 // wrong_consumer.c).
 #include <arpa/inet.h>
+#include <softndk/softndk.h>
 
 #include <atomic>
 
@@ -20,7 +21,9 @@ struct Probe : WRONG_IRQL_PROBE {
     Calls = 0;
     KeInitializeEvent(&Done, NotificationEvent, FALSE);
   }
-  bool wait() { return eventually([&] { return Calls > 0; }); }
+  bool wait() {
+    return eventually([&] { return Calls > 0; });
+  }
 };
 
 // A request's completion, waited for at PASSIVE_LEVEL.
@@ -42,46 +45,45 @@ sockaddr_in loopback(USHORT port) {
   return a;
 }
 
+// A create completion that also keeps the object it was handed.
+struct Created : Probe {
+  std::atomic<NDK_OBJECT_HEADER*> obj{nullptr};
+  static void done(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER* o) {
+    static_cast<Created*>(ctx)->obj = o;
+    ProbeCreateCompletion(ctx, st, o);
+  }
+};
+
 TEST_F(NdkIrql, CreateAndCloseCompletionsRunAtDispatch) {
   NDK_ADAPTER* a = open_lo(SOFTNDK_OPEN_FLAG_ASYNC_CREATE | SOFTNDK_OPEN_FLAG_ASYNC_CLOSE);
   ASSERT_NE(a, nullptr);
-  Probe created, closed;
+  Created pd_created, cq_created;
   NDK_PD* pd = nullptr;
-  ASSERT_EQ(a->Dispatch->NdkCreatePd(a, ProbeCreateCompletion, &created, &pd), STATUS_PENDING);
-  ASSERT_TRUE(created.wait());
-  EXPECT_EQ(created.Irql, DISPATCH_LEVEL);
-  // The object handed over in the completion carries the kit's table too.
   NDK_CQ* cq = nullptr;
-  Probe cq_created;
-  struct Capture {
-    Probe* probe;
-    NDK_OBJECT_HEADER* obj;
-  } cap{&cq_created, nullptr};
-  ASSERT_EQ(a->Dispatch->NdkCreateCq(
-                a, 8, nullptr, nullptr, nullptr,
-                [](PVOID ctx, NTSTATUS, NDK_OBJECT_HEADER* obj) {
-                  auto* c = static_cast<Capture*>(ctx);
-                  c->obj = obj;
-                  ProbeCreateCompletion(c->probe, STATUS_SUCCESS, obj);
-                },
-                &cap, &cq),
-            STATUS_PENDING);
-  ASSERT_TRUE(cq_created.wait());
-  cq = reinterpret_cast<NDK_CQ*>(cap.obj);
-  ASSERT_NE(cq, nullptr);
-  KIRQL old;
-  KeRaiseIrql(HIGH_LEVEL, &old);
-  cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);  // through the kit: reported
-  KeLowerIrql(old);
+  ASSERT_EQ(a->Dispatch->NdkCreatePd(a, Created::done, &pd_created, &pd), STATUS_PENDING);
+  ASSERT_EQ(
+      a->Dispatch->NdkCreateCq(a, 8, nullptr, nullptr, nullptr, Created::done, &cq_created, &cq),
+      STATUS_PENDING);
+  ASSERT_TRUE(pd_created.wait() && cq_created.wait());
+  EXPECT_EQ(pd_created.Irql, DISPATCH_LEVEL);
+  EXPECT_EQ(cq_created.Irql, DISPATCH_LEVEL);
+  pd = reinterpret_cast<NDK_PD*>(pd_created.obj.load());
+  cq = reinterpret_cast<NDK_CQ*>(cq_created.obj.load());
+  ASSERT_TRUE(pd != nullptr && cq != nullptr);
+
+  // An object handed over in a completion goes through the kit too: its
+  // calls are checked.
+  WrongArmCqAtHighLevel(cq);
   EXPECT_EQ(reports(SoftNdkWdkRuleIrqlTooHigh), 1u);
-  ASSERT_EQ(cq->Dispatch->NdkCloseCq(&cq->Header, ProbeCloseCompletion, &closed), STATUS_PENDING);
-  ASSERT_TRUE(closed.wait());
-  EXPECT_EQ(closed.Irql, DISPATCH_LEVEL);
-  Probe pd_closed;
-  ASSERT_EQ(pd->Dispatch->NdkClosePd(&reinterpret_cast<NDK_PD*>(pd)->Header, ProbeCloseCompletion,
-                                     &pd_closed),
+
+  Probe cq_closed, pd_closed;
+  ASSERT_EQ(cq->Dispatch->NdkCloseCq(&cq->Header, ProbeCloseCompletion, &cq_closed),
             STATUS_PENDING);
-  ASSERT_TRUE(pd_closed.wait());
+  ASSERT_EQ(pd->Dispatch->NdkClosePd(&pd->Header, ProbeCloseCompletion, &pd_closed),
+            STATUS_PENDING);
+  ASSERT_TRUE(cq_closed.wait() && pd_closed.wait());
+  EXPECT_EQ(cq_closed.Irql, DISPATCH_LEVEL);
+  EXPECT_EQ(pd_closed.Irql, DISPATCH_LEVEL);
   EXPECT_EQ(KeGetCurrentIrql(), PASSIVE_LEVEL);  // the test thread never moved
 }
 
@@ -151,10 +153,10 @@ TEST_F(NdkIrql, ConnectAndDisconnectEventsAndRequestCompletionsRunAtDispatch) {
   ASSERT_EQ(a->Dispatch->NdkCreateConnector(a, nullptr, nullptr, &client), STATUS_SUCCESS);
   sockaddr_in src = loopback(0);
   Probe connected;
-  NTSTATUS st = client->Dispatch->NdkConnect(client, client_qp, reinterpret_cast<SOCKADDR*>(&src),
-                                             sizeof src, reinterpret_cast<SOCKADDR*>(&bound),
-                                             sizeof bound, 1, 1, nullptr, 0,
-                                             ProbeRequestCompletion, &connected);
+  NTSTATUS st =
+      client->Dispatch->NdkConnect(client, client_qp, reinterpret_cast<SOCKADDR*>(&src), sizeof src,
+                                   reinterpret_cast<SOCKADDR*>(&bound), sizeof bound, 1, 1, nullptr,
+                                   0, ProbeRequestCompletion, &connected);
   ASSERT_EQ(st, STATUS_PENDING);
   ASSERT_TRUE(eventually([&] { return incoming.connector.load() != nullptr; }));
   EXPECT_EQ(incoming.irql.load(), DISPATCH_LEVEL);
@@ -173,11 +175,15 @@ TEST_F(NdkIrql, ConnectAndDisconnectEventsAndRequestCompletionsRunAtDispatch) {
   ASSERT_TRUE(accepted.wait());
   EXPECT_EQ(accepted.Irql, DISPATCH_LEVEL);
 
-  Request disconnect;
-  EXPECT_EQ(disconnect.finish(client->Dispatch->NdkDisconnect(client, Request::done, &disconnect)),
-            STATUS_SUCCESS);
+  // A graceful disconnect: the client starts it, the server sees the event
+  // and answers with its own.
+  Request disconnect, answer;
+  NTSTATUS started = client->Dispatch->NdkDisconnect(client, Request::done, &disconnect);
   ASSERT_TRUE(server_disconnected.wait());
   EXPECT_EQ(server_disconnected.Irql, DISPATCH_LEVEL);
+  EXPECT_EQ(answer.finish(server->Dispatch->NdkDisconnect(server, Request::done, &answer)),
+            STATUS_SUCCESS);
+  EXPECT_EQ(disconnect.finish(started), STATUS_SUCCESS);
 
   close(client);
   close(server);

@@ -5,19 +5,17 @@
 // test asserts the exact number of reports its consumer code provokes.
 #pragma once
 
-#include <net/if.h>
-#include <stdlib.h>
-
 #include <gtest/gtest.h>
+#include <ndkpi.h>
+#include <net/if.h>
+#include <ntddk.h>
+#include <stdlib.h>
+#include <wsk.h>
+#include <wskndk.h>
 
 #include <chrono>
 #include <thread>
 #include <vector>
-
-#include <ntddk.h>
-#include <wsk.h>
-#include <wskndk.h>
-#include <ndkpi.h>
 
 namespace wdknet {
 

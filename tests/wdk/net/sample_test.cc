@@ -4,12 +4,11 @@
 // exit 0 after verifying every byte (the driver checks the data and turns
 // a mismatch into a failing status).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
@@ -136,7 +135,8 @@ TEST(NdksockSample, ServerAndClientInTwoNamespaces) {
   ASSERT_TRUE(v.addr_a("10.231.0.1/24"));
   ASSERT_TRUE(v.addr_b("10.231.0.2/24"));
   run_pair({"ip", "netns", "exec", a.name()}, {"server", v.a(), "10.231.0.1", "5011"},
-           {"ip", "netns", "exec", b.name()}, {"client", v.b(), "10.231.0.2", "10.231.0.1", "5011"});
+           {"ip", "netns", "exec", b.name()},
+           {"client", v.b(), "10.231.0.2", "10.231.0.1", "5011"});
 }
 
 TEST(NdksockSample, BadArgumentsFailCleanly) {

@@ -3,10 +3,10 @@
 // exactly one rule the checker knows.
 #pragma once
 
+#include <ndkpi.h>
 #include <ntddk.h>
 #include <wsk.h>
 #include <wskndk.h>
-#include <ndkpi.h>
 
 #ifdef __cplusplus
 extern "C" {

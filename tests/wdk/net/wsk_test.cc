@@ -35,8 +35,8 @@ TEST_F(WskNpi, ControlClientWantsRoomForTheTable) {
 }
 
 TEST_F(WskNpi, WhatIsNotEmulatedFailsLoudly) {
-  EXPECT_EQ(prov_.Dispatch->WskControlClient(prov_.Client, WSK_TDI_BEHAVIOR, 0, nullptr, 0,
-                                             nullptr, nullptr, nullptr),
+  EXPECT_EQ(prov_.Dispatch->WskControlClient(prov_.Client, WSK_TDI_BEHAVIOR, 0, nullptr, 0, nullptr,
+                                             nullptr, nullptr),
             STATUS_NOT_SUPPORTED);
   EXPECT_STREQ(SoftNdkWdkLastReportCall(), "WskControlClient");
   EXPECT_EQ(prov_.Dispatch->WskSocket(prov_.Client, AF_INET, SOCK_STREAM, IPPROTO_TCP, 0, nullptr,

@@ -25,9 +25,8 @@
 #ifndef SOFTNDK_WDK_NDK_IOCTL_H_
 #define SOFTNDK_WDK_NDK_IOCTL_H_
 
-#include <wdm.h>
-
 #include <softndk/softndk.h>
+#include <wdm.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,7 +37,8 @@ extern "C" {
 /* The adapter-control device (created on first use; never NULL). */
 PDEVICE_OBJECT SoftNdkWdkAdapterControlDevice(void);
 
-#define SOFTNDK_IOCTL(n) CTL_CODE(FILE_DEVICE_NETWORK, 0x900 + (n), METHOD_BUFFERED, FILE_ANY_ACCESS)
+#define SOFTNDK_IOCTL(n) \
+  CTL_CODE(FILE_DEVICE_NETWORK, 0x900 + (n), METHOD_BUFFERED, FILE_ANY_ACCESS)
 
 /* Pends until the adapter's next fatal error (STATUS_SUCCESS), or
  * STATUS_CANCELLED on IoCancelIrp or adapter close. In: SOFTNDK_IOCTL_ADAPTER.

@@ -9,14 +9,14 @@
 // may close the adapter). Calls into softndk for an adapter are counted so
 // that a close waits for them; a cancel routine that runs while the adapter
 // is closing is finished by the close, which cancels every queued request.
+#include <softndk_wdk/ndk_ioctl.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
-
-#include <softndk_wdk/ndk_ioctl.h>
 
 #include "adapter_ioctl_internal.h"
 #include "ndk_shim.h"
@@ -44,7 +44,7 @@ struct Pending {
 
 struct AdapterCtl {
   bool closing = false;
-  unsigned inflight = 0;            // dispatch/cancel routines inside softndk
+  unsigned inflight = 0;           // dispatch/cancel routines inside softndk
   std::vector<Pending*> deferred;  // cancel routines that met the close
 };
 
@@ -311,10 +311,9 @@ NTSTATUS dispatch_control(PIRP irp, PIO_STACK_LOCATION sl) {
   switch (code) {
     case IOCTL_SOFTNDK_GET_FATAL_EVENT:
     case IOCTL_SOFTNDK_GET_PORT_EVENT:
-      queued = queue_event(irp, a,
-                           code == IOCTL_SOFTNDK_GET_FATAL_EVENT ? Kind::kFatalEvent
-                                                                 : Kind::kPortEvent,
-                           port);
+      queued = queue_event(
+          irp, a, code == IOCTL_SOFTNDK_GET_FATAL_EVENT ? Kind::kFatalEvent : Kind::kPortEvent,
+          port);
       st = queued != nullptr ? STATUS_PENDING : STATUS_INSUFFICIENT_RESOURCES;
       break;
     case IOCTL_SOFTNDK_QUERY_ADAPTER:

@@ -5,12 +5,11 @@
 // thread (not from /sys, which shows the namespace sysfs was mounted in).
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <netioapi.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstring>
-
-#include <netioapi.h>
 
 #include "net_irql.h"
 
@@ -32,13 +31,17 @@ ULONG if_type_of(const char* name) {
   ::close(fd);
   if (rc != 0) return 0;
   switch (req.ifr_hwaddr.sa_family) {
-    case ARPHRD_LOOPBACK: return IF_TYPE_SOFTWARE_LOOPBACK;
-    case ARPHRD_ETHER: return IF_TYPE_ETHERNET_CSMACD;
+    case ARPHRD_LOOPBACK:
+      return IF_TYPE_SOFTWARE_LOOPBACK;
+    case ARPHRD_ETHER:
+      return IF_TYPE_ETHERNET_CSMACD;
     case ARPHRD_TUNNEL:
     case ARPHRD_TUNNEL6:
     case ARPHRD_SIT:
-    case ARPHRD_IPGRE: return IF_TYPE_TUNNEL;
-    default: return IF_TYPE_OTHER;
+    case ARPHRD_IPGRE:
+      return IF_TYPE_TUNNEL;
+    default:
+      return IF_TYPE_OTHER;
   }
 }
 

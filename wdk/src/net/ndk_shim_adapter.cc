@@ -73,8 +73,8 @@ NTSTATUS CreateListener(NDK_ADAPTER* a, NDK_FN_CONNECT_EVENT_CALLBACK event, PVO
   });
 }
 
-NTSTATUS BuildLAM(NDK_ADAPTER* a, MDL* mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc,
-                  PVOID ctx, NDK_LOGICAL_ADDRESS_MAPPING* lam, ULONG* lam_size, ULONG* fbo) {
+NTSTATUS BuildLAM(NDK_ADAPTER* a, MDL* mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
+                  NDK_LOGICAL_ADDRESS_MAPPING* lam, ULONG* lam_size, ULONG* fbo) {
   NET_REQUIRE_IRQL("NdkBuildLAM", DISPATCH_LEVEL);
   return request(rc, ctx, [&](NDK_FN_REQUEST_COMPLETION done, void* dctx) {
     return g_orig.adapter.load()->NdkBuildLAM(a, mdl, length, done, dctx, lam, lam_size, fbo);
@@ -141,8 +141,7 @@ NTSTATUS PdQueryExtension(NDK_OBJECT_HEADER* obj, const GUID* id, NDK_VERSION v,
   return QueryExtension(obj, id, v, out, g_orig.pd.load()->NdkQueryExtension);
 }
 
-NTSTATUS CreateMr(NDK_PD* pd, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx,
-                  NDK_MR** out) {
+NTSTATUS CreateMr(NDK_PD* pd, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR** out) {
   NET_REQUIRE_IRQL("NdkCreateMr", DISPATCH_LEVEL);
   return create(adapter_of(pd), cc, ctx, nullptr, reinterpret_cast<void**>(out),
                 [&](auto done, void* dctx) {
@@ -152,10 +151,9 @@ NTSTATUS CreateMr(NDK_PD* pd, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID c
 
 NTSTATUS CreateMw(NDK_PD* pd, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MW** out) {
   NET_REQUIRE_IRQL("NdkCreateMw", DISPATCH_LEVEL);
-  return create(adapter_of(pd), cc, ctx, nullptr, reinterpret_cast<void**>(out),
-                [&](auto done, void* dctx) {
-                  return g_orig.pd.load()->NdkCreateMw(pd, done, dctx, out);
-                });
+  return create(
+      adapter_of(pd), cc, ctx, nullptr, reinterpret_cast<void**>(out),
+      [&](auto done, void* dctx) { return g_orig.pd.load()->NdkCreateMw(pd, done, dctx, out); });
 }
 
 NTSTATUS CreateSrq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold,
@@ -174,8 +172,8 @@ NTSTATUS CreateSrq(NDK_PD* pd, ULONG depth, ULONG max_sge, ULONG threshold,
 }
 
 NTSTATUS CreateQp(NDK_PD* pd, NDK_CQ* rcq, NDK_CQ* icq, PVOID qp_ctx, ULONG rdepth, ULONG idepth,
-                  ULONG rsge, ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc,
-                  PVOID ctx, NDK_QP** out) {
+                  ULONG rsge, ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx,
+                  NDK_QP** out) {
   NET_REQUIRE_IRQL("NdkCreateQp", DISPATCH_LEVEL);
   return create(adapter_of(pd), cc, ctx, nullptr, reinterpret_cast<void**>(out),
                 [&](auto done, void* dctx) {
@@ -203,15 +201,15 @@ void GetPrivilegedMemoryRegionToken(NDK_PD* pd, UINT32* token) {
 }  // namespace
 
 const NDK_ADAPTER_DISPATCH kShimAdapter = {
-    AdapterQueryExtension, QueryAdapterInfo, CreateCq,  CreatePd,  CreateSharedEndpoint,
-    CreateConnector,       CreateListener,   BuildLAM,  ReleaseLAM};
+    AdapterQueryExtension, QueryAdapterInfo, CreateCq, CreatePd,  CreateSharedEndpoint,
+    CreateConnector,       CreateListener,   BuildLAM, ReleaseLAM};
 
-const NDK_CQ_DISPATCH kShimCq = {CloseCq,      CqQueryExtension,
-                                 ResizeCq,     ArmCq,
-                                 GetCqResults, ControlCqInterruptModeration,
+const NDK_CQ_DISPATCH kShimCq = {CloseCq,       CqQueryExtension, ResizeCq,
+                                 ArmCq,         GetCqResults,     ControlCqInterruptModeration,
                                  GetCqResultsEx};
 
-const NDK_PD_DISPATCH kShimPd = {ClosePd,  PdQueryExtension, CreateMr,        CreateMw,
-                                 CreateSrq, CreateQp,        CreateQpWithSrq, GetPrivilegedMemoryRegionToken};
+const NDK_PD_DISPATCH kShimPd = {
+    ClosePd,   PdQueryExtension, CreateMr,        CreateMw,
+    CreateSrq, CreateQp,         CreateQpWithSrq, GetPrivilegedMemoryRegionToken};
 
 }  // namespace softndk::wdk::net::shim

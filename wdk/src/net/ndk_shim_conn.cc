@@ -13,12 +13,11 @@ NTSTATUS query_extension(NDK_OBJECT_HEADER* obj, const GUID* id, NDK_VERSION v,
 }
 
 template <typename Close>
-NTSTATUS close_with(const char* name, NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_COMPLETION cc,
-                    PVOID ctx, Close orig) {
+NTSTATUS close_with(const char* name, NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_COMPLETION cc, PVOID ctx,
+                    Close orig) {
   NET_REQUIRE_IRQL(name, DISPATCH_LEVEL);
-  return close(obj, cc, ctx, [&](NDK_FN_CLOSE_COMPLETION done, void* dctx) {
-    return orig(obj, done, dctx);
-  });
+  return close(obj, cc, ctx,
+               [&](NDK_FN_CLOSE_COMPLETION done, void* dctx) { return orig(obj, done, dctx); });
 }
 
 // A disconnect handler for connector `c`, tied to its lifetime.
@@ -49,8 +48,8 @@ NTSTATUS Connect(NDK_CONNECTOR* c, NDK_QP* qp, const SOCKADDR* src, ULONG src_le
 }
 NTSTATUS ConnectWithSharedEndpoint(NDK_CONNECTOR* c, NDK_QP* qp, NDK_SHARED_ENDPOINT* se,
                                    const SOCKADDR* dst, ULONG dst_len, ULONG ird, ULONG ord,
-                                   const PVOID pdata, ULONG pdata_len,
-                                   NDK_FN_REQUEST_COMPLETION rc, PVOID ctx) {
+                                   const PVOID pdata, ULONG pdata_len, NDK_FN_REQUEST_COMPLETION rc,
+                                   PVOID ctx) {
   NET_REQUIRE_IRQL("NdkConnectWithSharedEndpoint", DISPATCH_LEVEL);
   return request(rc, ctx, [&](NDK_FN_REQUEST_COMPLETION done, void* dctx) {
     return g_orig.connector.load()->NdkConnectWithSharedEndpoint(c, qp, se, dst, dst_len, ird, ord,
@@ -83,10 +82,9 @@ NTSTATUS Accept(NDK_CONNECTOR* c, NDK_QP* qp, ULONG ird, ULONG ord, const PVOID 
   NET_REQUIRE_IRQL("NdkAccept", DISPATCH_LEVEL);
   EventThunk* ev = disconnect_thunk(c, disc, disc_ctx);
   return request(rc, ctx, [&](NDK_FN_REQUEST_COMPLETION done, void* dctx) {
-    return g_orig.connector.load()->NdkAccept(c, qp, ird, ord, pdata, pdata_len,
-                                              ev != nullptr ? disconnect_trampoline : disc,
-                                              ev != nullptr ? static_cast<void*>(ev) : disc_ctx,
-                                              done, dctx);
+    return g_orig.connector.load()->NdkAccept(
+        c, qp, ird, ord, pdata, pdata_len, ev != nullptr ? disconnect_trampoline : disc,
+        ev != nullptr ? static_cast<void*>(ev) : disc_ctx, done, dctx);
   });
 }
 NTSTATUS AcceptEx(NDK_CONNECTOR* c, NDK_QP* qp, ULONG ird, ULONG ord, const PVOID pdata,
@@ -95,10 +93,9 @@ NTSTATUS AcceptEx(NDK_CONNECTOR* c, NDK_QP* qp, ULONG ird, ULONG ord, const PVOI
   NET_REQUIRE_IRQL("NdkAcceptEx", DISPATCH_LEVEL);
   EventThunk* ev = disconnect_thunk(c, disc, disc_ctx);
   return request(rc, ctx, [&](NDK_FN_REQUEST_COMPLETION done, void* dctx) {
-    return g_orig.connector.load()->NdkAcceptEx(c, qp, ird, ord, pdata, pdata_len,
-                                                ev != nullptr ? disconnect_ex_trampoline : disc,
-                                                ev != nullptr ? static_cast<void*>(ev) : disc_ctx,
-                                                done, dctx);
+    return g_orig.connector.load()->NdkAcceptEx(
+        c, qp, ird, ord, pdata, pdata_len, ev != nullptr ? disconnect_ex_trampoline : disc,
+        ev != nullptr ? static_cast<void*>(ev) : disc_ctx, done, dctx);
   });
 }
 NTSTATUS Reject(NDK_CONNECTOR* c, const PVOID pdata, ULONG pdata_len) {
@@ -167,14 +164,13 @@ NTSTATUS SharedEndpointGetLocalAddress(NDK_SHARED_ENDPOINT* se, SOCKADDR* addr, 
 
 }  // namespace
 
-const NDK_CONNECTOR_DISPATCH kShimConnector = {
-    CloseConnector,   ConnectorQueryExtension,
-    Connect,          ConnectWithSharedEndpoint,
-    CompleteConnect,  Accept,
-    Reject,           GetConnectionData,
-    GetLocalAddress,  GetPeerAddress,
-    Disconnect,       CompleteConnectEx,
-    AcceptEx};
+const NDK_CONNECTOR_DISPATCH kShimConnector = {CloseConnector,  ConnectorQueryExtension,
+                                               Connect,         ConnectWithSharedEndpoint,
+                                               CompleteConnect, Accept,
+                                               Reject,          GetConnectionData,
+                                               GetLocalAddress, GetPeerAddress,
+                                               Disconnect,      CompleteConnectEx,
+                                               AcceptEx};
 const NDK_LISTENER_DISPATCH kShimListener = {CloseListener, ListenerQueryExtension, Listen,
                                              ListenerGetLocalAddress, ControlConnectEvents};
 const NDK_SHARED_ENDPOINT_DISPATCH kShimSharedEndpoint = {

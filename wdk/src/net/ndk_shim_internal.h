@@ -5,8 +5,8 @@
 #include <atomic>
 #include <new>
 
-#include "net_irql.h"
 #include "ndk_shim.h"
+#include "net_irql.h"
 
 namespace softndk::wdk::net::shim {
 

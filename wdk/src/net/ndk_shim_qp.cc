@@ -7,12 +7,11 @@ namespace softndk::wdk::net::shim {
 namespace {
 
 template <typename Close>
-NTSTATUS close_with(const char* name, NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_COMPLETION cc,
-                    PVOID ctx, Close orig) {
+NTSTATUS close_with(const char* name, NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_COMPLETION cc, PVOID ctx,
+                    Close orig) {
   NET_REQUIRE_IRQL(name, DISPATCH_LEVEL);
-  return close(obj, cc, ctx, [&](NDK_FN_CLOSE_COMPLETION done, void* dctx) {
-    return orig(obj, done, dctx);
-  });
+  return close(obj, cc, ctx,
+               [&](NDK_FN_CLOSE_COMPLETION done, void* dctx) { return orig(obj, done, dctx); });
 }
 
 NTSTATUS query_extension(NDK_OBJECT_HEADER* obj, const GUID* id, NDK_VERSION v,
@@ -30,8 +29,8 @@ NTSTATUS MrQueryExtension(NDK_OBJECT_HEADER* obj, const GUID* id, NDK_VERSION v,
                           NDK_EXTENSION_INTERFACE* out) {
   return query_extension(obj, id, v, out, g_orig.mr.load()->NdkQueryExtension);
 }
-NTSTATUS RegisterMr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags,
-                    NDK_FN_REQUEST_COMPLETION rc, PVOID ctx) {
+NTSTATUS RegisterMr(NDK_MR* mr, MDL* mdl, SIZE_T length, ULONG flags, NDK_FN_REQUEST_COMPLETION rc,
+                    PVOID ctx) {
   NET_REQUIRE_IRQL("NdkRegisterMr", DISPATCH_LEVEL);
   return request(rc, ctx, [&](NDK_FN_REQUEST_COMPLETION done, void* dctx) {
     return g_orig.mr.load()->NdkRegisterMr(mr, mdl, length, flags, done, dctx);
@@ -115,8 +114,7 @@ NTSTATUS Receive(NDK_QP* qp, PVOID ctx, const NDK_SGE* sgl, ULONG n) {
   NET_REQUIRE_IRQL("NdkReceive", DISPATCH_LEVEL);
   return g_orig.qp.load()->NdkReceive(qp, ctx, sgl, n);
 }
-NTSTATUS Bind(NDK_QP* qp, PVOID ctx, NDK_MR* mr, NDK_MW* mw, PVOID va, SIZE_T length,
-              ULONG flags) {
+NTSTATUS Bind(NDK_QP* qp, PVOID ctx, NDK_MR* mr, NDK_MW* mw, PVOID va, SIZE_T length, ULONG flags) {
   NET_REQUIRE_IRQL("NdkBind", DISPATCH_LEVEL);
   return g_orig.qp.load()->NdkBind(qp, ctx, mr, mw, va, length, flags);
 }
@@ -157,7 +155,8 @@ const NDK_MR_DISPATCH kShimMr = {CloseMr,
                                  GetLocalTokenFromMr};
 const NDK_MW_DISPATCH kShimMw = {CloseMw, MwQueryExtension, GetRemoteTokenFromMw};
 const NDK_SRQ_DISPATCH kShimSrq = {CloseSrq, SrqQueryExtension, ModifySrq, SrqReceive};
-const NDK_QP_DISPATCH kShimQp = {CloseQp, QpQueryExtension, Flush, Send,  Receive,          Bind,
-                                 FastRegister, Invalidate,  Read,  Write, SendAndInvalidate};
+const NDK_QP_DISPATCH kShimQp = {
+    CloseQp,      QpQueryExtension, Flush, Send,  Receive,          Bind,
+    FastRegister, Invalidate,       Read,  Write, SendAndInvalidate};
 
 }  // namespace softndk::wdk::net::shim

@@ -40,7 +40,8 @@ bool swap_table(T* obj, std::atomic<const D*>& orig, const D* shim) {
   if (theirs == shim) return false;
   const D* expected = nullptr;
   if (!orig.compare_exchange_strong(expected, theirs) && expected != theirs) {
-    report_misuse("softndk-wdk", nullptr, "an NDK object arrived with an unexpected provider table");
+    report_misuse("softndk-wdk", nullptr,
+                  "an NDK object arrived with an unexpected provider table");
   }
   obj->Dispatch = shim;
   return true;
@@ -48,16 +49,26 @@ bool swap_table(T* obj, std::atomic<const D*>& orig, const D* shim) {
 
 const char* type_name(NDK_OBJECT_TYPE t) {
   switch (t) {
-    case NdkObjectTypeQp: return "QP";
-    case NdkObjectTypeCq: return "CQ";
-    case NdkObjectTypeMr: return "MR";
-    case NdkObjectTypeMw: return "MW";
-    case NdkObjectTypePd: return "PD";
-    case NdkObjectTypeSharedEndpoint: return "shared endpoint";
-    case NdkObjectTypeConnector: return "connector";
-    case NdkObjectTypeListener: return "listener";
-    case NdkObjectTypeSrq: return "SRQ";
-    default: return "object";
+    case NdkObjectTypeQp:
+      return "QP";
+    case NdkObjectTypeCq:
+      return "CQ";
+    case NdkObjectTypeMr:
+      return "MR";
+    case NdkObjectTypeMw:
+      return "MW";
+    case NdkObjectTypePd:
+      return "PD";
+    case NdkObjectTypeSharedEndpoint:
+      return "shared endpoint";
+    case NdkObjectTypeConnector:
+      return "connector";
+    case NdkObjectTypeListener:
+      return "listener";
+    case NdkObjectTypeSrq:
+      return "SRQ";
+    default:
+      return "object";
   }
 }
 
@@ -145,9 +156,7 @@ void forget(const void* obj) {
   nodes().erase(it);
 }
 
-void adopt_adapter(NDK_ADAPTER* adapter) {
-  adopt(&adapter->Header, adapter, nullptr);
-}
+void adopt_adapter(NDK_ADAPTER* adapter) { adopt(&adapter->Header, adapter, nullptr); }
 
 bool is_open_adapter(const NDK_ADAPTER* adapter) {
   std::lock_guard lock(g_mu);

@@ -21,7 +21,8 @@
   ((void)::softndk::wdk::RequireIrqlAtMost((max), (call), SOFTNDK_WDK_SITE()))
 
 // Reports a misuse of `call` (bad handle, wrong order) at the caller's site.
-#define NET_MISUSE(call, what) ::softndk::wdk::net::report_misuse((call), SOFTNDK_WDK_SITE(), (what))
+#define NET_MISUSE(call, what) \
+  ::softndk::wdk::net::report_misuse((call), SOFTNDK_WDK_SITE(), (what))
 
 namespace softndk::wdk::net {
 

@@ -5,19 +5,18 @@
 // WSK_REGISTRATION points to (ReservedRegistrationContext); the provider
 // NPI's Client is that same object, so every later call can be checked.
 #include <net/if.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <condition_variable>
-#include <cstdint>
-#include <mutex>
-#include <set>
-#include <string>
-
 #include <softndk/softndk.h>
 #include <softndk_wdk/ndk_ioctl.h>
 #include <wsk.h>
 #include <wskndk.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "adapter_ioctl_internal.h"
 #include "ndk_shim.h"
@@ -139,8 +138,7 @@ VOID CloseNdkAdapter(PWSK_CLIENT Client, NDK_ADAPTER* pNdkAdapter) {
   {
     std::lock_guard lock(reg->mu);
     if (reg->adapters.erase(pNdkAdapter) == 0) {
-      NET_MISUSE("WskCloseNdkAdapter",
-                    "not an adapter this client opened, or already closed");
+      NET_MISUSE("WskCloseNdkAdapter", "not an adapter this client opened, or already closed");
       return;
     }
   }
@@ -185,8 +183,7 @@ NTSTATUS SocketConnect(PWSK_CLIENT, USHORT, ULONG, PSOCKADDR, PSOCKADDR, ULONG, 
   return not_emulated("WskSocketConnect", SOFTNDK_WDK_SITE(), Irp);
 }
 NTSTATUS GetAddressInfo(PWSK_CLIENT, PUNICODE_STRING, PUNICODE_STRING, ULONG, GUID*,
-                        struct addrinfoexW*, struct addrinfoexW**, PEPROCESS, PETHREAD,
-                        PIRP Irp) {
+                        struct addrinfoexW*, struct addrinfoexW**, PEPROCESS, PETHREAD, PIRP Irp) {
   return not_emulated("WskGetAddressInfo", SOFTNDK_WDK_SITE(), Irp);
 }
 VOID FreeAddressInfo(PWSK_CLIENT, struct addrinfoexW*) {
@@ -198,7 +195,7 @@ NTSTATUS GetNameInfo(PWSK_CLIENT, PSOCKADDR, ULONG, PUNICODE_STRING, PUNICODE_ST
 }
 
 const WSK_PROVIDER_DISPATCH kProviderDispatch = {
-    WSK_SOFTNDK_VERSION, 0,         Socket, SocketConnect, ControlClient, GetAddressInfo,
+    WSK_SOFTNDK_VERSION, 0,          Socket, SocketConnect, ControlClient, GetAddressInfo,
     FreeAddressInfo,     GetNameInfo};
 
 }  // namespace
@@ -231,7 +228,9 @@ NTSTATUS WskRegister(PWSK_CLIENT_NPI WskClientNpi, PWSK_REGISTRATION WskRegistra
   if (reg == nullptr) return STATUS_INSUFFICIENT_RESOURCES;
   reg->client = *WskClientNpi;
   static std::once_flag once;
-  std::call_once(once, [] { RegisterLeakReporter("NDK objects and WSK registrations", report_leaks); });
+  std::call_once(once, [] {
+    softndk::wdk::RegisterLeakReporter("NDK objects and WSK registrations", report_leaks);
+  });
   {
     std::lock_guard lock(g_regs_mu);
     registrations().insert(reg);
@@ -295,9 +294,9 @@ VOID WskDeregister(PWSK_REGISTRATION WskRegistration) {
     left.swap(reg->adapters);
   }
   if (!left.empty()) {
-    report_leak("WskDeregister", site,
-                (std::to_string(left.size()) + " NDK adapter(s) still open; the kit closes them")
-                    .c_str());
+    report_leak(
+        "WskDeregister", site,
+        (std::to_string(left.size()) + " NDK adapter(s) still open; the kit closes them").c_str());
     for (NDK_ADAPTER* a : left) close_adapter(a, "WskDeregister", site);
   }
   WskRegistration->ReservedRegistrationContext = nullptr;
