@@ -79,6 +79,8 @@ bool Signaled(DISPATCHER_HEADER* h) {
 void Consume(DISPATCHER_HEADER* h) {
   switch (h->Type) {
     case kEventSynchronizationObject:
+      h->SignalState = h->SignalState - 1;
+      break;
     case kTimerSynchronizationObject:
       h->SignalState = 0;
       break;
@@ -122,6 +124,18 @@ NTSTATUS Wait(ULONG count, PVOID* objects, WAIT_TYPE type, PLARGE_INTEGER timeou
   }
   auto deadline = DeadlineFromTimeout(timeout);
   std::unique_lock<std::mutex> lock(DispatcherLock());
+  // Reserved2 counts the threads waiting on an object: a synchronization
+  // event set while threads wait releases one of them per set.
+  struct Waiting {
+    ULONG count;
+    PVOID* objects;
+    Waiting(ULONG c, PVOID* o) : count(c), objects(o) {
+      for (ULONG i = 0; i < count; i++) static_cast<DISPATCHER_HEADER*>(objects[i])->Reserved2++;
+    }
+    ~Waiting() {
+      for (ULONG i = 0; i < count; i++) static_cast<DISPATCHER_HEADER*>(objects[i])->Reserved2--;
+    }
+  } waiting(count, objects);
   for (;;) {
     if (type == WaitAny) {
       for (ULONG i = 0; i < count; i++) {
@@ -181,8 +195,13 @@ LONG KeSetEvent(PRKEVENT Event, KPRIORITY Increment, BOOLEAN Wait) {
   (void)Wait;
   if (!CheckInitialized(&Event->Header, "KeSetEvent", SOFTNDK_WDK_SITE())) return 0;
   std::lock_guard<std::mutex> lock(DispatcherLock());
-  LONG old = Event->Header.SignalState;
-  Event->Header.SignalState = 1;
+  DISPATCHER_HEADER& h = Event->Header;
+  LONG old = h.SignalState > 0 ? 1 : 0;
+  if (h.Type == kEventSynchronizationObject && static_cast<ULONG>(h.SignalState) < h.Reserved2) {
+    h.SignalState = h.SignalState + 1;  // one more waiter may go
+  } else if (h.SignalState == 0) {
+    h.SignalState = 1;
+  }
   DispatcherBroadcast();
   return old;
 }
@@ -206,7 +225,7 @@ VOID KeClearEvent(PRKEVENT Event) {
 LONG KeResetEvent(PRKEVENT Event) {
   if (!CheckInitialized(&Event->Header, "KeResetEvent", SOFTNDK_WDK_SITE())) return 0;
   std::lock_guard<std::mutex> lock(DispatcherLock());
-  LONG old = Event->Header.SignalState;
+  LONG old = Event->Header.SignalState > 0 ? 1 : 0;
   Event->Header.SignalState = 0;
   return old;
 }
@@ -214,7 +233,7 @@ LONG KeResetEvent(PRKEVENT Event) {
 LONG KeReadStateEvent(PRKEVENT Event) {
   if (!CheckInitialized(&Event->Header, "KeReadStateEvent", SOFTNDK_WDK_SITE())) return 0;
   std::lock_guard<std::mutex> lock(DispatcherLock());
-  return Event->Header.SignalState;
+  return Event->Header.SignalState > 0 ? 1 : 0;
 }
 
 VOID KeInitializeSemaphore(PRKSEMAPHORE Semaphore, LONG Count, LONG Limit) {
