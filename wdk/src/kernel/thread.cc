@@ -40,14 +40,16 @@ void Unref(KitThread* t) {
 }
 
 void Exit(KitThread* t) {
+  // Not running before signalled: a DriverUnload that waits for the thread
+  // object returns, and the host's leak check must not find it running.
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    Threads()[t] = false;
+  }
   {
     std::lock_guard<std::mutex> d(DispatcherLock());
     t->Header.SignalState = 1;
     DispatcherBroadcast();
-  }
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    Threads()[t] = false;
   }
   Unref(t);  // the thread's own reference
 }
