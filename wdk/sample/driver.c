@@ -70,19 +70,42 @@ static BOOLEAN NsCheck(const UCHAR* p, ULONG n, ULONG seed) {
   return TRUE;
 }
 
-/* Receives the next message into Buffer (posted at offset 0), re-posts. */
-static NTSTATUS NsReceiveMsg(NS_SOCKET* Socket, NS_BUFFER* Buffer, ULONG Type, NS_MSG* Msg) {
+/* Two receives stay posted, so that two messages in a row (the server's
+ * last echo and its region message) both find one: iWARP has no
+ * receiver-not-ready retry, a Send without a posted receive breaks the
+ * connection. Messages arrive in the order the receives were posted. */
+typedef struct _NS_RX {
+  NS_BUFFER Buffer; /* 2 * NDKSOCK_MSG_SIZE */
+  ULONG Next;       /* the slot the next message lands in */
+} NS_RX;
+
+static NTSTATUS NsRxStart(NS_SOCKET* Socket, NS_RX* Rx) {
+  NTSTATUS status = NsBufferAllocate(2 * NDKSOCK_MSG_SIZE, &Rx->Buffer);
+  if (NT_SUCCESS(status)) status = NsBufferRegister(Socket, &Rx->Buffer);
+  if (NT_SUCCESS(status)) status = NsPostReceive(Socket, &Rx->Buffer, 0, NDKSOCK_MSG_SIZE);
+  if (NT_SUCCESS(status)) {
+    status = NsPostReceive(Socket, &Rx->Buffer, NDKSOCK_MSG_SIZE, NDKSOCK_MSG_SIZE);
+  }
+  Rx->Next = 0;
+  return status;
+}
+
+/* Receives the next message, checks it, and posts its slot again. */
+static NTSTATUS NsReceiveMsg(NS_SOCKET* Socket, NS_RX* Rx, ULONG Type, NS_MSG* Msg) {
+  ULONG offset = Rx->Next * NDKSOCK_MSG_SIZE;
+  PUCHAR slot = Rx->Buffer.Va + offset;
   ULONG bytes = 0;
-  NTSTATUS status = NsWaitReceive(Socket, Buffer, 0, &bytes);
+  NTSTATUS status = NsWaitReceive(Socket, &Rx->Buffer, offset, &bytes);
   if (!NT_SUCCESS(status)) return status;
+  Rx->Next ^= 1;
   if (bytes < sizeof(NS_MSG)) return STATUS_DATA_ERROR;
-  RtlCopyMemory(Msg, Buffer->Va, sizeof(*Msg));
+  RtlCopyMemory(Msg, slot, sizeof(*Msg));
   if (Msg->Magic != NDKSOCK_MAGIC || Msg->Type != Type) return STATUS_DATA_ERROR;
   if (Type == MsgEcho && (Msg->Length > bytes - sizeof(NS_MSG) ||
-                          !NsCheck(Buffer->Va + sizeof(NS_MSG), Msg->Length, Msg->Seed))) {
+                          !NsCheck(slot + sizeof(NS_MSG), Msg->Length, Msg->Seed))) {
     return STATUS_DATA_ERROR;
   }
-  return STATUS_SUCCESS;
+  return NsPostReceive(Socket, &Rx->Buffer, offset, NDKSOCK_MSG_SIZE);
 }
 
 static NTSTATUS NsSendMsg(NS_SOCKET* Socket, NS_BUFFER* Buffer, const NS_MSG* Msg) {
@@ -111,7 +134,8 @@ static VOID NsMsg(NS_MSG* Msg, ULONG Type, ULONG Seed) {
 /* Messages arrive in a receive buffer half (offset 0); sends use the other. */
 static NTSTATUS NsServe(NS_DEVICE* Device) {
   NS_SOCKET listener, socket;
-  NS_BUFFER rx = {0}, tx = {0}, region = {0};
+  NS_RX rx = {0};
+  NS_BUFFER tx = {0}, region = {0};
   NS_MSG msg;
   ULONG round;
   NTSTATUS status;
@@ -119,17 +143,14 @@ static NTSTATUS NsServe(NS_DEVICE* Device) {
   RtlZeroMemory(&socket, sizeof(socket));
   NS_CHECK(NsListen(Device, &listener, &NsConfig.Local));
   NS_CHECK(NsSocketCreate(Device, &socket));
-  NS_CHECK(NsBufferAllocate(NDKSOCK_MSG_SIZE, &rx));
-  NS_CHECK(NsBufferRegister(&socket, &rx));
+  NS_CHECK(NsRxStart(&socket, &rx));
   NS_CHECK(NsBufferAllocate(NDKSOCK_MSG_SIZE, &tx));
   NS_CHECK(NsBufferRegister(&socket, &tx));
-  NS_CHECK(NsPostReceive(&socket, &rx, 0, NDKSOCK_MSG_SIZE));
   DbgPrint("ndksock: server listening\n");
   NS_CHECK(NsAccept(&listener, &socket));
 
   for (round = 0; round < NDKSOCK_ROUNDS; ++round) {
     NS_CHECK(NsReceiveMsg(&socket, &rx, MsgEcho, &msg));
-    NS_CHECK(NsPostReceive(&socket, &rx, 0, NDKSOCK_MSG_SIZE));
     msg.Seed += 1000; /* the echo carries its own pattern */
     NS_CHECK(NsSendMsg(&socket, &tx, &msg));
   }
@@ -145,7 +166,6 @@ static NTSTATUS NsServe(NS_DEVICE* Device) {
   NS_CHECK(NsSendMsg(&socket, &tx, &msg));
 
   NS_CHECK(NsReceiveMsg(&socket, &rx, MsgWritten, &msg));
-  NS_CHECK(NsPostReceive(&socket, &rx, 0, NDKSOCK_MSG_SIZE));
   status = NsCheck(region.Va + NDKSOCK_REGION_SIZE / 2, NDKSOCK_REGION_SIZE / 2, msg.Seed)
                ? STATUS_SUCCESS
                : STATUS_DATA_ERROR;
@@ -159,7 +179,7 @@ static NTSTATUS NsServe(NS_DEVICE* Device) {
 out:
   NsBufferFree(&socket, &region);
   NsBufferFree(&socket, &tx);
-  NsBufferFree(&socket, &rx);
+  NsBufferFree(&socket, &rx.Buffer);
   NsSocketClose(&socket);
   NsSocketClose(&listener);
   return status;
@@ -167,7 +187,8 @@ out:
 
 static NTSTATUS NsClient(NS_DEVICE* Device) {
   NS_SOCKET socket;
-  NS_BUFFER rx = {0}, tx = {0}, local = {0};
+  NS_RX rx = {0};
+  NS_BUFFER tx = {0}, local = {0};
   NS_MSG msg;
   UINT64 address;
   UINT32 token;
@@ -175,11 +196,9 @@ static NTSTATUS NsClient(NS_DEVICE* Device) {
   NTSTATUS status;
 
   NS_CHECK(NsSocketCreate(Device, &socket));
-  NS_CHECK(NsBufferAllocate(NDKSOCK_MSG_SIZE, &rx));
-  NS_CHECK(NsBufferRegister(&socket, &rx));
+  NS_CHECK(NsRxStart(&socket, &rx));
   NS_CHECK(NsBufferAllocate(NDKSOCK_MSG_SIZE, &tx));
   NS_CHECK(NsBufferRegister(&socket, &tx));
-  NS_CHECK(NsPostReceive(&socket, &rx, 0, NDKSOCK_MSG_SIZE));
   NS_CHECK(NsConnect(&socket, &NsConfig.Local, &NsConfig.Remote));
 
   for (round = 0; round < NDKSOCK_ROUNDS; ++round) {
@@ -187,14 +206,13 @@ static NTSTATUS NsClient(NS_DEVICE* Device) {
     msg.Length = 256 << round;
     NS_CHECK(NsSendMsg(&socket, &tx, &msg));
     NS_CHECK(NsReceiveMsg(&socket, &rx, MsgEcho, &msg));
-    NS_CHECK(NsPostReceive(&socket, &rx, 0, NDKSOCK_MSG_SIZE));
     if (msg.Seed != 1100 + round || msg.Length != (256u << round)) {
       NS_CHECK(STATUS_DATA_ERROR);
     }
+    DbgPrint("ndksock: client: echo %u of %u bytes verified\n", round + 1, msg.Length);
   }
 
   NS_CHECK(NsReceiveMsg(&socket, &rx, MsgRegion, &msg));
-  NS_CHECK(NsPostReceive(&socket, &rx, 0, NDKSOCK_MSG_SIZE));
   address = msg.Address;
   token = msg.Token;
   if (msg.Length != NDKSOCK_REGION_SIZE) NS_CHECK(STATUS_DATA_ERROR);
@@ -202,6 +220,7 @@ static NTSTATUS NsClient(NS_DEVICE* Device) {
   NS_CHECK(NsBufferFastRegister(&socket, &local, FALSE));
   NS_CHECK(NsRead(&socket, &local, 0, half, address, token));
   if (!NsCheck(local.Va, half, msg.Seed)) NS_CHECK(STATUS_DATA_ERROR);
+  DbgPrint("ndksock: client: RDMA read of %u bytes verified\n", half);
   NsFill(local.Va + half, half, 4242);
   NS_CHECK(NsWrite(&socket, &local, half, half, address + half, token));
   NsMsg(&msg, MsgWritten, 4242);
@@ -213,7 +232,7 @@ static NTSTATUS NsClient(NS_DEVICE* Device) {
 out:
   NsBufferFree(&socket, &local);
   NsBufferFree(&socket, &tx);
-  NsBufferFree(&socket, &rx);
+  NsBufferFree(&socket, &rx.Buffer);
   NsSocketClose(&socket);
   return status;
 }

@@ -4,6 +4,7 @@
 #include <softndk_wdk/ndk_ioctl.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "kit_fixture.h"

@@ -3,10 +3,13 @@
 // process, over loopback and across two network namespaces; both must
 // exit 0 after verifying every byte (the driver checks the data and turns
 // a mismatch into a failing status).
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -350,11 +350,43 @@ NTSTATUS dispatch(PDEVICE_OBJECT, PIRP irp) {
   return dispatch_control(irp, sl);
 }
 
+// The device lives while any WSK client is registered (WskRegister creates
+// it, the last WskDeregister deletes it), so that nothing of the kit's own
+// is left for the unload leak check.
 DRIVER_OBJECT g_driver{};
+std::mutex g_device_mu;
 PDEVICE_OBJECT g_device = nullptr;
-std::once_flag g_device_once;
+unsigned g_device_users = 0;
+
+PDEVICE_OBJECT device_locked() {
+  if (g_device == nullptr) {
+    for (auto& f : g_driver.MajorFunction) f = dispatch;
+    UNICODE_STRING name;
+    RtlInitUnicodeString(&name, SOFTNDK_ADAPTER_CONTROL_DEVICE_NAME);
+    NTSTATUS st = IoCreateDevice(&g_driver, 0, &name, FILE_DEVICE_NETWORK, 0, FALSE, &g_device);
+    if (!NT_SUCCESS(st)) {
+      g_device = nullptr;
+      report_misuse("SoftNdkWdkAdapterControlDevice", nullptr,
+                    "IoCreateDevice failed for the adapter-control device");
+    }
+  }
+  return g_device;
+}
 
 }  // namespace
+
+void device_acquire() {
+  std::lock_guard lock(g_device_mu);
+  ++g_device_users;
+  device_locked();
+}
+
+void device_release() {
+  std::lock_guard lock(g_device_mu);
+  if (g_device_users == 0 || --g_device_users != 0 || g_device == nullptr) return;
+  IoDeleteDevice(g_device);
+  g_device = nullptr;
+}
 
 void adapter_opened(NDK_ADAPTER* a) {
   std::lock_guard lock(g_mu);
@@ -387,15 +419,6 @@ void adapter_closed(NDK_ADAPTER* a) {
 using namespace softndk::wdk::net::ioctl;
 
 extern "C" PDEVICE_OBJECT SoftNdkWdkAdapterControlDevice(void) {
-  std::call_once(g_device_once, [] {
-    for (auto& f : g_driver.MajorFunction) f = dispatch;
-    UNICODE_STRING name;
-    RtlInitUnicodeString(&name, SOFTNDK_ADAPTER_CONTROL_DEVICE_NAME);
-    NTSTATUS st = IoCreateDevice(&g_driver, 0, &name, FILE_DEVICE_NETWORK, 0, FALSE, &g_device);
-    if (!NT_SUCCESS(st)) {
-      ::softndk::wdk::net::report_misuse("SoftNdkWdkAdapterControlDevice", nullptr,
-                                         "IoCreateDevice failed for the adapter-control device");
-    }
-  });
-  return g_device;
+  std::lock_guard lock(g_device_mu);
+  return device_locked();
 }

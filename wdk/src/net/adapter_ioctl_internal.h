@@ -6,6 +6,11 @@
 
 namespace softndk::wdk::net::ioctl {
 
+// WskRegister / WskDeregister: the adapter-control device exists while
+// some client is registered.
+void device_acquire();
+void device_release();
+
 // An adapter the kit opened: IRPs may name it from now on.
 void adapter_opened(NDK_ADAPTER* adapter);
 // The adapter is about to close: new IRPs naming it fail, and this waits

@@ -235,7 +235,7 @@ NTSTATUS WskRegister(PWSK_CLIENT_NPI WskClientNpi, PWSK_REGISTRATION WskRegistra
     std::lock_guard lock(g_regs_mu);
     registrations().insert(reg);
   }
-  SoftNdkWdkAdapterControlDevice();  // IoGetDeviceObjectPointer finds it from now on
+  ioctl::device_acquire();  // IoGetDeviceObjectPointer finds it from now on
   WskRegistration->ReservedRegistrationState = 1;
   WskRegistration->ReservedRegistrationContext = reg;
   return STATUS_SUCCESS;
@@ -301,6 +301,7 @@ VOID WskDeregister(PWSK_REGISTRATION WskRegistration) {
   }
   WskRegistration->ReservedRegistrationContext = nullptr;
   WskRegistration->ReservedRegistrationState = 0;
+  ioctl::device_release();
   if (!released) {
     // A captured NPI may still be used: keep the state (leaked) rather than
     // free memory a client can reach.
