@@ -31,11 +31,12 @@ namespace ns = softndk::test::netns;
 // A launcher process with its stderr (DbgPrint) in a file.
 class Driver {
  public:
-  Driver(const std::vector<std::string>& prefix, const std::vector<std::string>& args) {
+  Driver(const std::vector<std::string>& prefix, const std::vector<std::string>& args,
+         const char* driver = NDKSOCK_SO) {
     log_ = ::testing::TempDir() + "ndksock-" + std::to_string(::getpid()) + "-" +
            std::to_string(counter_++) + ".log";
     std::vector<std::string> argv = prefix;
-    argv.insert(argv.end(), {WDK_RUN, NDKSOCK_SO, "--"});
+    argv.insert(argv.end(), {WDK_RUN, driver, "--"});
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv;
     for (auto& s : argv) cargv.push_back(s.data());
@@ -149,6 +150,18 @@ TEST(NdksockSample, BadArgumentsFailCleanly) {
   EXPECT_NE(rc, 0) << d.output();
   EXPECT_NE(rc, -1) << d.output();  // exited by itself
   EXPECT_NE(d.output().find("usage"), std::string::npos) << d.output();
+}
+
+// The unload leak check names what a driver left open, per kind, and the
+// host says so with its exit status.
+TEST(NdkUnloadLeaks, ReportedPerObjectWithTheHostsExitStatus) {
+  Driver d({}, {}, LEAKY_SO);
+  ASSERT_TRUE(d.started());
+  EXPECT_EQ(d.wait_exit(30000), 3) << d.output();  // 3: checker reports
+  std::string out = d.output();
+  EXPECT_NE(out.find("a WSK registration was not deregistered"), std::string::npos) << out;
+  EXPECT_NE(out.find("NDK adapter"), std::string::npos) << out;
+  EXPECT_NE(out.find("NDK CQ"), std::string::npos) << out;
 }
 
 }  // namespace
