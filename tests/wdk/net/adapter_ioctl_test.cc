@@ -127,6 +127,38 @@ TEST_F(AdapterIoctl, QueriesSizeTheirBuffers) {
   EXPECT_EQ(event_small.info.load(), sizeof(ULONG));
 }
 
+// The way a driver usually sends one: IoBuildDeviceIoControlRequest, then
+// wait on the event; the I/O manager copies the answer back.
+TEST_F(AdapterIoctl, WorksWithIoBuildDeviceIoControlRequest) {
+  NDK_ADAPTER* a = open_lo();
+  ASSERT_NE(a, nullptr);
+  auto ask = [&](ULONG out_len, UCHAR* out, IO_STATUS_BLOCK* iosb) {
+    KEVENT done;
+    KeInitializeEvent(&done, NotificationEvent, FALSE);
+    SOFTNDK_IOCTL_ADAPTER in{a};
+    PIRP irp = IoBuildDeviceIoControlRequest(IOCTL_SOFTNDK_QUERY_ADAPTER, dev_, &in, sizeof in, out,
+                                             out_len, TRUE, &done, iosb);
+    ASSERT_NE(irp, nullptr);
+    if (IoCallDriver(dev_, irp) == STATUS_PENDING) {
+      KeWaitForSingleObject(&done, Executive, KernelMode, FALSE, nullptr);
+    }
+  };
+  UCHAR out[4096];
+  std::memset(out, 0xee, sizeof out);
+  IO_STATUS_BLOCK iosb{};
+  ask(8, out, &iosb);
+  EXPECT_EQ(iosb.Status, STATUS_BUFFER_TOO_SMALL);
+  ULONG need = static_cast<ULONG>(iosb.Information);
+  EXPECT_GT(need, 8u);
+  EXPECT_EQ(out[0], 0xee);  // an error copies nothing back
+  ask(need, out, &iosb);
+  EXPECT_EQ(iosb.Status, STATUS_SUCCESS);
+  EXPECT_EQ(iosb.Information, need);
+  EXPECT_EQ(reinterpret_cast<SOFTNDK_ADAPTER_ATTR*>(out)->Size, need);
+  EXPECT_EQ(out[need], 0xee);
+  EXPECT_EQ(SoftNdkWdkCheckTotal(), 0u);
+}
+
 TEST_F(AdapterIoctl, ModifiesAdapterAndPort) {
   NDK_ADAPTER* a = open_lo();
   ASSERT_NE(a, nullptr);
@@ -259,6 +291,8 @@ TEST_F(AdapterIoctl, IrpCloseIsBusyWhileObjectsAreOpenThenCancelsAndCloses) {
   ASSERT_TRUE(after.finished());
   EXPECT_EQ(after.status.load(), STATUS_INVALID_HANDLE);
   EXPECT_EQ(SoftNdkWdkCheckTotal(), 0u);
+  ndk_.WskCloseNdkAdapter(prov_.Client, a);  // closed already: reported, not followed
+  EXPECT_EQ(reports(SoftNdkWdkRuleInvalidParameter), 1u);
 }
 
 // ---- races (bounded) ---------------------------------------------------------

@@ -1,11 +1,11 @@
 // leaky_driver.c - a driver that forgets to close what it opened: WSK
 // registration, an NDK adapter and a CQ. The host's unload leak check must
 // name each of them and the host exit with 3 (checker reports).
+#include <ndkpi.h>
+#include <netioapi.h>
 #include <ntddk.h>
 #include <wsk.h>
 #include <wskndk.h>
-#include <netioapi.h>
-#include <ndkpi.h>
 
 static const WSK_CLIENT_DISPATCH LeakyClient = {MAKE_WSK_VERSION(1, 0), 0, NULL};
 static WSK_REGISTRATION LeakyRegistration;
@@ -27,7 +27,8 @@ NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject, PUNICODE_STRING RegistryPath) 
   UNREFERENCED_PARAMETER(RegistryPath);
   DriverObject->DriverUnload = LeakyUnload;
   status = WskRegister(&client, &LeakyRegistration);
-  if (NT_SUCCESS(status)) status = WskCaptureProviderNPI(&LeakyRegistration, WSK_NO_WAIT, &LeakyProvider);
+  if (NT_SUCCESS(status))
+    status = WskCaptureProviderNPI(&LeakyRegistration, WSK_NO_WAIT, &LeakyProvider);
   if (NT_SUCCESS(status)) {
     status = LeakyProvider.Dispatch->WskControlClient(LeakyProvider.Client,
                                                       WSKNDK_GET_WSK_PROVIDER_NDK_DISPATCH, 0, NULL,

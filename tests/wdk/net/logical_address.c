@@ -1,10 +1,9 @@
 // logical_address.c - NDK_LOGICAL_ADDRESS in the shape consumers use: the
 // WDK's PHYSICAL_ADDRESS (LARGE_INTEGER), compiled as C11 the way a driver
 // uses it (docs/abi.md, "NDK_LOGICAL_ADDRESS").
-#include <stddef.h>
-
-#include <ntddk.h>
 #include <ndkpi.h>
+#include <ntddk.h>
+#include <stddef.h>
 
 _Static_assert(sizeof(NDK_LOGICAL_ADDRESS) == 8, "one 64-bit value");
 _Static_assert(offsetof(NDK_LOGICAL_ADDRESS, LowPart) == 0, "LowPart first");

@@ -189,9 +189,12 @@ Pending* queue_event(PIRP irp, NDK_ADAPTER* a, Kind kind, UCHAR port) {
 }
 
 NTSTATUS close_adapter(PIRP irp, NDK_ADAPTER* a) {
-  adapter_closing(a);
   auto* p = new (std::nothrow) Pending;
-  if (p == nullptr) return STATUS_INSUFFICIENT_RESOURCES;
+  if (p == nullptr) return complete_now(irp, STATUS_INSUFFICIENT_RESOURCES, 0);
+  if (!adapter_closing(a)) {  // unknown, or another close is under way
+    delete p;
+    return complete_now(irp, STATUS_INVALID_HANDLE, 0);
+  }
   p->irp = irp;
   p->adapter = a;
   p->kind = Kind::kClose;
@@ -291,16 +294,7 @@ NTSTATUS dispatch_control(PIRP irp, PIO_STACK_LOCATION sl) {
   if (code == IOCTL_SOFTNDK_GET_PORT_EVENT && out_len < sizeof(ULONG)) {
     return complete_now(irp, STATUS_BUFFER_TOO_SMALL, sizeof(ULONG));
   }
-  if (code == IOCTL_SOFTNDK_CLOSE_ADAPTER) {
-    {
-      std::lock_guard lock(g_mu);
-      auto it = adapters().find(a);
-      if (it == adapters().end() || it->second.closing) {
-        return complete_now(irp, STATUS_INVALID_HANDLE, 0);
-      }
-    }
-    return close_adapter(irp, a);
-  }
+  if (code == IOCTL_SOFTNDK_CLOSE_ADAPTER) return close_adapter(irp, a);
   if (!enter(a)) return complete_now(irp, STATUS_INVALID_HANDLE, 0);
   // Inside enter()/leave() only softndk calls; IRPs complete after leave(),
   // so a completion routine may close the adapter.
@@ -393,12 +387,13 @@ void adapter_opened(NDK_ADAPTER* a) {
   adapters()[a] = AdapterCtl{};
 }
 
-void adapter_closing(NDK_ADAPTER* a) {
+bool adapter_closing(NDK_ADAPTER* a) {
   std::unique_lock lock(g_mu);
   auto it = adapters().find(a);
-  if (it == adapters().end()) return;
+  if (it == adapters().end() || it->second.closing) return false;
   it->second.closing = true;
   g_idle.wait(lock, [&] { return adapters()[a].inflight == 0; });
+  return true;
 }
 
 void adapter_closed(NDK_ADAPTER* a) {

@@ -14,8 +14,9 @@ void device_release();
 // An adapter the kit opened: IRPs may name it from now on.
 void adapter_opened(NDK_ADAPTER* adapter);
 // The adapter is about to close: new IRPs naming it fail, and this waits
-// until no IRP dispatch or cancel routine is inside softndk for it.
-void adapter_closing(NDK_ADAPTER* adapter);
+// until no IRP dispatch or cancel routine is inside softndk for it. False
+// (and nothing done) when it is unknown or another close is under way.
+bool adapter_closing(NDK_ADAPTER* adapter);
 // softndk has closed it (every queued request completed): cancel routines
 // that waited for the close finish, and the adapter is forgotten.
 void adapter_closed(NDK_ADAPTER* adapter);

@@ -122,7 +122,11 @@ NTSTATUS OpenNdkAdapter(PWSK_CLIENT Client, NDK_VERSION Version, NET_IFINDEX IfI
 // Closes an adapter the kit opened: queued adapter-control IRPs complete
 // with STATUS_CANCELLED, objects left open are reported and closed.
 void close_adapter(NDK_ADAPTER* a, const char* caller, const void* site) {
-  ioctl::adapter_closing(a);
+  if (!ioctl::adapter_closing(a)) {
+    report_misuse(caller, site,
+                  "the adapter is already being closed (IOCTL_SOFTNDK_CLOSE_ADAPTER)");
+    return;
+  }
   SoftNdkCloseAdapter(a);
   shim::forget_adapter(a, caller, site);
   ioctl::adapter_closed(a);
