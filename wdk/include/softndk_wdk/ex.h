@@ -65,6 +65,16 @@ static inline LONG64 ReadAcquire64(LONG64 const volatile* s) { return __atomic_l
 static inline LONG64 ReadNoFence64(LONG64 const volatile* s) { return __atomic_load_n(s, __ATOMIC_RELAXED); }
 static inline VOID WriteRelease64(LONG64 volatile* d, LONG64 v) { __atomic_store_n(d, v, __ATOMIC_RELEASE); }
 static inline VOID WriteNoFence64(LONG64 volatile* d, LONG64 v) { __atomic_store_n(d, v, __ATOMIC_RELAXED); }
+static inline BOOLEAN ReadBooleanAcquire(BOOLEAN const volatile* s) { return __atomic_load_n(s, __ATOMIC_ACQUIRE); }
+static inline BOOLEAN ReadBooleanNoFence(BOOLEAN const volatile* s) { return __atomic_load_n(s, __ATOMIC_RELAXED); }
+static inline VOID WriteBooleanRelease(BOOLEAN volatile* d, BOOLEAN v) { __atomic_store_n(d, v, __ATOMIC_RELEASE); }
+static inline VOID WriteBooleanNoFence(BOOLEAN volatile* d, BOOLEAN v) { __atomic_store_n(d, v, __ATOMIC_RELAXED); }
+static inline UCHAR ReadUCharAcquire(UCHAR const volatile* s) { return __atomic_load_n(s, __ATOMIC_ACQUIRE); }
+static inline UCHAR ReadUCharNoFence(UCHAR const volatile* s) { return __atomic_load_n(s, __ATOMIC_RELAXED); }
+static inline ULONG ReadULongAcquire(ULONG const volatile* s) { return __atomic_load_n(s, __ATOMIC_ACQUIRE); }
+static inline ULONG ReadULongNoFence(ULONG const volatile* s) { return __atomic_load_n(s, __ATOMIC_RELAXED); }
+static inline VOID WriteULongRelease(ULONG volatile* d, ULONG v) { __atomic_store_n(d, v, __ATOMIC_RELEASE); }
+static inline VOID WriteULongNoFence(ULONG volatile* d, ULONG v) { __atomic_store_n(d, v, __ATOMIC_RELAXED); }
 static inline PVOID ReadPointerAcquire(PVOID const volatile* s) { return __atomic_load_n(s, __ATOMIC_ACQUIRE); }
 static inline PVOID ReadPointerNoFence(PVOID const volatile* s) { return __atomic_load_n(s, __ATOMIC_RELAXED); }
 static inline VOID WritePointerRelease(PVOID volatile* d, PVOID v) { __atomic_store_n(d, v, __ATOMIC_RELEASE); }

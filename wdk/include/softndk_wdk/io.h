@@ -313,6 +313,7 @@ NTSTATUS IoCallDriver(PDEVICE_OBJECT DeviceObject, PIRP Irp);
 #define IofCallDriver IoCallDriver
 VOID IoCompleteRequest(PIRP Irp, CCHAR PriorityBoost);
 #define IofCompleteRequest IoCompleteRequest
+#define STATUS_CONTINUE_COMPLETION STATUS_SUCCESS
 #define IO_NO_INCREMENT 0
 #define IO_NETWORK_INCREMENT 2
 

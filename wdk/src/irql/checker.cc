@@ -118,9 +118,10 @@ void Report(SOFTNDK_WDK_RULE rule, const char* call, const void* site, const cha
   std::string where = DescribeAddress(site);
   std::fprintf(stderr, "softndk-wdk: CHECK %s: %s: %s\n  called from %s\n", kRuleNames[rule],
                call ? call : "?", message, where.c_str());
+  // A leak's stack would be the leak check's own; its site says enough.
   void* frames[32];
-  int n = backtrace(frames, 32);
-  char** symbols = backtrace_symbols(frames, n);
+  int n = rule == SoftNdkWdkRuleLeak ? 0 : backtrace(frames, 32);
+  char** symbols = n > 0 ? backtrace_symbols(frames, n) : nullptr;
   // Frame 0 is Report itself.
   for (int i = 1; i < n; i++) {
     std::fprintf(stderr, "    #%-2d %s\n", i - 1, symbols ? symbols[i] : "?");

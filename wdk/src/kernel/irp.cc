@@ -173,7 +173,7 @@ VOID IoFreeIrp(PIRP Irp) {
            static_cast<void*>(Irp));
     return;
   }
-  if (Irp->CancelRoutine != nullptr) {
+  if (__atomic_load_n(&Irp->CancelRoutine, __ATOMIC_ACQUIRE) != nullptr) {
     Report(SoftNdkWdkRuleIrpMisuse, "IoFreeIrp", site,
            "IRP %p still has a cancel routine (it is queued somewhere)", static_cast<void*>(Irp));
   }
@@ -183,7 +183,7 @@ VOID IoFreeIrp(PIRP Irp) {
 VOID IoReuseIrp(PIRP Irp, NTSTATUS Iostatus) {
   const void* site = SOFTNDK_WDK_SITE();
   if (!CheckIrp(Irp, "IoReuseIrp", site)) return;
-  if (Irp->CancelRoutine != nullptr) {
+  if (__atomic_load_n(&Irp->CancelRoutine, __ATOMIC_ACQUIRE) != nullptr) {
     Report(SoftNdkWdkRuleIrpMisuse, "IoReuseIrp", site, "IRP %p still has a cancel routine",
            static_cast<void*>(Irp));
   }
@@ -246,7 +246,7 @@ VOID IoCompleteRequest(PIRP Irp, CCHAR PriorityBoost) {
     Report(SoftNdkWdkRuleIrpMisuse, "IoCompleteRequest", site,
            "IRP %p completed with STATUS_PENDING", static_cast<void*>(Irp));
   }
-  if (Irp->CancelRoutine != nullptr) {
+  if (__atomic_load_n(&Irp->CancelRoutine, __ATOMIC_ACQUIRE) != nullptr) {
     Report(SoftNdkWdkRuleIrpMisuse, "IoCompleteRequest", site,
            "IRP %p completed with a cancel routine still set", static_cast<void*>(Irp));
   }
@@ -263,9 +263,11 @@ VOID IoCompleteRequest(PIRP Irp, CCHAR PriorityBoost) {
     Irp->CurrentLocation++;
     Irp->Tail.Overlay.CurrentStackLocation++;
     NTSTATUS status = Irp->IoStatus.Status;
-    bool invoke = routine != nullptr && ((NT_SUCCESS(status) && (control & SL_INVOKE_ON_SUCCESS)) ||
-                                         (!NT_SUCCESS(status) && (control & SL_INVOKE_ON_ERROR)) ||
-                                         (Irp->Cancel && (control & SL_INVOKE_ON_CANCEL)));
+    bool invoke =
+        routine != nullptr &&
+        ((NT_SUCCESS(status) && (control & SL_INVOKE_ON_SUCCESS)) ||
+         (!NT_SUCCESS(status) && (control & SL_INVOKE_ON_ERROR)) ||
+         (__atomic_load_n(&Irp->Cancel, __ATOMIC_ACQUIRE) && (control & SL_INVOKE_ON_CANCEL)));
     if (invoke) {
       PDEVICE_OBJECT dev = Irp->CurrentLocation <= Irp->StackCount
                                ? Irp->Tail.Overlay.CurrentStackLocation->DeviceObject
@@ -313,7 +315,9 @@ BOOLEAN IoCancelIrp(PIRP Irp) {
   if (!CheckIrp(Irp, "IoCancelIrp", site)) return FALSE;
   KIRQL irql;
   IoAcquireCancelSpinLock(&irql);
-  Irp->Cancel = TRUE;
+  // Atomic: drivers read Cancel under their own locks (with
+  // ReadBooleanAcquire under TSan-clean code), not the cancel lock.
+  __atomic_store_n(&Irp->Cancel, TRUE, __ATOMIC_RELEASE);
   PDRIVER_CANCEL routine = IoSetCancelRoutine(Irp, nullptr);
   if (routine == nullptr) {
     IoReleaseCancelSpinLock(irql);
