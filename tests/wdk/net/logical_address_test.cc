@@ -2,5 +2,10 @@
 #include <gtest/gtest.h>
 
 extern "C" int LogicalAddressShapeOk(void);
+extern "C" int NetNamesOk(void);
 
 TEST(NdkLogicalAddress, HasThePhysicalAddressShape) { EXPECT_EQ(LogicalAddressShapeOk(), 1); }
+
+TEST(WdkNetNames, SocketAddressesAndInterfaceIdsHaveTheirWindowsNames) {
+  EXPECT_EQ(NetNamesOk(), 1);
+}
