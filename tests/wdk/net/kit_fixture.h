@@ -90,11 +90,21 @@ class KitTest : public ::testing::Test {
               STATUS_SUCCESS);
     return qp;
   }
+  // Closes and waits: a close may pend while a callback still runs.
   template <typename T>
   static void close(T* obj) {
     // Every dispatch table starts with its close function.
     auto fn = *reinterpret_cast<NDK_FN_CLOSE_OBJECT const*>(obj->Dispatch);
-    EXPECT_EQ(fn(&obj->Header, nullptr, nullptr), STATUS_SUCCESS);
+    KEVENT closed;
+    KeInitializeEvent(&closed, NotificationEvent, FALSE);
+    NTSTATUS st = fn(
+        &obj->Header, [](PVOID ctx) { KeSetEvent(static_cast<PKEVENT>(ctx), 0, FALSE); }, &closed);
+    if (st == STATUS_PENDING) {
+      LARGE_INTEGER timeout;
+      timeout.QuadPart = -10000LL * 5000;
+      st = KeWaitForSingleObject(&closed, Executive, KernelMode, FALSE, &timeout);
+    }
+    EXPECT_EQ(st, STATUS_SUCCESS);
   }
 
   static ULONG reports(SOFTNDK_WDK_RULE rule) { return SoftNdkWdkCheckCount(rule); }

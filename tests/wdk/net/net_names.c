@@ -1,13 +1,12 @@
 // net_names.c - the networking names a Windows consumer writes, compiled as
 // C11 with the WDK include order (ntddk.h, ndis.h, wsk.h, wskndk.h, then
 // ndkpi.h): socket addresses, SOCKADDR_INET, interface identifiers.
-#include <stddef.h>
-
-#include <ntddk.h>
 #include <ndis.h>
+#include <ndkpi.h>
+#include <ntddk.h>
+#include <stddef.h>
 #include <wsk.h>
 #include <wskndk.h>
-#include <ndkpi.h>
 
 _Static_assert(sizeof(SOCKADDR_IN) == 16, "SOCKADDR_IN is 16 bytes");
 _Static_assert(sizeof(SOCKADDR_IN6) == 28, "SOCKADDR_IN6 is 28 bytes");

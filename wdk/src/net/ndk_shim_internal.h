@@ -54,8 +54,10 @@ void adopt(NDK_OBJECT_HEADER* obj, NDK_ADAPTER* adapter, EventThunk* ev);
 bool attach(const void* obj, EventThunk* ev);
 // The adapter a tracked object belongs to (null if unknown).
 NDK_ADAPTER* adapter_of(const void* obj);
-// Marks an object as being closed / forgets it once closed.
-void mark_closing(const void* obj);
+// Marks an object as being closed; true if the kit holds callback records
+// for it (to be freed only once the close has finished).
+bool mark_closing(const void* obj);
+// Forgets an object once it is closed.
 void forget(const void* obj);
 
 // Trampolines for long-lived callbacks (ctx: EventThunk*).
@@ -119,14 +121,18 @@ NTSTATUS request(NDK_FN_REQUEST_COMPLETION fn, void* ctx, Call&& call) {
   return st;
 }
 
-// A close: the object is forgotten once softndk says it is closed.
+// A close: the object is forgotten once softndk says it is closed. A close
+// may pend even without a completion (a callback still running holds the
+// object); the kit then still needs to know when it ends if it holds
+// callback records for the object, so it passes its own completion.
 template <typename Call>
 NTSTATUS close(NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_COMPLETION fn, void* ctx, Call&& call) {
   auto* t = new (std::nothrow) CloseThunk{fn, ctx, obj};
   if (t == nullptr) return STATUS_INSUFFICIENT_RESOURCES;
-  mark_closing(obj);
-  NTSTATUS st = call(fn != nullptr ? close_trampoline : nullptr, fn != nullptr ? t : ctx);
-  if (st == STATUS_PENDING) return st;
+  const bool track = mark_closing(obj);
+  const bool ours = fn != nullptr || track;
+  NTSTATUS st = call(ours ? close_trampoline : nullptr, ours ? t : ctx);
+  if (st == STATUS_PENDING && ours) return st;  // the trampoline forgets
   if (NT_SUCCESS(st)) forget(obj);
   delete t;
   return st;

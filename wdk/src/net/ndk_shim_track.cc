@@ -141,10 +141,12 @@ NDK_ADAPTER* adapter_of(const void* obj) {
   return it == nodes().end() ? nullptr : it->second.adapter;
 }
 
-void mark_closing(const void* obj) {
+bool mark_closing(const void* obj) {
   std::lock_guard lock(g_mu);
   auto it = nodes().find(obj);
-  if (it != nodes().end()) it->second.closing = true;
+  if (it == nodes().end()) return false;
+  it->second.closing = true;
+  return !it->second.thunks.empty();
 }
 
 void forget(const void* obj) {
@@ -273,7 +275,7 @@ void request_trampoline(void* ctx, NTSTATUS status) {
 void close_trampoline(void* ctx) {
   auto* t = static_cast<CloseThunk*>(ctx);
   forget(t->obj);
-  {
+  if (t->fn != nullptr) {
     AtDispatch irql;
     t->fn(t->ctx);
   }
