@@ -25,12 +25,10 @@
 namespace softndk::wdk::net {
 namespace {
 
-constexpr uint64_t kMagic = 0x534e444b57534b31ull;  // "SNDKWSK1"
 // How long WskDeregister waits for captured NPIs before it reports.
 constexpr auto kDeregisterWait = std::chrono::seconds(10);
 
 struct Registration {
-  uint64_t magic = kMagic;
   WSK_CLIENT_NPI client{};
   std::mutex mu;
   std::condition_variable released;
@@ -47,28 +45,30 @@ std::set<Registration*>& registrations() {
 }
 
 ULONG report_leaks() {
-  ULONG n = 0;
+  ULONG n;
   {
     std::lock_guard lock(g_regs_mu);
-    for (Registration* reg : registrations()) {
-      report_leak("WskRegister", nullptr, "a WSK registration was not deregistered at unload");
-      (void)reg;
-      ++n;
-    }
+    n = static_cast<ULONG>(registrations().size());
+  }
+  for (ULONG i = 0; i < n; ++i) {
+    report_leak("WskRegister", nullptr, "a WSK registration was not deregistered at unload");
   }
   return n + shim::report_open_objects();
 }
 
-Registration* from_registration(PWSK_REGISTRATION r) {
-  if (r == nullptr || r->ReservedRegistrationContext == nullptr) return nullptr;
-  auto* reg = static_cast<Registration*>(r->ReservedRegistrationContext);
-  return reg->magic == kMagic ? reg : nullptr;
+// A registration the kit knows, found without reading through the
+// consumer's pointer (a foreign pointer is reported, not dereferenced).
+Registration* live(const void* p) {
+  std::lock_guard lock(g_regs_mu);
+  auto* reg = static_cast<Registration*>(const_cast<void*>(p));
+  return p != nullptr && registrations().count(reg) != 0 ? reg : nullptr;
 }
 
-Registration* from_client(PWSK_CLIENT c) {
-  auto* reg = static_cast<Registration*>(c);
-  return reg != nullptr && reg->magic == kMagic ? reg : nullptr;
+Registration* from_registration(PWSK_REGISTRATION r) {
+  return r == nullptr ? nullptr : live(r->ReservedRegistrationContext);
 }
+
+Registration* from_client(PWSK_CLIENT c) { return live(c); }
 
 // WSK entry points that take an IRP complete it when they finish inline.
 NTSTATUS finish(PIRP irp, NTSTATUS st, ULONG_PTR information) {
@@ -312,7 +312,6 @@ VOID WskDeregister(PWSK_REGISTRATION WskRegistration) {
     report_leak("WskDeregister", site, "captured provider NPIs not released after 10 s");
     return;
   }
-  reg->magic = 0;
   delete reg;
 }
 
