@@ -236,11 +236,12 @@ typedef const ANSI_STRING* PCANSI_STRING;
 
 /* A UNICODE_STRING or ANSI_STRING initializer for a string literal. */
 #ifdef __cplusplus
-} /* extern "C" */
-/* C++ does not convert a literal to a non-const pointer: these do. */
+/* C++ does not convert a literal to a non-const pointer: these do. C++
+ * linkage even when a driver includes the WDK headers inside extern "C". */
+extern "C++" {
 constexpr PWCH SoftNdkWdkLiteralBuffer(const WCHAR* s) { return const_cast<PWCH>(s); }
 constexpr PCHAR SoftNdkWdkLiteralBuffer(const CHAR* s) { return const_cast<PCHAR>(s); }
-extern "C" {
+}
 #define RTL_CONSTANT_STRING(s) \
   { (USHORT)(sizeof(s) - sizeof((s)[0])), (USHORT)sizeof(s), SoftNdkWdkLiteralBuffer(s) }
 #else

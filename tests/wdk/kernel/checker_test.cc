@@ -88,7 +88,13 @@ TEST_F(CheckerTest, ReportNamesTheCallTheSiteAndTheStack) {
 
 TEST_F(CheckerTest, AssertionsReportAndContinue) {
   int x = 1;
+  SoftNdkWdkSetCheckMode(SoftNdkWdkCheckReport);
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(NT_ASSERT(x == 2));
+  std::string err = ::testing::internal::GetCapturedStderr();
+  SoftNdkWdkSetCheckMode(SoftNdkWdkCheckQuiet);
+  EXPECT_NE(err.find("CHECK assertion: NT_ASSERT: x == 2 failed at "), std::string::npos) << err;
+  EXPECT_NE(err.find("checker_test.cc:"), std::string::npos) << err;
   ExpectOnly(SoftNdkWdkRuleAssertion);
   EXPECT_TRUE(NT_VERIFY(x == 1));
   ExpectNone();
@@ -106,6 +112,18 @@ TEST_F(CheckerTest, FatalModeAbortsAtTheFirstViolation) {
         KeReleaseSpinLock(&lock, PASSIVE_LEVEL);
       },
       "CHECK spin-lock-not-held: KeReleaseSpinLock(.|\n)*fatal checker");
+}
+
+// The checker: a bug check is reported with its code and ends the process,
+// whatever the mode.
+TEST_F(CheckerTest, BugCheckReportsAndEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        SoftNdkWdkSetCheckMode(SoftNdkWdkCheckReport);
+        KeBugCheckEx(0xD1, 1, 2, 3, 4);  // DRIVER_IRQL_NOT_LESS_OR_EQUAL
+      },
+      "CHECK bugcheck: KeBugCheckEx: bug check 0x000000d1 \\(0x1, 0x2, 0x3, 0x4\\)");
 }
 
 // SOFTNDK_WDK_CHECK=fatal: the child of a threadsafe death test starts

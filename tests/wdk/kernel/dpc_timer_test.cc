@@ -27,13 +27,16 @@ VOID LogDpc(PKDPC Dpc, PVOID Context, PVOID A1, PVOID A2) {
   (void)Dpc;
   (void)A2;
   auto* log = static_cast<DpcLog*>(Context);
-  std::lock_guard<std::mutex> lock(log->mutex);
-  log->order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(A1)));
-  log->irqls.push_back(KeGetCurrentIrql());
-  log->threads.push_back(std::this_thread::get_id());
-  if (static_cast<int>(log->order.size()) == log->expected) {
-    KeSetEvent(&log->done, IO_NO_INCREMENT, FALSE);
+  bool last;
+  {
+    std::lock_guard<std::mutex> lock(log->mutex);
+    log->order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(A1)));
+    log->irqls.push_back(KeGetCurrentIrql());
+    log->threads.push_back(std::this_thread::get_id());
+    last = static_cast<int>(log->order.size()) == log->expected;
   }
+  // The test may return (and the log go away) once this is set.
+  if (last) KeSetEvent(&log->done, IO_NO_INCREMENT, FALSE);
 }
 
 TEST_F(DpcTimerTest, DpcsRunInOrderAtDispatchLevelOnOneThread) {
@@ -108,6 +111,7 @@ TEST_F(DpcTimerTest, OneShotTimerSignalsAndQueuesItsDpc) {
   ASSERT_EQ(KeWaitForSingleObject(&log.done, Executive, KernelMode, FALSE, &t), STATUS_SUCCESS);
   EXPECT_TRUE(KeReadStateTimer(&timer));  // a notification timer stays signaled
   EXPECT_FALSE(KeCancelTimer(&timer));    // no longer armed
+  KeFlushQueuedDpcs();                    // the DPC has returned: the log may go
   ExpectNone();
 }
 

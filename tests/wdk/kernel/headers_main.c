@@ -5,11 +5,12 @@ int headers_ntddk_first(void);
 int headers_ndkpi_first(void);
 int headers_ntddk_first_cxx(void);
 int headers_ndkpi_first_cxx(void);
+int headers_extern_c(void);
 
 int main(void) {
-  int r[4] = {headers_ntddk_first(), headers_ndkpi_first(), headers_ntddk_first_cxx(),
-              headers_ndkpi_first_cxx()};
-  for (int i = 0; i < 4; i++) {
+  int r[5] = {headers_ntddk_first(), headers_ndkpi_first(), headers_ntddk_first_cxx(),
+              headers_ndkpi_first_cxx(), headers_extern_c()};
+  for (int i = 0; i < 5; i++) {
     if (r[i] != 0) {
       printf("header check %d failed: %d\n", i, r[i]);
       return 1;

@@ -1,5 +1,6 @@
 # The kernel services (wdk/CMakeLists.txt includes this file).
 list(APPEND SOFTNDK_WDK_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/csq.cc
   ${CMAKE_CURRENT_LIST_DIR}/device.cc
   ${CMAKE_CURRENT_LIST_DIR}/dispatcher.cc
   ${CMAKE_CURRENT_LIST_DIR}/dpc.cc

@@ -40,8 +40,7 @@ void Unref(KitThread* t) {
 }
 
 void Exit(KitThread* t) {
-  // Not running before signalled: a DriverUnload that waits for the thread
-  // object returns, and the host's leak check must not find it running.
+  // No longer running before waiters wake: they may check for leaks next.
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     Threads()[t] = false;
