@@ -36,8 +36,12 @@ PIRP Peek(PIO_CSQ csq, PIRP irp, PVOID ctx) {
   PLIST_ENTRY next = irp == nullptr ? q->head.Flink : irp->Tail.Overlay.ListEntry.Flink;
   return next == &q->head ? nullptr : CONTAINING_RECORD(next, IRP, Tail.Overlay.ListEntry);
 }
-VOID Acquire(PIO_CSQ csq, PKIRQL irql) { KeAcquireSpinLock(&reinterpret_cast<Queue*>(csq)->lock, irql); }
-VOID Release(PIO_CSQ csq, KIRQL irql) { KeReleaseSpinLock(&reinterpret_cast<Queue*>(csq)->lock, irql); }
+VOID Acquire(PIO_CSQ csq, PKIRQL irql) {
+  KeAcquireSpinLock(&reinterpret_cast<Queue*>(csq)->lock, irql);
+}
+VOID Release(PIO_CSQ csq, KIRQL irql) {
+  KeReleaseSpinLock(&reinterpret_cast<Queue*>(csq)->lock, irql);
+}
 VOID CompleteCanceled(PIO_CSQ csq, PIRP irp) {
   reinterpret_cast<Queue*>(csq)->cancelled++;
   irp->IoStatus.Status = STATUS_CANCELLED;
@@ -57,10 +61,9 @@ PIRP DispatchedIrp() {
 void Init(Queue& q, bool ex) {
   KeInitializeSpinLock(&q.lock);
   InitializeListHead(&q.head);
-  NTSTATUS st = ex ? IoCsqInitializeEx(&q.csq, InsertEx, Remove, Peek, Acquire, Release,
-                                       CompleteCanceled)
-                   : IoCsqInitialize(&q.csq, Insert, Remove, Peek, Acquire, Release,
-                                     CompleteCanceled);
+  NTSTATUS st =
+      ex ? IoCsqInitializeEx(&q.csq, InsertEx, Remove, Peek, Acquire, Release, CompleteCanceled)
+         : IoCsqInitialize(&q.csq, Insert, Remove, Peek, Acquire, Release, CompleteCanceled);
   ASSERT_EQ(st, STATUS_SUCCESS);
 }
 

@@ -131,6 +131,16 @@ TEST(NdksockSample, ServerAndClientOverLoopback) {
            {"client", "lo", "127.0.0.1", "127.0.0.1", port});
 }
 
+// Every create and close pends (SOFTNDK_WDK_OPEN_FLAGS=3, as a Windows
+// provider may choose): the sample's waits on its completions are used.
+TEST(NdksockSample, ServerAndClientWithPendingCreatesAndCloses) {
+  setenv("SOFTNDK_WDK_OPEN_FLAGS", "3", 1);
+  std::string port = std::to_string(free_port());
+  run_pair({}, {"server", "lo", "127.0.0.1", port}, {},
+           {"client", "lo", "127.0.0.1", "127.0.0.1", port});
+  unsetenv("SOFTNDK_WDK_OPEN_FLAGS");
+}
+
 TEST(NdksockSample, ServerAndClientInTwoNamespaces) {
   if (!ns::available()) GTEST_SKIP() << "needs root/CAP_NET_ADMIN and ip (network namespaces)";
   ns::NetNs a, b;

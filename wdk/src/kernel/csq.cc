@@ -105,21 +105,18 @@ NTSTATUS IoCsqInitialize(PIO_CSQ Csq, PIO_CSQ_INSERT_IRP CsqInsertIrp,
 
 NTSTATUS IoCsqInitializeEx(PIO_CSQ Csq, PIO_CSQ_INSERT_IRP_EX CsqInsertIrp,
                            PIO_CSQ_REMOVE_IRP CsqRemoveIrp, PIO_CSQ_PEEK_NEXT_IRP CsqPeekNextIrp,
-                           PIO_CSQ_ACQUIRE_LOCK CsqAcquireLock,
-                           PIO_CSQ_RELEASE_LOCK CsqReleaseLock,
+                           PIO_CSQ_ACQUIRE_LOCK CsqAcquireLock, PIO_CSQ_RELEASE_LOCK CsqReleaseLock,
                            PIO_CSQ_COMPLETE_CANCELED_IRP CsqCompleteCanceledIrp) {
   return Init(Csq, IO_TYPE_CSQ_EX,
               reinterpret_cast<PIO_CSQ_INSERT_IRP>(reinterpret_cast<void (*)(void)>(CsqInsertIrp)),
-              CsqRemoveIrp, CsqPeekNextIrp, CsqAcquireLock, CsqReleaseLock,
-              CsqCompleteCanceledIrp);
+              CsqRemoveIrp, CsqPeekNextIrp, CsqAcquireLock, CsqReleaseLock, CsqCompleteCanceledIrp);
 }
 
 VOID IoCsqInsertIrp(PIO_CSQ Csq, PIRP Irp, PIO_CSQ_IRP_CONTEXT Context) {
   (void)Insert(Csq, Irp, Context, nullptr);
 }
 
-NTSTATUS IoCsqInsertIrpEx(PIO_CSQ Csq, PIRP Irp, PIO_CSQ_IRP_CONTEXT Context,
-                          PVOID InsertContext) {
+NTSTATUS IoCsqInsertIrpEx(PIO_CSQ Csq, PIRP Irp, PIO_CSQ_IRP_CONTEXT Context, PVOID InsertContext) {
   return Insert(Csq, Irp, Context, InsertContext);
 }
 
