@@ -19,10 +19,10 @@
 namespace nvmf {
 
 // ---------------------------------------------------------------- sizes ---
-inline constexpr size_t kSqeSize = 64;          // submission queue entry
-inline constexpr size_t kCqeSize = 16;          // completion queue entry
+inline constexpr size_t kSqeSize = 64;  // submission queue entry
+inline constexpr size_t kCqeSize = 16;  // completion queue entry
 inline constexpr size_t kConnectDataSize = 1024;
-inline constexpr size_t kNqnMax = 256;          // NQN field, NUL padded
+inline constexpr size_t kNqnMax = 256;  // NQN field, NUL padded
 inline constexpr size_t kIdentifySize = 4096;
 inline constexpr size_t kDiscLogHeaderSize = 1024;
 inline constexpr size_t kDiscLogEntrySize = 1024;
@@ -202,7 +202,8 @@ struct SglDescriptor {  // 16 bytes
     body[1] = uint8_t(length >> 8);
     body[2] = uint8_t(length >> 16);
     std::memcpy(body + 3, &key_, 4);
-    type_subtype = uint8_t(kSglKeyedDataBlock << 4) | (invalidate ? kSglSubInvalidate : kSglSubAddress);
+    type_subtype =
+        uint8_t(kSglKeyedDataBlock << 4) | (invalidate ? kSglSubInvalidate : kSglSubAddress);
   }
   void set_in_capsule(uint64_t offset, uint32_t length) {
     address = offset;
@@ -368,8 +369,8 @@ struct DiscLogEntry {
   char subnqn[kNqnMax];
   char traddr[256];
   // Transport specific address subtype, RDMA: qptype (1 = reliable
-  // connected), prtype (1 = not specified, 2 = InfiniBand, 3 = RoCE, 4 = RoCE v2, 5 = iWARP), cms (1 = RDMA CM),
-  // pkey.
+  // connected), prtype (1 = not specified, 2 = InfiniBand, 3 = RoCE, 4 = RoCE v2, 5 = iWARP), cms
+  // (1 = RDMA CM), pkey.
   uint8_t rdma_qptype;
   uint8_t rdma_prtype;
   uint8_t rdma_cms;
