@@ -70,8 +70,7 @@ std::unique_ptr<tools::Adapter> open_adapter(const ConnectOptions& o) {
   }
 }
 
-Controller::Controller(tools::Adapter& a, const ConnectOptions& o, bool discovery)
-    : a_(a), o_(o) {
+Controller::Controller(tools::Adapter& a, const ConnectOptions& o, bool discovery) : a_(a), o_(o) {
   std::string err;
   if (!tools::resolve(o.traddr, o.trsvcid, peer_, err)) throw HostError(kExitUsage, err);
   // The adapter's own address, port 0.
@@ -96,6 +95,8 @@ Controller::Controller(tools::Adapter& a, const ConnectOptions& o, bool discover
   ap.remote_invalidate = o.remote_invalidate;
   admin_ = std::make_unique<Queue>(a, *pd_, local_, peer_, ap, o.timeout_s);
   connect_queue(*admin_, kAdminEntries - 1, discovery ? 0 : o.kato_ms);
+  SOFTNDK_CONNECTION_INFO ci{};
+  if (admin_->connection() && admin_->connection()->info(ci)) info_.mpa_crc = ci.Crc ? 1 : 0;
 
   info_.cap = property_get(kPropCap, true);
   info_.version = uint32_t(property_get(kPropVs, false));
@@ -131,8 +132,8 @@ Controller::~Controller() {
 const NamespaceInfo& Controller::ns(uint32_t nsid) const {
   for (const auto& n : ns_)
     if (n.nsid == nsid) return n;
-  throw HostError(kExitUsage, "namespace " + std::to_string(nsid) + " is not active on " +
-                                  o_.subnqn);
+  throw HostError(kExitUsage,
+                  "namespace " + std::to_string(nsid) + " is not active on " + o_.subnqn);
 }
 
 Cqe Controller::admin_command(const Sqe& cmd, uint32_t len, DataDir dir, const char* what,
@@ -209,9 +210,8 @@ void Controller::identify_controller() {
   info_.fr = trimmed(p + idctl::kFr, 8);
   info_.mdts = p[idctl::kMdts];
   const uint32_t mps_min = 1u << (12 + ((info_.cap >> 48) & 0xF));
-  info_.max_transfer = info_.mdts ? uint32_t(std::min<uint64_t>(uint64_t(mps_min) << info_.mdts,
-                                                                 0x80000000ull))
-                                  : 0;
+  info_.max_transfer =
+      info_.mdts ? uint32_t(std::min<uint64_t>(uint64_t(mps_min) << info_.mdts, 0x80000000ull)) : 0;
   info_.kas = le<uint16_t>(p + idctl::kKas);
   info_.maxcmd = le<uint16_t>(p + idctl::kMaxcmd);
   info_.nn = le<uint32_t>(p + idctl::kNn);
@@ -248,8 +248,7 @@ void Controller::identify_namespaces() {
     const unsigned lbads = (lbaf >> 16) & 0xFF;
     if (lbads < 9 || lbads > 16)
       throw HostError(kExitProtocol, "namespace " + std::to_string(nsid) +
-                                         " reports an LBA data size of 2^" +
-                                         std::to_string(lbads));
+                                         " reports an LBA data size of 2^" + std::to_string(lbads));
     ni.lba_size = 1u << lbads;
     ns_.push_back(ni);
   }

@@ -21,7 +21,7 @@ namespace nvmf::host {
 struct ConnectOptions {
   std::string traddr;
   uint16_t trsvcid = kDefaultPort;
-  std::string local;    // adapter: interface or address; empty = the route toward traddr
+  std::string local;  // adapter: interface or address; empty = the route toward traddr
   std::string subnqn;
   std::string hostnqn;  // empty: derived from hostid
   uint8_t hostid[16]{};
@@ -29,15 +29,15 @@ struct ConnectOptions {
   unsigned io_queues = 1;
   unsigned queue_size = 33;  // I/O queue entries (depth + 1)
   uint32_t max_io = 128 * 1024;
-  bool in_capsule = true;    // use in-capsule data for small writes when IOCCSZ allows
+  bool in_capsule = true;  // use in-capsule data for small writes when IOCCSZ allows
   bool remote_invalidate = true;
-  int crc = -1;              // -1 library default, 0 off (only if the peer asks), 1 require
+  int crc = -1;  // -1 library default, 0 off (only if the peer asks), 1 require
   double timeout_s = 10;
 };
 
 struct NamespaceInfo {
   uint32_t nsid = 0;
-  uint64_t nsze = 0;   // blocks
+  uint64_t nsze = 0;  // blocks
   uint64_t ncap = 0;
   uint32_t lba_size = 512;
 };
@@ -45,8 +45,8 @@ struct NamespaceInfo {
 struct ControllerInfo {
   uint16_t cntlid = 0, vid = 0;
   std::string sn, mn, fr, subnqn;
-  uint32_t version = 0;    // VS property
-  uint64_t cap = 0;        // CAP property
+  uint32_t version = 0;  // VS property
+  uint64_t cap = 0;      // CAP property
   uint8_t mdts = 0;
   uint32_t max_transfer = 0;  // bytes, 0 = no limit
   uint32_t ioccsz = 0, iorcsz = 0;
@@ -54,6 +54,7 @@ struct ControllerInfo {
   uint32_t nn = 0, sgls = 0;
   uint8_t cntrltype = 0;
   uint16_t io_queues_granted = 0;
+  int mpa_crc = -1;  // CRC32c negotiated on the admin queue's connection (-1: unknown)
 };
 
 class Controller {

@@ -10,12 +10,12 @@ namespace nvmf::host {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitError = 1,        // local failure: adapter, resources, internal
-  kExitUsage = 2,        // bad command line
-  kExitConnect = 3,      // could not connect: refused, RDMA CM reject, unreachable, timeout
-  kExitNvmeStatus = 4,   // the controller completed a command with an error status
-  kExitVerify = 5,       // data read back differs from the pattern written
-  kExitProtocol = 6,     // the target broke the transport rules (wrong invalidated key, bad CQE)
+  kExitError = 1,           // local failure: adapter, resources, internal
+  kExitUsage = 2,           // bad command line
+  kExitConnect = 3,         // could not connect: refused, RDMA CM reject, unreachable, timeout
+  kExitNvmeStatus = 4,      // the controller completed a command with an error status
+  kExitVerify = 5,          // data read back differs from the pattern written
+  kExitProtocol = 6,        // the target broke the transport rules (wrong invalidated key, bad CQE)
   kExitConnectionLost = 7,  // the association broke or a command timed out during I/O
 };
 

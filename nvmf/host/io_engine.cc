@@ -16,9 +16,9 @@ struct NamedPattern {
   Pattern p;
 };
 constexpr NamedPattern kPatterns[] = {
-    {"read", Pattern::kSeqRead},         {"write", Pattern::kSeqWrite},
-    {"randread", Pattern::kRandRead},    {"randwrite", Pattern::kRandWrite},
-    {"randrw", Pattern::kRandRw},        {"rw", Pattern::kSeqRw},
+    {"read", Pattern::kSeqRead},      {"write", Pattern::kSeqWrite},
+    {"randread", Pattern::kRandRead}, {"randwrite", Pattern::kRandWrite},
+    {"randrw", Pattern::kRandRw},     {"rw", Pattern::kSeqRw},
 };
 
 uint64_t now_ns() {
@@ -68,8 +68,7 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
       throw HostError(kExitUsage, "block size " + std::to_string(spec.bs) +
                                       " is above the maximum transfer " +
                                       std::to_string(q->max_io()));
-    if (spec.iodepth > q->depth())
-      throw HostError(kExitUsage, "queue depth above the queue size");
+    if (spec.iodepth > q->depth()) throw HostError(kExitUsage, "queue depth above the queue size");
   }
   const uint32_t bsb = spec.bs / lba_size;
   const uint64_t first = spec.first_lba;
@@ -95,10 +94,13 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
   auto pick_write = [&]() {
     switch (spec.pattern) {
       case Pattern::kSeqRead:
-      case Pattern::kRandRead: return false;
+      case Pattern::kRandRead:
+        return false;
       case Pattern::kSeqWrite:
-      case Pattern::kRandWrite: return true;
-      default: return (rng.next() % 100) >= spec.rwmixread;
+      case Pattern::kRandWrite:
+        return true;
+      default:
+        return (rng.next() % 100) >= spec.rwmixread;
     }
   };
 
@@ -180,9 +182,9 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
       c.tick();
       now = now_ns();
       if (outstanding && now - last_progress > stall_ns)
-        throw HostError(kExitConnectionLost, "no completion for 30 s with " +
-                                                 std::to_string(outstanding) +
-                                                 " commands outstanding");
+        throw HostError(
+            kExitConnectionLost,
+            "no completion for 30 s with " + std::to_string(outstanding) + " commands outstanding");
     }
   }
   res.seconds = double(last_done - t0) / 1e9;

@@ -21,18 +21,18 @@ const char* pattern_name(Pattern p);
 struct JobSpec {
   Pattern pattern = Pattern::kRandRead;
   uint32_t nsid = 1;
-  uint64_t first_lba = 0;      // region of the namespace the job touches
-  uint64_t nblocks = 0;        // region length in blocks (0: to the end)
-  uint32_t bs = 4096;          // bytes per I/O (multiple of the LBA size)
-  unsigned iodepth = 1;        // per queue
-  unsigned rwmixread = 50;     // % reads for the mixes
-  double runtime_s = 0;        // 0: until `count` or the passes are done
-  uint64_t count = 0;          // I/Os; 0: no limit
-  unsigned passes = 0;         // sequential: stop after this many passes (0: no limit)
-  bool verify = false;         // writes carry the pattern, reads check it
-  bool fill_writes = false;    // writes carry the pattern (without read checks)
+  uint64_t first_lba = 0;    // region of the namespace the job touches
+  uint64_t nblocks = 0;      // region length in blocks (0: to the end)
+  uint32_t bs = 4096;        // bytes per I/O (multiple of the LBA size)
+  unsigned iodepth = 1;      // per queue
+  unsigned rwmixread = 50;   // % reads for the mixes
+  double runtime_s = 0;      // 0: until `count` or the passes are done
+  uint64_t count = 0;        // I/Os; 0: no limit
+  unsigned passes = 0;       // sequential: stop after this many passes (0: no limit)
+  bool verify = false;       // writes carry the pattern, reads check it
+  bool fill_writes = false;  // writes carry the pattern (without read checks)
   uint64_t seed = 1;
-  unsigned max_errors = 1;     // NVMe errors or mismatches before the job stops
+  unsigned max_errors = 1;  // NVMe errors or mismatches before the job stops
 };
 
 struct DirStats {
@@ -43,9 +43,9 @@ struct DirStats {
 struct JobResult {
   DirStats read, write;
   double seconds = 0;
-  uint64_t errors = 0;           // NVMe error statuses
-  uint64_t mismatches = 0;       // verify failures
-  std::string first_error;       // text of the first error or mismatch
+  uint64_t errors = 0;      // NVMe error statuses
+  uint64_t mismatches = 0;  // verify failures
+  std::string first_error;  // text of the first error or mismatch
   ExitCode first_error_code = kExitOk;
   uint64_t remote_invalidations = 0, local_invalidations = 0;
 };

@@ -47,8 +47,7 @@ double LatencyHistogram::percentile_ns(double pct) const {
   uint64_t seen = 0;
   for (size_t i = 0; i < buckets_.size(); ++i) {
     seen += buckets_[i];
-    if (seen >= rank)
-      return std::clamp(bucket_mid(int(i)), double(min_), double(max_));
+    if (seen >= rank) return std::clamp(bucket_mid(int(i)), double(min_), double(max_));
   }
   return double(max_);
 }

@@ -20,8 +20,8 @@ class LatencyHistogram {
   double percentile_ns(double pct) const;
 
  private:
-  static constexpr int kSub = 64;        // buckets per power of two
-  static constexpr int kPowers = 40;     // up to 2^40 ns (~18 min)
+  static constexpr int kSub = 64;     // buckets per power of two
+  static constexpr int kPowers = 40;  // up to 2^40 ns (~18 min)
   static int index(uint64_t ns);
   static double bucket_mid(int idx);
   std::array<uint64_t, kSub * kPowers> buckets_{};

@@ -36,10 +36,14 @@ bool parse_size(const std::string& t, uint64_t& out) {
   if (end == t.c_str()) return false;
   std::string suf(end);
   uint64_t m = 1;
-  if (suf == "k" || suf == "K" || suf == "KiB") m = 1024;
-  else if (suf == "m" || suf == "M" || suf == "MiB") m = 1024 * 1024;
-  else if (suf == "g" || suf == "G" || suf == "GiB") m = 1024ull * 1024 * 1024;
-  else if (!suf.empty()) return false;
+  if (suf == "k" || suf == "K" || suf == "KiB")
+    m = 1024;
+  else if (suf == "m" || suf == "M" || suf == "MiB")
+    m = 1024 * 1024;
+  else if (suf == "g" || suf == "G" || suf == "GiB")
+    m = 1024ull * 1024 * 1024;
+  else if (!suf.empty())
+    return false;
   out = v * m;
   return true;
 }
@@ -66,9 +70,12 @@ void finish_options(Cli& c) {
   } else if (!parse_uuid(c.hostid_text, c.co.hostid)) {
     throw HostError(kExitUsage, "--hostid: not a UUID: " + c.hostid_text);
   }
-  if (c.crc == "on") c.co.crc = 1;
-  else if (c.crc == "off") c.co.crc = 0;
-  else c.co.crc = -1;
+  if (c.crc == "on")
+    c.co.crc = 1;
+  else if (c.crc == "off")
+    c.co.crc = 0;
+  else
+    c.co.crc = -1;
   c.co.kato_ms = uint32_t(c.kato_s * 1000);
   c.co.in_capsule = !c.no_inline;
   c.co.remote_invalidate = !c.no_invalidate;
@@ -76,7 +83,8 @@ void finish_options(Cli& c) {
 
 uint32_t pick_nsid(const Cli& c, Controller& ctrl) {
   if (c.nsid) return c.nsid;
-  if (ctrl.namespaces().empty()) throw HostError(kExitUsage, "the subsystem has no active namespace");
+  if (ctrl.namespaces().empty())
+    throw HostError(kExitUsage, "the subsystem has no active namespace");
   return ctrl.namespaces().front().nsid;
 }
 
@@ -102,8 +110,10 @@ int run(const std::string& cmd, Cli& c) {
     auto a = open_adapter(c.co);
     Controller ctrl(*a, c.co, true);
     auto log = ctrl.discovery_log();
-    if (c.json) std::cout << discovery_json(log).dump(2) << "\n";
-    else std::cout << discovery_text(log);
+    if (c.json)
+      std::cout << discovery_json(log).dump(2) << "\n";
+    else
+      std::cout << discovery_text(log);
     ctrl.shutdown();
     return kExitOk;
   }
@@ -122,9 +132,12 @@ int run(const std::string& cmd, Cli& c) {
     if (c.json) {
       std::cout << identify_json(ctrl.info(), ctrl.namespaces()).dump(2) << "\n";
     } else if (cmd == "connect") {
-      std::printf("connected to %s: controller %u, %zu namespace(s), %u I/O queue(s)\n",
+      std::printf("connected to %s: controller %u, %zu namespace(s), %u I/O queue(s), MPA CRC %s\n",
                   ctrl.info().subnqn.c_str(), ctrl.info().cntlid, ctrl.namespaces().size(),
-                  unsigned(ctrl.io_queues().size()));
+                  unsigned(ctrl.io_queues().size()),
+                  ctrl.info().mpa_crc < 0 ? "unknown"
+                  : ctrl.info().mpa_crc   ? "on"
+                                          : "off");
     } else {
       std::cout << identify_text(ctrl.info(), ctrl.namespaces());
     }
@@ -153,7 +166,8 @@ int run(const std::string& cmd, Cli& c) {
     print_job(c, spec, r, &jobs);
     rc = job_exit(r);
   } else {
-    if (!pattern_from_name(c.rw, spec.pattern)) throw HostError(kExitUsage, "--rw: unknown " + c.rw);
+    if (!pattern_from_name(c.rw, spec.pattern))
+      throw HostError(kExitUsage, "--rw: unknown " + c.rw);
     spec.bs = uint32_t(bs);
     spec.rwmixread = std::min(100u, c.rwmixread);
     spec.runtime_s = c.runtime;
@@ -185,7 +199,11 @@ int run(const std::string& cmd, Cli& c) {
       rc = job_exit(r);
     }
   }
-  if (c.json) std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
+  if (c.json) {
+    nlohmann::json out{{"jobs", jobs}};
+    if (ctrl.info().mpa_crc >= 0) out["mpa_crc"] = ctrl.info().mpa_crc == 1;
+    std::cout << out.dump(2) << "\n";
+  }
   ctrl.shutdown();
   return rc;
 }
@@ -216,9 +234,9 @@ int main(int argc, char** argv) {
   app.add_subcommand("connect", "connect (admin + I/O queue), report, shut down");
   app.add_subcommand("identify", "print Identify Controller and the namespaces");
   for (const char* name : {"read", "write"}) {
-    auto* s = app.add_subcommand(name, std::string(name) == "read"
-                                           ? "read LBAs and verify the pattern"
-                                           : "write the pattern to LBAs");
+    auto* s =
+        app.add_subcommand(name, std::string(name) == "read" ? "read LBAs and verify the pattern"
+                                                             : "write the pattern to LBAs");
     s->add_option("--nsid", c.nsid, "namespace (default: the first active)");
     s->add_option("-l,--lba", c.lba, "first LBA")->required();
     s->add_option("-c,--blocks", c.blocks, "number of logical blocks (1)");

@@ -11,8 +11,7 @@
 namespace nvmf::host {
 
 // Fills `nblocks` logical blocks of `block_size` bytes starting at `lba`.
-void fill_pattern(uint8_t* buf, uint64_t lba, uint32_t nblocks, uint32_t block_size,
-                  uint64_t seed);
+void fill_pattern(uint8_t* buf, uint64_t lba, uint32_t nblocks, uint32_t block_size, uint64_t seed);
 
 // Checks them; on a mismatch returns false and describes the first bad
 // word ("LBA 17 byte 4088: read 0x..., expected 0x...").

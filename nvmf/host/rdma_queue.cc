@@ -33,8 +33,7 @@ Queue::Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
       stride_((size_t(p.max_io) + kPage - 1) / kPage * kPage),
       // Per slot: fast register + Send + local invalidate on the SQ.
       cq_(a, ULONG(p.entries) * 4 + 8),
-      qp_(a, pd, cq_, cq_, this,
-          tools::QpConfig{p.entries, ULONG(p.entries) * 3 + 4, 0, 2}) {
+      qp_(a, pd, cq_, cq_, this, tools::QpConfig{p.entries, ULONG(p.entries) * 3 + 4, 0, 2}) {
   if (p.entries < 2 || p.entries > 1024)
     throw HostError(kExitUsage, "queue size must be 2..1024, not " + std::to_string(p.entries));
   capsules_ = std::make_unique<tools::Buffer>(a, pd, size_t(p.entries) * kSqeSize,
@@ -51,9 +50,8 @@ Queue::Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
   ULONG lam_size = ULONG(lam_.size()), fbo = 0;
   MDL mdl{nullptr, data_->data(), size_t(p.entries) * stride_};
   auto* pend = new tools::Pending;
-  NTSTATUS st = a.get()->Dispatch->NdkBuildLAM(a.get(), &mdl, mdl.ByteCount,
-                                               &tools::Pending::on_request, pend, lam, &lam_size,
-                                               &fbo);
+  NTSTATUS st = a.get()->Dispatch->NdkBuildLAM(
+      a.get(), &mdl, mdl.ByteCount, &tools::Pending::on_request, pend, lam, &lam_size, &fbo);
   check(tools::Pending::finish(pend, st, timeout_s), "NdkBuildLAM");
   if (fbo != 0 || lam->AdapterPageCount < pages)
     throw HostError(kExitError, "NdkBuildLAM gave an unexpected page list");
@@ -162,13 +160,12 @@ void Queue::submit(int slot, uint32_t len, DataDir dir) {
     const ULONG access = dir == DataDir::kToHost
                              ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE
                              : (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
-    NTSTATUS st = qp->Dispatch->NdkFastRegister(
-        qp, ctx(unsigned(slot), kLocal), sl.mr, pages,
-        &lam->AdapterPageArray[size_t(slot) * (stride_ / kPage)], 0, len, buffer(slot),
-        access | NDK_OP_FLAG_SILENT_SUCCESS);
+    NTSTATUS st =
+        qp->Dispatch->NdkFastRegister(qp, ctx(unsigned(slot), kLocal), sl.mr, pages,
+                                      &lam->AdapterPageArray[size_t(slot) * (stride_ / kPage)], 0,
+                                      len, buffer(slot), access | NDK_OP_FLAG_SILENT_SUCCESS);
     if (st != STATUS_SUCCESS) lost("NdkFastRegister failed: " + tools::status_name(st));
-    cmd.sgl1.set_keyed(reinterpret_cast<uint64_t>(buffer(slot)), len, sl.key,
-                       p_.remote_invalidate);
+    cmd.sgl1.set_keyed(reinterpret_cast<uint64_t>(buffer(slot)), len, sl.key, p_.remote_invalidate);
     sl.keyed = true;
   }
   std::memcpy(capsules_->data() + size_t(slot) * kSqeSize, &cmd, kSqeSize);
@@ -186,8 +183,8 @@ int Queue::handle(const NDK_RESULT_EX& r) {
     const char* what = kind == kRecv   ? "a receive"
                        : kind == kSend ? "a command Send"
                                        : "a fast register or invalidate";
-    lost(std::string(what) + " on queue " + std::to_string(p_.qid) +
-         " completed with " + tools::status_name(r.Status));
+    lost(std::string(what) + " on queue " + std::to_string(p_.qid) + " completed with " +
+         tools::status_name(r.Status));
   }
   if (kind == kLocal) return -1;  // only errors are reported (silent success)
   if (idx >= slots_.size()) throw HostError(kExitError, "completion with an unknown context");
@@ -199,8 +196,7 @@ int Queue::handle(const NDK_RESULT_EX& r) {
   // A response capsule.
   if (r.BytesTransferred < kCqeSize) {
     throw HostError(kExitProtocol, "queue " + std::to_string(p_.qid) + ": a response of " +
-                                       std::to_string(r.BytesTransferred) +
-                                       " bytes (a CQE is 16)");
+                                       std::to_string(r.BytesTransferred) + " bytes (a CQE is 16)");
   }
   Cqe cqe;
   std::memcpy(&cqe, responses_->data() + size_t(idx) * kCqeSize, sizeof cqe);

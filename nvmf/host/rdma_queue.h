@@ -32,10 +32,10 @@ enum class DataDir : uint8_t { kNone, kToHost, kToController };
 
 struct QueueParams {
   uint16_t qid = 0;
-  uint16_t entries = 32;     // queue size: hsqsize = entries - 1, at most entries - 1 outstanding
-  uint16_t cntlid = 0;       // I/O queues: the controller (RDMA CM private data)
-  uint32_t max_io = 65536;   // data buffer per slot (bytes)
-  uint32_t in_capsule = 0;   // in-capsule data allowed (IOCCSZ * 16 - 64), 0 = none
+  uint16_t entries = 32;    // queue size: hsqsize = entries - 1, at most entries - 1 outstanding
+  uint16_t cntlid = 0;      // I/O queues: the controller (RDMA CM private data)
+  uint32_t max_io = 65536;  // data buffer per slot (bytes)
+  uint32_t in_capsule = 0;  // in-capsule data allowed (IOCCSZ * 16 - 64), 0 = none
   bool remote_invalidate = true;  // ask for Send with Invalidate (keyed SGL subtype Fh)
 };
 
@@ -43,8 +43,8 @@ class Queue {
  public:
   // Creates the QP and its resources and connects it (RDMA CM level only;
   // the caller sends the Fabrics Connect command). Throws HostError.
-  Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
-        const tools::SockAddr& peer, const QueueParams& p, double timeout_s);
+  Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local, const tools::SockAddr& peer,
+        const QueueParams& p, double timeout_s);
   ~Queue();
   Queue(const Queue&) = delete;
   Queue& operator=(const Queue&) = delete;
@@ -94,7 +94,9 @@ class Queue {
     uint32_t key = 0;
   };
   enum Kind : uintptr_t { kSend = 1, kRecv = 2, kLocal = 3 };
-  static void* ctx(unsigned idx, Kind k) { return reinterpret_cast<void*>((uintptr_t(idx) << 2) | k); }
+  static void* ctx(unsigned idx, Kind k) {
+    return reinterpret_cast<void*>((uintptr_t(idx) << 2) | k);
+  }
   // Handles one CQ result; returns the slot that finished, or -1.
   int handle(const NDK_RESULT_EX& r);
   void post_receive(unsigned idx);

@@ -69,14 +69,14 @@ std::string nul_str(const char* p, size_t n) { return std::string(p, strnlen(p, 
 
 std::string job_text(const JobSpec& spec, const JobResult& r) {
   std::string s = std::string("job: rw=") + pattern_name(spec.pattern) +
-                  ", bs=" + std::to_string(spec.bs) + ", iodepth=" +
-                  std::to_string(spec.iodepth) + (spec.verify ? ", verify=pattern" : "") + "\n";
+                  ", bs=" + std::to_string(spec.bs) + ", iodepth=" + std::to_string(spec.iodepth) +
+                  (spec.verify ? ", verify=pattern" : "") + "\n";
   s += dir_text("read", r.read, r.seconds);
   s += dir_text("write", r.write, r.seconds);
-  s += "  errors=" + std::to_string(r.errors) + ", verify mismatches=" +
-       std::to_string(r.mismatches) + ", remote invalidations=" +
-       std::to_string(r.remote_invalidations) + ", local invalidations=" +
-       std::to_string(r.local_invalidations) + "\n";
+  s += "  errors=" + std::to_string(r.errors) +
+       ", verify mismatches=" + std::to_string(r.mismatches) +
+       ", remote invalidations=" + std::to_string(r.remote_invalidations) +
+       ", local invalidations=" + std::to_string(r.local_invalidations) + "\n";
   if (!r.first_error.empty()) s += "  first error: " + r.first_error + "\n";
   return s;
 }
@@ -84,12 +84,9 @@ std::string job_text(const JobSpec& spec, const JobResult& r) {
 nlohmann::json job_json(const JobSpec& spec, const JobResult& r) {
   nlohmann::json j;
   j["jobname"] = pattern_name(spec.pattern);
-  j["job options"] = {{"rw", pattern_name(spec.pattern)},
-                      {"bs", spec.bs},
-                      {"iodepth", spec.iodepth},
-                      {"rwmixread", spec.rwmixread},
-                      {"verify", spec.verify},
-                      {"nsid", spec.nsid}};
+  j["job options"] = {
+      {"rw", pattern_name(spec.pattern)}, {"bs", spec.bs},         {"iodepth", spec.iodepth},
+      {"rwmixread", spec.rwmixread},      {"verify", spec.verify}, {"nsid", spec.nsid}};
   j["job_runtime"] = uint64_t(r.seconds * 1000);
   j["read"] = dir_json(r.read, r.seconds);
   j["write"] = dir_json(r.write, r.seconds);
@@ -108,15 +105,15 @@ std::string identify_text(const ControllerInfo& c, const std::vector<NamespaceIn
                 "  subnqn=%s\n  version=%u.%u.%u mdts=%u (max transfer %u bytes) maxcmd=%u "
                 "kas=%u nn=%u\n  ioccsz=%u iorcsz=%u icdoff=%u sgls=0x%08x cap=0x%016llx\n",
                 c.cntlid, c.vid, c.sn.c_str(), c.mn.c_str(), c.fr.c_str(), c.subnqn.c_str(),
-                c.version >> 16, (c.version >> 8) & 0xFF, c.version & 0xFF, c.mdts,
-                c.max_transfer, c.maxcmd, c.kas, c.nn, c.ioccsz, c.iorcsz, c.icdoff, c.sgls,
+                c.version >> 16, (c.version >> 8) & 0xFF, c.version & 0xFF, c.mdts, c.max_transfer,
+                c.maxcmd, c.kas, c.nn, c.ioccsz, c.iorcsz, c.icdoff, c.sgls,
                 static_cast<unsigned long long>(c.cap));
   std::string s = b;
+  if (c.mpa_crc >= 0) s += std::string("  MPA CRC ") + (c.mpa_crc ? "on" : "off") + "\n";
   for (const auto& n : ns) {
-    std::snprintf(b, sizeof b, "namespace %u: nsze=%llu ncap=%llu lba_size=%u (%.1f MiB)\n",
-                  n.nsid, static_cast<unsigned long long>(n.nsze),
-                  static_cast<unsigned long long>(n.ncap), n.lba_size,
-                  double(n.nsze) * n.lba_size / 1048576.0);
+    std::snprintf(b, sizeof b, "namespace %u: nsze=%llu ncap=%llu lba_size=%u (%.1f MiB)\n", n.nsid,
+                  static_cast<unsigned long long>(n.nsze), static_cast<unsigned long long>(n.ncap),
+                  n.lba_size, double(n.nsze) * n.lba_size / 1048576.0);
     s += b;
   }
   return s;
@@ -142,6 +139,7 @@ nlohmann::json identify_json(const ControllerInfo& c, const std::vector<Namespac
   j["sgls"] = c.sgls;
   j["cap"] = c.cap;
   j["io_queues"] = c.io_queues_granted;
+  if (c.mpa_crc >= 0) j["mpa_crc"] = c.mpa_crc == 1;
   nlohmann::json a = nlohmann::json::array();
   for (const auto& n : ns)
     a.push_back({{"nsid", n.nsid}, {"nsze", n.nsze}, {"ncap", n.ncap}, {"lba_size", n.lba_size}});
@@ -163,10 +161,14 @@ static std::vector<DiscLogEntry> entries_of(const std::vector<uint8_t>& log, Dis
 
 static const char* subtype_name(uint8_t t) {
   switch (t) {
-    case kSubtypeReferral: return "discovery subsystem referral";
-    case kSubtypeNvme: return "nvme subsystem";
-    case kSubtypeCurrentDiscovery: return "current discovery subsystem";
-    default: return "unknown";
+    case kSubtypeReferral:
+      return "discovery subsystem referral";
+    case kSubtypeNvme:
+      return "nvme subsystem";
+    case kSubtypeCurrentDiscovery:
+      return "current discovery subsystem";
+    default:
+      return "unknown";
   }
 }
 
@@ -178,8 +180,16 @@ std::string discovery_text(const std::vector<uint8_t>& log) {
   int i = 0;
   for (const auto& e : es) {
     s += "=====Discovery Log Entry " + std::to_string(i++) + "======\n";
-    s += std::string("trtype:  ") + (e.trtype == kTrtypeRdma ? "rdma" : e.trtype == kTrtypeTcp ? "tcp" : "other") + "\n";
-    s += std::string("adrfam:  ") + (e.adrfam == kAdrfamIpv4 ? "ipv4" : e.adrfam == kAdrfamIpv6 ? "ipv6" : "other") + "\n";
+    s += std::string("trtype:  ") +
+         (e.trtype == kTrtypeRdma  ? "rdma"
+          : e.trtype == kTrtypeTcp ? "tcp"
+                                   : "other") +
+         "\n";
+    s += std::string("adrfam:  ") +
+         (e.adrfam == kAdrfamIpv4   ? "ipv4"
+          : e.adrfam == kAdrfamIpv6 ? "ipv6"
+                                    : "other") +
+         "\n";
     s += std::string("subtype: ") + subtype_name(e.subtype) + "\n";
     s += "portid:  " + std::to_string(e.portid) + "\n";
     s += "trsvcid: " + nul_str(e.trsvcid, sizeof e.trsvcid) + "\n";

@@ -10,7 +10,7 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
-# INTEROP_VERBS_PEER, INTEROP_NDKPING (empty if not built).
+# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVME (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -26,6 +26,7 @@ MPA_PEER=${INTEROP_MPA_PEER:-}
 NDK_PEER=${INTEROP_NDK_PEER:-}
 VERBS_PEER=${INTEROP_VERBS_PEER:-}
 NDKPING=${INTEROP_NDKPING:-}
+NDK_NVME=${INTEROP_NDK_NVME:-}
 VM_LIFETIME=1500 # s; siw-peer kills the VM after this even if `down` never runs
 
 # Guest ports. 7174: persistent `rping -s -P` (started by the agent); 7175:
@@ -64,6 +65,10 @@ CASES=(
   "tunable siw_p2p_write.engine 90" "tunable siw_p2p_write.ndk 90"
   "tunable siw_p2p_read.engine 90" "tunable siw_p2p_read.ndk 90"
   "tunable siw_rev1.engine 90" "tunable siw_rev1.ndk 90"
+  # NVMe over Fabrics (issue 19): softndk's host ndk-nvme -> Linux nvmet-rdma
+  # in the guest (nvmf_host_cases.sh)
+  "nvmf host_discover 120" "nvmf host_identify 120" "nvmf host_rw 240" "nvmf host_rw_crc 240"
+  "nvmf host_load 240" "nvmf host_load_crc 240"
 )
 
 # ---------------------------------------------------------------- helpers
@@ -398,6 +403,14 @@ cmd_up() {
   # siw-tunable.ko with its defaults (mpa_crc_required=N is the stock value):
   # cases then switch parameters at run time through sysfs.
   [ "$GROUP" = tunable ] && extra+=(--siw-param mpa_crc_required=N)
+  # nvmf: host port HP_NVME -> the guest's NVMe-oF port 4420 (its kernel
+  # target); the guest's 10.0.2.100:4420 -> host port HT_NVME (a softndk target).
+  local hp_nvme="" ht_nvme=""
+  if [ "$GROUP" = nvmf ]; then
+    hp_nvme=$(free_port)
+    ht_nvme=$(free_port)
+    extra+=(--fwd "$hp_nvme:4420" --to-host "4420:$ht_nvme")
+  fi
   cat >"$d/env" <<EOF
 VM_NAME=$name
 HP_RPING=$hp_rping
@@ -405,6 +418,8 @@ HP_SRV=$hp_srv
 HT_A=$ht_a
 HT_B=$ht_b
 PCAP=$d/eth0.pcap
+HP_NVME=$hp_nvme
+HT_NVME=$ht_nvme
 EOF
   echo "$name" >"$d/vm_name"
   local t0 rc=0 out
@@ -1120,6 +1135,12 @@ case_badpeer_terminate() {
   check "second connection's Write and Send verified" has "$CDIR/verbs2.txt" '"op": "send".*"ok": true'
   cap_window "$t0"
 }
+
+# NVMe over Fabrics cases (group nvmf) live in their own files.
+for _f in "$HERE"/nvmf_*cases.sh; do
+  # shellcheck disable=SC1090
+  [ -e "$_f" ] && . "$_f"
+done
 
 # ---------------------------------------------------------------- driver
 cmd_case() {
