@@ -220,7 +220,7 @@ inline constexpr uint32_t kKeyedSglMaxLength = 0xFFFFFF;
 // (see the accessors below).
 struct Sqe {
   uint8_t opcode;
-  uint8_t flags;  // bits 1:0 FUSE, bits 7:6 PSDT (fabrics: must be 10b = SGL)
+  uint8_t flags;  // bits 1:0 FUSE, bits 7:6 PSDT (fabrics: must be 01b = SGL)
   uint16_t cid;
   uint32_t nsid;  // fabrics: byte 4 = fctype
   uint32_t cdw2;
