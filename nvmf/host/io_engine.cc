@@ -191,6 +191,7 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
   for (auto& q : queues) {
     res.remote_invalidations += q->remote_invalidations();
     res.local_invalidations += q->local_invalidations();
+    res.in_capsule_writes += q->in_capsule_writes();
   }
   return res;
 }

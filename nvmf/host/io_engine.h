@@ -47,7 +47,7 @@ struct JobResult {
   uint64_t mismatches = 0;  // verify failures
   std::string first_error;  // text of the first error or mismatch
   ExitCode first_error_code = kExitOk;
-  uint64_t remote_invalidations = 0, local_invalidations = 0;
+  uint64_t remote_invalidations = 0, local_invalidations = 0, in_capsule_writes = 0;
 };
 
 // Runs the job on every I/O queue of `c`. Throws HostError for transport

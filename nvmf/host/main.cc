@@ -23,7 +23,8 @@ struct Cli {
   bool json = false, no_inline = false, no_invalidate = false, no_verify = false;
   double kato_s = 5;
   uint32_t nsid = 0;
-  uint64_t lba = 0, blocks = 1, count = 0, size = 0, offset = 0, seed = 1;
+  uint64_t lba = 0, blocks = 1, count = 0, seed = 1;
+  std::string size_text = "0", offset_text = "0";
   std::string bs_text = "4k";
   unsigned iodepth = 1, queues = 1, rwmixread = 50;
   double runtime = 0;
@@ -173,9 +174,12 @@ int run(const std::string& cmd, Cli& c) {
     spec.runtime_s = c.runtime;
     spec.count = c.count;
     if (spec.runtime_s <= 0 && spec.count == 0) spec.runtime_s = 10;
-    spec.first_lba = c.offset / ns.lba_size;
+    uint64_t offset = 0, size = 0;
+    if (!parse_size(c.offset_text, offset)) throw HostError(kExitUsage, "--offset: not a size");
+    if (!parse_size(c.size_text, size)) throw HostError(kExitUsage, "--size: not a size");
+    spec.first_lba = offset / ns.lba_size;
     const uint64_t ns_bytes = ns.nsze * ns.lba_size;
-    uint64_t size = c.size ? c.size : std::min<uint64_t>(ns_bytes, 1ull << 30);
+    if (size == 0) size = std::min<uint64_t>(ns_bytes, 1ull << 30);
     spec.nblocks = size / ns.lba_size;
     spec.verify = c.verify;
     spec.max_errors = 1;
@@ -252,8 +256,8 @@ int main(int argc, char** argv) {
   l->add_option("--queues", c.queues, "I/O queues, one QP each (1)");
   l->add_option("--runtime", c.runtime, "seconds (10 unless --number-ios)");
   l->add_option("--number-ios", c.count, "stop after this many I/Os");
-  l->add_option("--size", c.size, "bytes of the namespace to use (min(namespace, 1 GiB))");
-  l->add_option("--offset", c.offset, "first byte of the region (0)");
+  l->add_option("--size", c.size_text, "bytes of the namespace to use (min(namespace, 1 GiB))");
+  l->add_option("--offset", c.offset_text, "first byte of the region (0)");
   l->add_option("--rwmixread", c.rwmixread, "percent reads for randrw/rw (50)");
   l->add_option("--nsid", c.nsid, "namespace (default: the first active)");
   l->add_flag("--verify", c.verify, "prefill the region with the pattern, check every read");

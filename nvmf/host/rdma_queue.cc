@@ -154,6 +154,7 @@ void Queue::submit(int slot, uint32_t len, DataDir dir) {
     cmd.sgl1.set_in_capsule(0, len);
     sge[1] = data_->sge(size_t(slot) * stride_, len);
     nsge = 2;
+    ++in_capsule_;
   } else {
     const ULONG pages = ULONG((len + kPage - 1) / kPage);
     auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_.data());

@@ -80,6 +80,7 @@ class Queue {
   // and tests: the target honoured the Invalidate subtype).
   uint64_t remote_invalidations() const { return remote_inv_; }
   uint64_t local_invalidations() const { return local_inv_; }
+  uint64_t in_capsule_writes() const { return in_capsule_; }
 
  private:
   struct Slot {
@@ -118,7 +119,7 @@ class Queue {
   unsigned outstanding_ = 0;
   uint32_t idle_polls_ = 0;
   uint16_t crqsize_ = 0;
-  uint64_t remote_inv_ = 0, local_inv_ = 0;
+  uint64_t remote_inv_ = 0, local_inv_ = 0, in_capsule_ = 0;
   std::unique_ptr<tools::Connection> conn_;  // last: disconnects before the QP closes
 };
 

@@ -94,6 +94,7 @@ nlohmann::json job_json(const JobSpec& spec, const JobResult& r) {
   j["verify_errors"] = r.mismatches;
   j["remote_invalidations"] = r.remote_invalidations;
   j["local_invalidations"] = r.local_invalidations;
+  j["in_capsule_writes"] = r.in_capsule_writes;
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
   return j;
 }

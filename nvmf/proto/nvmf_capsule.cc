@@ -95,8 +95,8 @@ ConnectDataResult parse_connect_data(std::span<const uint8_t> data) {
   auto host = field_nqn(cd.hostnqn);
   if (!sub || !host) {
     r.status = make_status(kSctCommandSpecific, kScConnectInvalidParameters);
-    r.result = connect_ipo(!sub ? offsetof(ConnectData, subnqn) : offsetof(ConnectData, hostnqn),
-                           true);
+    r.result =
+        connect_ipo(!sub ? offsetof(ConnectData, subnqn) : offsetof(ConnectData, hostnqn), true);
     return r;
   }
   ConnectInfo ci;

@@ -90,27 +90,34 @@ case_host_identify() {
 # port's inline_data_size allows), a wrong seed (the check can fail), an
 # LBA beyond the namespace (the target's status reaches the user).
 host_rw() { # CRC(on|off)
-  local crc=$1 blocks=$(((NVMF_HOST_IMG_MB << 20) / 512))
+  local crc=$1 lba blocks n
   need_ndk_nvme || return 0
   nvmf_linux_target || return 0
   local a=(-n "$NVMF_HOST_NQN_T" --crc "$crc" --json)
-  nvme_host "$CDIR/w1.json" "${a[@]}" write --lba 0 --blocks 4096 --bs 128k --iodepth 4 --seed 7
-  check "2 MiB written in 128 KiB commands" jtrue "$CDIR/w1.json" '.[0].jobs[0].write.io_bytes == 2097152 and .[0].jobs[0].error == 0'
+  # The file namespace's LBA size is the backing file system's block size.
+  nvme_host "$CDIR/id.json" "${a[@]}" identify
+  lba=$(jq -r '.namespaces[0].lba_size' "$CDIR/id.json" 2>/dev/null || echo 512)
+  blocks=$(((NVMF_HOST_IMG_MB << 20) / lba))
+  n=$((2097152 / lba))
+  echo "  info  LBA size $lba, $blocks blocks"
+  nvme_host "$CDIR/w1.json" "${a[@]}" write --lba 0 --blocks "$n" --bs 128k --iodepth 4 --seed 7
+  check "2 MiB written in 128 KiB commands" jtrue "$CDIR/w1.json" '.[0].jobs[0].write.io_bytes == 2097152 and .[0].jobs[0].write.total_ios == 16 and .[0].jobs[0].error == 0'
   check "MPA CRC $crc on the association" jtrue "$CDIR/w1.json" ".[0].mpa_crc == $([ "$crc" = on ] && echo true || echo false)"
   check "the target invalidated our keys (Send with Invalidate)" jtrue "$CDIR/w1.json" '.[0].jobs[0].remote_invalidations > 0 and .[0].jobs[0].local_invalidations == 0'
-  nvme_host "$CDIR/r1.json" "${a[@]}" read --lba 0 --blocks 4096 --bs 128k --iodepth 4 --seed 7
+  nvme_host "$CDIR/r1.json" "${a[@]}" read --lba 0 --blocks "$n" --bs 128k --iodepth 4 --seed 7
   check "read back and verified" test "$(rc_of "$CDIR/r1.json")" -eq 0
   check "... 2 MiB, no mismatch" jtrue "$CDIR/r1.json" '.[0].jobs[0].read.io_bytes == 2097152 and .[0].jobs[0].verify_errors == 0'
-  nvme_host "$CDIR/w2.json" "${a[@]}" write --lba 8192 --blocks 64 --bs 4k --iodepth 8 --seed 9
+  nvme_host "$CDIR/w2.json" "${a[@]}" write --lba $((n * 2)) --blocks $((262144 / lba)) --bs 4k --iodepth 8 --seed 9
   check "4 KiB writes ok" test "$(rc_of "$CDIR/w2.json")" -eq 0
-  nvme_host "$CDIR/r2.json" "${a[@]}" read --lba 8192 --blocks 64 --bs 4k --iodepth 8 --seed 9
+  check "... sent as in-capsule data (the port's inline_data_size is 4096)" jtrue "$CDIR/w2.json" ".[0].jobs[0].in_capsule_writes >= $((262144 / 4096))"
+  nvme_host "$CDIR/r2.json" "${a[@]}" read --lba $((n * 2)) --blocks $((262144 / lba)) --bs 4k --iodepth 8 --seed 9
   check "4 KiB reads verified" test "$(rc_of "$CDIR/r2.json")" -eq 0
-  nvme_host "$CDIR/r3.json" "${a[@]}" read --lba 8192 --blocks 8 --seed 10
+  nvme_host "$CDIR/r3.json" "${a[@]}" read --lba $((n * 2)) --blocks 2 --seed 10
   check "a read with the wrong seed fails verification (exit 5)" test "$(rc_of "$CDIR/r3.json")" -eq 5
   nvme_host "$CDIR/r4.json" "${a[@]}" read --lba "$blocks" --blocks 8
   check "a read past the namespace: exit 4" test "$(rc_of "$CDIR/r4.json")" -eq 4
-  check "... LBA Out of Range from the target" has "$CDIR/r4.json.err" 'LBA Out of Range'
-  nvme_host "$CDIR/r5.json" "${a[@]}" --no-invalidate read --lba 0 --blocks 256 --bs 64k --seed 7
+  check "... the target's status named (LBA Out of Range or, for a file, Capacity Exceeded)" has "$CDIR/r4.json.err" 'LBA Out of Range|Capacity Exceeded'
+  nvme_host "$CDIR/r5.json" "${a[@]}" --no-invalidate read --lba 0 --blocks $((1048576 / lba)) --bs 64k --seed 7
   check "without remote invalidation: verified, keys invalidated locally" jtrue "$CDIR/r5.json" '.[0].jobs[0].verify_errors == 0 and .[0].jobs[0].remote_invalidations == 0 and .[0].jobs[0].local_invalidations > 0'
   nvmf_dmesg
 }
