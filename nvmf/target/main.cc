@@ -1,0 +1,140 @@
+// main.cc - ndk-nvmet: listens on a softndk adapter, serves each queue on a
+// thread of its own, expires associations whose keep-alive lapsed, stops at
+// SIGINT/SIGTERM or --duration.
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <list>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/net_util.h"
+#include "common/session.h"
+#include "target/options.h"
+#include "target/queue.h"
+
+using namespace nvmf::target;
+namespace tools = softndk::tools;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+nlohmann::json stats_json(Subsystem& s) {
+  auto& t = s.stats;
+  return {{"connections", t.connections.load()},
+          {"cm_rejects", t.cm_rejects.load()},
+          {"associations", t.associations.load()},
+          {"kato_expired", t.kato_expired.load()},
+          {"admin_commands", t.admin_cmds.load()},
+          {"io_commands", t.io_cmds.load()},
+          {"reads", t.reads.load()},
+          {"writes", t.writes.load()},
+          {"read_bytes", t.read_bytes.load()},
+          {"write_bytes", t.write_bytes.load()},
+          {"in_capsule_writes", t.in_capsule.load()},
+          {"remote_invalidations", t.invalidations.load()},
+          {"error_completions", t.errors.load()}};
+}
+
+struct Worker {
+  std::thread th;
+  std::shared_ptr<std::atomic<bool>> done;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string out, err;
+  int rc = parse_options(argc, argv, o, out, err);
+  std::cout << out;
+  std::cerr << err;
+  if (rc >= 0) return rc;
+  try {
+    std::vector<std::unique_ptr<Backend>> ns;
+    for (auto& spec : o.ns) ns.push_back(open_backend(spec));
+    tools::SockAddr at;
+    std::string e;
+    if (!tools::address_of_device(o.address, o.cfg.port, at, e) &&
+        !tools::resolve(o.address, o.cfg.port, at, e))
+      throw std::runtime_error(e);
+    o.cfg.traddr = o.advertise.empty() ? at.ip() : o.advertise;
+    tools::AdapterOptions ao;
+    ao.name = at.ip();
+    ao.crc = o.crc.empty() ? -1 : o.crc == "on" ? 1 : 0;
+    ao.disconnect_timeout_s = 2;
+    tools::Adapter adapter(ao);
+    Subsystem sub(o.cfg, std::move(ns));
+    tools::Listener listener(adapter, at);
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    if (!o.quiet) {
+      std::cout << "ndk-nvmet: " << o.cfg.subnqn << " on " << at.ip() << ":" << listener.port()
+                << ", " << sub.ns_count() << " namespace(s):";
+      for (uint32_t i = 1; i <= sub.ns_count(); ++i)
+        std::cout << " " << i << "=" << sub.ns(i)->describe() << " (" << sub.ns(i)->blocks()
+                  << " blocks)";
+      std::cout << std::endl;
+    }
+    auto t_end = o.duration > 0 ? tools::deadline_in(o.duration) : tools::Deadline::max();
+    std::atomic<bool> stopping{false};
+    std::list<Worker> workers;
+    while (!g_stop && tools::Clock::now() < t_end) {
+      auto conn = listener.next(tools::deadline_in(0.1));
+      if (conn) {
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
+        workers.push_back({std::thread([&sub, &adapter, &stopping, holder, done] {
+                             serve_connection(sub, adapter, std::move(*holder), stopping);
+                             *done = true;
+                           }),
+                           done});
+      }
+      // Keep alive: an association with no command for KATO ends.
+      int64_t now = now_ms();
+      for (auto& c : sub.controllers()) {
+        uint32_t kato = c->kato_ms;
+        if (kato && !c->dead && now - c->last_cmd_ms > int64_t(kato)) {
+          sub.stats.kato_expired++;
+          std::cerr << "ndk-nvmet: controller " << c->cntlid << " (" << c->hostnqn
+                    << "): keep alive timeout (" << kato << " ms), association ended\n";
+          c->kill();
+          sub.remove(c->cntlid);
+        }
+      }
+      for (auto it = workers.begin(); it != workers.end();) {
+        if (*it->done) {
+          it->th.join();
+          it = workers.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    stopping = true;
+    listener.cancel();
+    for (auto& c : sub.controllers()) c->kill();
+    for (auto& w : workers) w.th.join();
+    if (!o.json.empty()) {
+      std::string j = stats_json(sub).dump(2) + "\n";
+      if (o.json == "-") {
+        std::cout << j;
+      } else {
+        std::ofstream f(o.json);
+        f << j;
+        if (!f) throw std::runtime_error("cannot write " + o.json);
+      }
+    }
+    return kExitOk;
+  } catch (const std::exception& ex) {
+    std::cerr << "ndk-nvmet: " << ex.what() << "\n";
+    return kExitFailed;
+  }
+}
