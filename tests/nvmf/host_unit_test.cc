@@ -64,8 +64,8 @@ TEST(HostLatency, EmptyIsZero) {
 TEST(HostStatus, NamesAndCodes) {
   EXPECT_EQ(nvme_status_text(nvmf::make_status(nvmf::kSctGeneric, nvmf::kScLbaOutOfRange)),
             "LBA Out of Range (SCT 0x0, SC 0x80, DNR)");
-  EXPECT_NE(nvme_status_text(nvmf::make_status(nvmf::kSctCommandSpecific,
-                                               nvmf::kScConnectInvalidHost, false))
+  EXPECT_NE(nvme_status_text(
+                nvmf::make_status(nvmf::kSctCommandSpecific, nvmf::kScConnectInvalidHost, false))
                 .find("Connect: Invalid Host"),
             std::string::npos);
   EXPECT_NE(cm_reject_text(nvmf::kCmInvalidHsqsize).find("HSQSIZE"), std::string::npos);

@@ -13,9 +13,10 @@ Initiator::Initiator(tools::Adapter& a, uint16_t port, const QueueParams& p) : a
   send_ = std::make_unique<tools::Buffer>(a, *pd_, kSendSlots * kSendSlotSize,
                                           NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
   recv_ = std::make_unique<tools::Buffer>(a, *pd_, kRecvs * 16, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-  data_ = std::make_unique<tools::Buffer>(
-      a, *pd_, 1 << 20,
-      NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+  data_ = std::make_unique<tools::Buffer>(a, *pd_, 1 << 20,
+                                          NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+                                              NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                                              NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
   qp_ = std::make_unique<tools::Qp>(a, *pd_, *cq_, *cq_, nullptr, tools::QpConfig{kRecvs, 128, 0});
   for (uint32_t i = 0; i < kRecvs; ++i) {
     NDK_SGE s = recv_->sge(i * 16, 16);

@@ -57,10 +57,10 @@ class Target : public ::testing::Test {
     return ::truncate(p.c_str(), off_t(n));
   }
   void start(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {NDK_NVMET, "-a", "127.0.0.1", "-p", std::to_string(port_),
-                                     "-n", kNqn, "--ns", "file:" + img_, "--host", kHost,
-                                     "--queue-depth", "32", "--queues", "2", "--duration", "60",
-                                     "--json", dir_ + "/stats.json"};
+    std::vector<std::string> argv = {
+        NDK_NVMET, "-a",           "127.0.0.1", "-p",     std::to_string(port_), "-n", kNqn,
+        "--ns",    "file:" + img_, "--host",    kHost,    "--queue-depth",       "32", "--queues",
+        "2",       "--duration",   "60",        "--json", dir_ + "/stats.json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<tools_test::Proc>(argv);
   }
@@ -491,7 +491,8 @@ TEST_F(Target, StopsOnSigtermWithStats) {
 TEST(TargetCli, BadUsageAndBadNamespace) {
   auto r = tools_test::run({NDK_NVMET, "-n", kNqn, "--ns", "ram:1M"}, 10);
   EXPECT_EQ(r.exit_code, 2) << r.err;  // no --host / --allow-any-host
-  r = tools_test::run({NDK_NVMET, "-n", kNqn, "--allow-any-host", "--ns", "file:/nonexistent/x"}, 10);
+  r = tools_test::run({NDK_NVMET, "-n", kNqn, "--allow-any-host", "--ns", "file:/nonexistent/x"},
+                      10);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("/nonexistent/x"), std::string::npos);
   r = tools_test::run({NDK_NVMET, "-n", kNqn, "--allow-any-host", "--ns", "tape:1"}, 10);
