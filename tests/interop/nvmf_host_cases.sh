@@ -46,6 +46,8 @@ echo inline_data_size=\$(cat \$d/ports/1/param_inline_data_size 2>/dev/null || e
 nvmf_dmesg() { # MARK_FILE
   g_run 20 "dmesg | grep -iE 'nvmet|nvme' | tail -n 40" >"$CDIR/dmesg.txt" 2>&1 || true
   sed 's/^/  dmesg| /' "$CDIR/dmesg.txt"
+  check "the kernel target logged no error, keep-alive expiry or timeout" \
+    hasnt "$CDIR/dmesg.txt" 'nvmet.*([Ee]rror|[Ff]ail|expired|[Tt]ime ?out)'
 }
 
 nvme_host() { # OUTFILE ARGS...: ndk-nvme against the forwarded target port; prints rc

@@ -22,7 +22,10 @@ using json = nlohmann::json;
 constexpr const char* kNqn = "nqn.2026-11.org.softndk:host-e2e";
 constexpr uint64_t kFileBytes = 8 << 20;
 
-struct Run {
+// posix_spawn takes a path: where `ip` lives here.
+std::string ip_path() { return softndk::test::netns::sh_out("command -v ip"); }
+
+struct HostRun {
   int rc = -1;
   json doc;
   std::string out, err;
@@ -47,26 +50,26 @@ class HostE2e : public ::testing::Test {
   void start_target(const std::vector<std::string>& extra = {}, const std::string& prefix = "",
                     const std::string& addr = "127.0.0.1") {
     std::vector<std::string> argv;
-    if (!prefix.empty()) argv = {"ip", "netns", "exec", prefix};
+    if (!prefix.empty()) argv = {ip_path(), "netns", "exec", prefix};
     for (const std::string& a :
-         {std::string(NDK_NVMET), std::string("-a"), addr, std::string("-p"),
-          std::to_string(port_), std::string("-n"), std::string(kNqn), std::string("--ns"),
-          std::string("ram:16M"), std::string("--ns"), "file:" + img_,
-          std::string("--allow-any-host"), std::string("--duration"), std::string("120")})
+         {std::string(NDK_NVMET), std::string("-a"), addr, std::string("-p"), std::to_string(port_),
+          std::string("-n"), std::string(kNqn), std::string("--ns"), std::string("ram:16M"),
+          std::string("--ns"), "file:" + img_, std::string("--allow-any-host"),
+          std::string("--duration"), std::string("120")})
       argv.push_back(a);
     argv.insert(argv.end(), extra.begin(), extra.end());
     target_ = std::make_unique<tools_test::Proc>(argv);
   }
-  Run host(std::vector<std::string> args, double secs = 60, const std::string& prefix = "",
-           const std::string& addr = "127.0.0.1") {
+  HostRun host(std::vector<std::string> args, double secs = 60, const std::string& prefix = "",
+               const std::string& addr = "127.0.0.1") {
     std::vector<std::string> argv;
-    if (!prefix.empty()) argv = {"ip", "netns", "exec", prefix};
-    for (const std::string& a : {std::string(NDK_NVME), std::string("-a"), addr,
-                                 std::string("-s"), std::to_string(port_)})
+    if (!prefix.empty()) argv = {ip_path(), "netns", "exec", prefix};
+    for (const std::string& a :
+         {std::string(NDK_NVME), std::string("-a"), addr, std::string("-s"), std::to_string(port_)})
       argv.push_back(a);
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = tools_test::run(argv, secs);
-    Run out{r.exit_code, json(), r.out, r.err};
+    HostRun out{r.exit_code, json(), r.out, r.err};
     try {
       if (!r.out.empty() && r.out[0] == '{') out.doc = json::parse(r.out);
     } catch (const std::exception&) {
@@ -76,7 +79,7 @@ class HostE2e : public ::testing::Test {
   // Waits until the target accepts a controller (identify succeeds).
   void wait_ready(const std::string& prefix = "", const std::string& addr = "127.0.0.1") {
     for (int i = 0; i < 50; ++i) {
-      Run r = host({"-n", kNqn, "--json", "identify"}, 20, prefix, addr);
+      HostRun r = host({"-n", kNqn, "--json", "identify"}, 20, prefix, addr);
       if (r.rc == 0) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -98,7 +101,7 @@ class HostE2e : public ::testing::Test {
 TEST_F(HostE2e, IdentifyShowsBothNamespacesAndTheController) {
   start_target();
   wait_ready();
-  Run r = host({"-n", kNqn, "--json", "identify"});
+  HostRun r = host({"-n", kNqn, "--json", "identify"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.doc["subnqn"], kNqn);
   ASSERT_EQ(r.doc["namespaces"].size(), 2u) << r.out;
@@ -109,7 +112,7 @@ TEST_F(HostE2e, IdentifyShowsBothNamespacesAndTheController) {
                 r.doc["namespaces"][1]["lba_size"].get<uint64_t>(),
             kFileBytes);
   EXPECT_EQ(r.doc["mpa_crc"], false);  // host-local: no CRC by default
-  Run d = host({"--json", "discover"});
+  HostRun d = host({"--json", "discover"});
   ASSERT_EQ(d.rc, 0) << d.err;
   bool listed = false;
   for (const auto& e : d.doc["records"]) listed |= e["subnqn"] == kNqn && e["trtype"] == "rdma";
@@ -122,8 +125,8 @@ TEST_F(HostE2e, IdentifyShowsBothNamespacesAndTheController) {
 TEST_F(HostE2e, WriteLandsInTheFileAndReadsVerify) {
   start_target();
   wait_ready();
-  Run w = host({"-n", kNqn, "--json", "write", "--nsid", "2", "--lba", "64", "--blocks", "2048",
-                "--bs", "128k", "--iodepth", "4", "--seed", "11"});
+  HostRun w = host({"-n", kNqn, "--json", "write", "--nsid", "2", "--lba", "64", "--blocks", "2048",
+                    "--bs", "128k", "--iodepth", "4", "--seed", "11"});
   ASSERT_EQ(w.rc, 0) << w.err;
   const json& wj = w.doc["jobs"][0];
   EXPECT_EQ(wj["write"]["io_bytes"], 2048u * 512);
@@ -134,11 +137,12 @@ TEST_F(HostE2e, WriteLandsInTheFileAndReadsVerify) {
   EXPECT_TRUE(nvmf::host::check_pattern(bytes.data(), 64, 2048, 512, 11, &why)) << why;
   EXPECT_EQ(file_bytes(0, 64 * 512), std::vector<uint8_t>(64 * 512, 0)) << "wrote before the LBA";
 
-  Run r = host({"-n", kNqn, "--json", "read", "--nsid", "2", "--lba", "64", "--blocks", "2048",
-                "--bs", "64k", "--iodepth", "8", "--seed", "11"});
+  HostRun r = host({"-n", kNqn, "--json", "read", "--nsid", "2", "--lba", "64", "--blocks", "2048",
+                    "--bs", "64k", "--iodepth", "8", "--seed", "11"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.doc["jobs"][0]["verify_errors"], 0u);
-  Run bad = host({"-n", kNqn, "read", "--nsid", "2", "--lba", "64", "--blocks", "8", "--seed", "12"});
+  HostRun bad =
+      host({"-n", kNqn, "read", "--nsid", "2", "--lba", "64", "--blocks", "8", "--seed", "12"});
   EXPECT_EQ(bad.rc, 5) << bad.err;
   EXPECT_NE(bad.err.find("verify: LBA 64"), std::string::npos) << bad.err;
 }
@@ -146,36 +150,37 @@ TEST_F(HostE2e, WriteLandsInTheFileAndReadsVerify) {
 TEST_F(HostE2e, SmallWritesGoInTheCapsuleUnlessForbidden) {
   start_target();
   wait_ready();
-  Run w = host({"-n", kNqn, "--json", "write", "--lba", "0", "--blocks", "256", "--bs", "4k",
-                "--iodepth", "8", "--seed", "3"});
+  HostRun w = host({"-n", kNqn, "--json", "write", "--lba", "0", "--blocks", "256", "--bs", "4k",
+                    "--iodepth", "8", "--seed", "3"});
   ASSERT_EQ(w.rc, 0) << w.err;
   EXPECT_GE(w.doc["jobs"][0]["in_capsule_writes"].get<uint64_t>(), 32u);
-  Run n = host({"-n", kNqn, "--no-inline", "--json", "write", "--lba", "256", "--blocks", "256",
-                "--bs", "4k", "--seed", "3"});
+  HostRun n = host({"-n", kNqn, "--no-inline", "--json", "write", "--lba", "256", "--blocks", "256",
+                    "--bs", "4k", "--seed", "3"});
   ASSERT_EQ(n.rc, 0) << n.err;
   EXPECT_EQ(n.doc["jobs"][0]["in_capsule_writes"], 0u);
-  Run r = host({"-n", kNqn, "read", "--lba", "0", "--blocks", "512", "--bs", "16k", "--seed", "3"});
+  HostRun r =
+      host({"-n", kNqn, "read", "--lba", "0", "--blocks", "512", "--bs", "16k", "--seed", "3"});
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 
 TEST_F(HostE2e, WithoutRemoteInvalidationTheHostInvalidates) {
   start_target();
   wait_ready();
-  Run w = host({"-n", kNqn, "--no-invalidate", "--json", "write", "--lba", "0", "--blocks", "64",
-                "--bs", "8k", "--seed", "5"});
+  HostRun w = host({"-n", kNqn, "--no-invalidate", "--json", "write", "--lba", "0", "--blocks",
+                    "64", "--bs", "8k", "--seed", "5"});
   ASSERT_EQ(w.rc, 0) << w.err;
   EXPECT_EQ(w.doc["jobs"][0]["remote_invalidations"], 0u);
   EXPECT_GT(w.doc["jobs"][0]["local_invalidations"].get<uint64_t>(), 0u);
-  Run r = host({"-n", kNqn, "--no-invalidate", "read", "--lba", "0", "--blocks", "64", "--bs",
-                "8k", "--seed", "5"});
+  HostRun r = host({"-n", kNqn, "--no-invalidate", "read", "--lba", "0", "--blocks", "64", "--bs",
+                    "8k", "--seed", "5"});
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 
 TEST_F(HostE2e, LoadWithVerifyOnTwoQueues) {
   start_target();
   wait_ready();
-  Run l = host({"-n", kNqn, "--json", "load", "--rw", "randrw", "--bs", "4k", "--iodepth", "8",
-                "--queues", "2", "--size", "4M", "--runtime", "2", "--verify", "--seed", "9"});
+  HostRun l = host({"-n", kNqn, "--json", "load", "--rw", "randrw", "--bs", "4k", "--iodepth", "8",
+                    "--queues", "2", "--size", "4M", "--runtime", "2", "--verify", "--seed", "9"});
   ASSERT_EQ(l.rc, 0) << l.err;
   ASSERT_EQ(l.doc["jobs"].size(), 2u);
   EXPECT_EQ(l.doc["jobs"][0]["write"]["io_bytes"], 4u << 20);  // the prefill
@@ -192,12 +197,12 @@ TEST_F(HostE2e, MpaCrcOnAndOff) {
   start_target();
   wait_ready();
   for (const char* crc : {"on", "off"}) {
-    Run w = host({"-n", kNqn, "--crc", crc, "--json", "write", "--lba", "100", "--blocks", "512",
-                  "--bs", "32k", "--iodepth", "4", "--seed", "21"});
+    HostRun w = host({"-n", kNqn, "--crc", crc, "--json", "write", "--lba", "100", "--blocks",
+                      "512", "--bs", "32k", "--iodepth", "4", "--seed", "21"});
     ASSERT_EQ(w.rc, 0) << crc << ": " << w.err;
     EXPECT_EQ(w.doc["mpa_crc"], std::string(crc) == "on") << crc;
-    Run r = host({"-n", kNqn, "--crc", crc, "--json", "read", "--lba", "100", "--blocks", "512",
-                  "--bs", "32k", "--iodepth", "4", "--seed", "21"});
+    HostRun r = host({"-n", kNqn, "--crc", crc, "--json", "read", "--lba", "100", "--blocks", "512",
+                      "--bs", "32k", "--iodepth", "4", "--seed", "21"});
     EXPECT_EQ(r.rc, 0) << crc << ": " << r.err;
     EXPECT_EQ(r.doc["mpa_crc"], std::string(crc) == "on") << crc;
   }
@@ -207,31 +212,31 @@ TEST_F(HostE2e, TheTargetsErrorsReachTheUserWithTheirExitCodes) {
   start_target({"--queue-depth", "16"});
   wait_ready();
   // 16 MiB of 512-byte blocks: LBA 32768 is one past the end.
-  Run past = host({"-n", kNqn, "read", "--lba", "32768", "--blocks", "1"});
+  HostRun past = host({"-n", kNqn, "read", "--lba", "32768", "--blocks", "1"});
   EXPECT_EQ(past.rc, 4) << past.err;
   EXPECT_NE(past.err.find("LBA Out of Range"), std::string::npos) << past.err;
-  Run straddle = host({"-n", kNqn, "write", "--lba", "32760", "--blocks", "16", "--bs", "8k"});
+  HostRun straddle = host({"-n", kNqn, "write", "--lba", "32760", "--blocks", "16", "--bs", "8k"});
   EXPECT_EQ(straddle.rc, 4) << straddle.err;
-  Run nqn = host({"-n", "nqn.2026-11.org.softndk:nobody", "connect"});
+  HostRun nqn = host({"-n", "nqn.2026-11.org.softndk:nobody", "connect"});
   EXPECT_EQ(nqn.rc, 3) << nqn.err;
   EXPECT_NE(nqn.err.find("Connect"), std::string::npos) << nqn.err;
   // A queue larger than the target allows (CAP.MQES).
-  Run deep = host({"-n", kNqn, "load", "--iodepth", "64", "--runtime", "1"});
+  HostRun deep = host({"-n", kNqn, "load", "--iodepth", "64", "--runtime", "1"});
   EXPECT_EQ(deep.rc, 2) << deep.err;
   EXPECT_NE(deep.err.find("CAP.MQES"), std::string::npos) << deep.err;
-  Run none = host({"-n", kNqn, "read", "--nsid", "9", "--lba", "0"});
+  HostRun none = host({"-n", kNqn, "read", "--nsid", "9", "--lba", "0"});
   EXPECT_EQ(none.rc, 2) << none.err;
   // The target still serves.
-  Run ok = host({"-n", kNqn, "write", "--lba", "0", "--blocks", "8"});
+  HostRun ok = host({"-n", kNqn, "write", "--lba", "0", "--blocks", "8"});
   EXPECT_EQ(ok.rc, 0) << ok.err;
 }
 
 TEST_F(HostE2e, TargetGoneMidLoadEndsTheHostWithExit7) {
   start_target();
   wait_ready();
-  std::vector<std::string> argv = {NDK_NVME, "-a", "127.0.0.1", "-s", std::to_string(port_),
-                                   "-n", kNqn, "load", "--rw", "randread", "--iodepth", "4",
-                                   "--runtime", "20", "--timeout", "5"};
+  std::vector<std::string> argv = {
+      NDK_NVME, "-a",       "127.0.0.1", "-s", std::to_string(port_), "-n", kNqn,        "load",
+      "--rw",   "randread", "--iodepth", "4",  "--runtime",           "20", "--timeout", "5"};
   tools_test::Proc h(argv);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   target_->kill_now();
@@ -249,18 +254,21 @@ TEST_F(HostE2e, AcrossTwoNetworkNamespaces) {
   ASSERT_TRUE(v.ok());
   ASSERT_TRUE(v.addr_a("10.201.7.1/24"));
   ASSERT_TRUE(v.addr_b("10.201.7.2/24"));
-  start_target({}, a.name(), "10.201.7.1");
+  // Off-host, softndk asks for CRC by default: the target only gives it
+  // when asked, so the host's --crc decides.
+  start_target({"--crc", "off"}, a.name(), "10.201.7.1");
   wait_ready(b.name(), "10.201.7.1");
   for (const char* crc : {"off", "on"}) {
-    Run w = host({"-n", kNqn, "--crc", crc, "--json", "write", "--nsid", "2", "--lba", "0",
-                  "--blocks", "1024", "--bs", "64k", "--iodepth", "4", "--seed", "77"},
-                 60, b.name(), "10.201.7.1");
+    HostRun w = host({"-n", kNqn, "--crc", crc, "--json", "write", "--nsid", "2", "--lba", "0",
+                      "--blocks", "1024", "--bs", "64k", "--iodepth", "4", "--seed", "77"},
+                     60, b.name(), "10.201.7.1");
     ASSERT_EQ(w.rc, 0) << crc << ": " << w.err;
     EXPECT_EQ(w.doc["mpa_crc"], std::string(crc) == "on");
-    Run l = host({"-n", kNqn, "--crc", crc, "--json", "load", "--rw", "randread", "--nsid", "2",
-                  "--bs", "4k", "--iodepth", "8", "--queues", "2", "--size", "512k",
-                  "--runtime", "1", "--verify", "--seed", "77"},
-                 60, b.name(), "10.201.7.1");
+    HostRun l =
+        host({"-n",     kNqn,   "--crc",     crc,  "--json",    "load",   "--rw",     "randread",
+              "--nsid", "2",    "--bs",      "4k", "--iodepth", "8",      "--queues", "2",
+              "--size", "512k", "--runtime", "1",  "--verify",  "--seed", "77"},
+             60, b.name(), "10.201.7.1");
     EXPECT_EQ(l.rc, 0) << crc << ": " << l.err;
   }
   auto bytes = file_bytes(0, 1024 * 512);
