@@ -33,7 +33,8 @@ Queue::Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
       stride_((size_t(p.max_io) + kPage - 1) / kPage * kPage),
       // Per slot: fast register + Send + local invalidate on the SQ.
       cq_(a, ULONG(p.entries) * 4 + 8),
-      qp_(a, pd, cq_, cq_, this, tools::QpConfig{p.entries, ULONG(p.entries) * 3 + 4, 0, 2}) {
+      qp_(a, pd, cq_, cq_, this,
+          tools::QpConfig{p.entries, ULONG(p.entries) * 3 + 4, ULONG(kSqeSize), 2}) {
   if (p.entries < 2 || p.entries > 1024)
     throw HostError(kExitUsage, "queue size must be 2..1024, not " + std::to_string(p.entries));
   capsules_ = std::make_unique<tools::Buffer>(a, pd, size_t(p.entries) * kSqeSize,
@@ -172,7 +173,10 @@ void Queue::submit(int slot, uint32_t len, DataDir dir) {
   std::memcpy(capsules_->data() + size_t(slot) * kSqeSize, &cmd, kSqeSize);
   sge[0] = capsules_->sge(size_t(slot) * kSqeSize, kSqeSize);
   sl.start_ns = now_ns();
-  NTSTATUS st = qp->Dispatch->NdkSend(qp, ctx(unsigned(slot), kSend), sge, nsge, 0);
+  // A bare capsule is copied into the SQ at post time (like ndkperf's
+  // latency tests' inline Sends): nothing is left to read from the slot.
+  NTSTATUS st = qp->Dispatch->NdkSend(qp, ctx(unsigned(slot), kSend), sge, nsge,
+                                      nsge == 1 ? NDK_OP_FLAG_INLINE : 0);
   if (st != STATUS_SUCCESS) lost("NdkSend of a command capsule failed: " + tools::status_name(st));
 }
 
