@@ -183,10 +183,10 @@ class RogueTarget {
 };
 
 tools_test::ProcResult read_two(uint16_t port) {
-  return tools_test::run({NDK_NVME, "-a", "127.0.0.1", "-s", std::to_string(port), "-n", kNqn,
-                          "--timeout", "5", "read", "--lba", "0", "-c", "16", "--bs", "4k",
-                          "--iodepth", "2", "--no-verify"},
-                         60);
+  return tools_test::run(
+      {NDK_NVME, "-a", "127.0.0.1", "-s", std::to_string(port), "-n", kNqn, "--timeout", "5",
+       "read", "--lba", "0", "-c", "16", "--bs", "4k", "--iodepth", "2", "--no-verify"},
+      60);
 }
 
 TEST(HostRogueTarget, AnswersByTheRulesAreAccepted) {
