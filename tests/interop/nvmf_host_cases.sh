@@ -54,7 +54,9 @@ nvme_host() { # OUTFILE ARGS...: ndk-nvme against the forwarded target port; pri
   local out=$1 rc=0
   shift
   timeout 300 "$NDK_NVME" -a 127.0.0.1 -s "$HP_NVME" "$@" >"$out" 2>"$out.err" || rc=$?
-  sed 's/^/  ndk-nvme| /' "$out" "$out.err" | head -n 60
+  # No `| head` here: under pipefail, head's early exit kills sed with
+  # SIGPIPE and set -e then ends the case (it did, for a long JSON).
+  sed -n '1,60s/^/  ndk-nvme| /p' "$out" "$out.err"
   echo "$rc" >"$out.rc"
 }
 rc_of() { cat "$1.rc"; }
