@@ -1,6 +1,7 @@
 // io.cc - see io.h.
 #include "target/io.h"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -107,13 +108,16 @@ Reply io_execute(Subsystem& s, const ParsedCapsule& p, std::span<const uint8_t> 
       uint32_t n = (q.cdw10 & 0xFF) + 1;
       if (in.size() < n * sizeof(DsmRange)) return st(kScDataSglLengthInvalid);
       // All ranges are checked before any is deallocated.
-      std::vector<DsmRange> ranges(n);
+      // At most 256 ranges (NR is 8 bits): on the stack, no allocation.
+      std::array<DsmRange, 256> ranges;
       std::memcpy(ranges.data(), in.data(), n * sizeof(DsmRange));
-      for (auto& d : ranges)
-        if (!in_range(*b, d.slba, d.nlb)) return st(kScLbaOutOfRange);
-      for (auto& d : ranges)
+      for (uint32_t i = 0; i < n; ++i)
+        if (!in_range(*b, ranges[i].slba, ranges[i].nlb)) return st(kScLbaOutOfRange);
+      for (uint32_t i = 0; i < n; ++i) {
+        const DsmRange& d = ranges[i];
         if (d.nlb && b->deallocate(d.slba << kBlockShift, uint64_t(d.nlb) << kBlockShift) != 0)
           return st(kScInternalError);
+      }
       return r;
     }
     default:

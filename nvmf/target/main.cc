@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
         !tools::resolve(o.address, o.cfg.port, at, e))
       throw std::runtime_error(e);
     o.cfg.traddr = o.advertise.empty() ? at.ip() : o.advertise;
+    o.cfg.advertise_port = o.advertise_port ? o.advertise_port : o.cfg.port;
     tools::AdapterOptions ao;
     ao.name = at.ip();
     ao.crc = o.crc.empty() ? -1 : o.crc == "on" ? 1 : 0;

@@ -18,6 +18,7 @@ struct Options {
   std::string address = "127.0.0.1";  // adapter: interface name or address
   std::vector<std::string> ns;        // file:PATH, blk:DEV, ram:SIZE
   std::string advertise;              // traddr in the discovery log (default: address)
+  uint16_t advertise_port = 0;        // trsvcid in the discovery log (default: --port)
   double duration = 0;                // 0: until a signal
   std::string json;                   // stats file at exit ("-": stdout)
   std::string crc;                    // "", "on", "off"

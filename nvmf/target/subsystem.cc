@@ -7,10 +7,12 @@
 namespace nvmf::target {
 
 void Controller::kill() {
-  dead = true;
   std::vector<std::function<void()>> stops;
   {
+    // Under the lock: an I/O queue's Connect either registers its stopper
+    // before this (and is stopped) or sees `dead` (and is refused).
     std::lock_guard lk(mu);
+    dead = true;
     for (auto& [qid, f] : stoppers) stops.push_back(f);
   }
   for (auto& f : stops) f();
@@ -35,7 +37,7 @@ Subsystem::Subsystem(TargetConfig cfg, std::vector<std::unique_ptr<Backend>> ns)
   DiscoveryEntry e;
   e.subnqn = cfg_.subnqn;
   e.traddr = cfg_.traddr;
-  e.trsvcid = std::to_string(cfg_.port);
+  e.trsvcid = std::to_string(cfg_.advertise_port);
   e.asqsz = cfg_.admin_depth;
   disc_log_ = build_discovery_log(1, {e});
 }
@@ -151,6 +153,7 @@ Reply handle_connect(Subsystem& s, const Sqe& q, std::span<const uint8_t> data, 
   if (!c || c->dead || c->discovery || c->hostnqn != ci.hostnqn)
     return invalid_param(offsetof(ConnectData, cntlid), true);
   std::lock_guard lk(c->mu);
+  if (c->dead) return invalid_param(offsetof(ConnectData, cntlid), true);
   if (!(c->csts & 1)) {
     r.status = make_status(kSctGeneric, kScCommandSequenceError);
     return r;

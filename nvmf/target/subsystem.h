@@ -31,7 +31,8 @@ struct TargetConfig {
   uint32_t mdts_bytes = 128 * 1024;   // MDTS = 5 (2^5 * 4 KiB)
   std::string traddr;                 // in the discovery log
   uint16_t port = kDefaultPort;
-  bool poll = false;  // busy-poll the CQs instead of sleeping on events
+  uint16_t advertise_port = kDefaultPort;  // trsvcid in the discovery log
+  bool poll = false;                       // busy-poll the CQs instead of sleeping on events
 };
 
 struct Stats {

@@ -10,7 +10,8 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
-# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVME (empty if not built).
+# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME (empty if
+# not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -65,6 +66,10 @@ CASES=(
   "tunable siw_p2p_write.engine 90" "tunable siw_p2p_write.ndk 90"
   "tunable siw_p2p_read.engine 90" "tunable siw_p2p_read.ndk 90"
   "tunable siw_rev1.engine 90" "tunable siw_rev1.ndk 90"
+  # NVMe over Fabrics (RDMA): Linux nvme-rdma host in the guest -> ndk-nvmet
+  # (tests/interop/nvmf_cases.sh)
+  "nvmf nvmet_discover 120" "nvmf nvmet_fio 600" "nvmf nvmet_crc 300" "nvmf nvmet_host_reset 400"
+  "nvmf nvmet_two_hosts 400" "nvmf nvmet_kernel_baseline 600"
   # NVMe over Fabrics (issue 19): softndk's host ndk-nvme -> Linux nvmet-rdma
   # in the guest (nvmf_host_cases.sh)
   "nvmf host_discover 120" "nvmf host_identify 120" "nvmf host_rw 240" "nvmf host_rw_crc 240"
@@ -1136,11 +1141,12 @@ case_badpeer_terminate() {
   cap_window "$t0"
 }
 
-# NVMe over Fabrics cases (group nvmf) live in their own files.
-for _f in "$HERE"/nvmf_*cases.sh; do
-  # shellcheck disable=SC1090
-  [ -e "$_f" ] && . "$_f"
-done
+# NVMe over Fabrics cases (group nvmf): Linux host -> ndk-nvmet in
+# nvmf_cases.sh, ndk-nvme -> Linux target in nvmf_host_cases.sh.
+# shellcheck source=tests/interop/nvmf_cases.sh
+. "$HERE/nvmf_cases.sh"
+# shellcheck source=tests/interop/nvmf_host_cases.sh
+. "$HERE/nvmf_host_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

@@ -346,10 +346,22 @@ TEST_F(Target, BadCommandsGetTheirStatusAndTheQueueGoesOn) {
   auto c = a->submit(a->bytes(a->sqe(0xC5, 12)));
   ASSERT_TRUE(c);
   EXPECT_EQ(sc(*c), kScInvalidOpcode);
-  // Still serving on the same queue.
+  // Deallocate with one range past the end: refused as a whole, the
+  // valid range keeps its data.
   std::memset(q->data(), 0x11, 512);
   c = q->submit(q->keyed(rw(*q, kNvmWrite, 13, 1, 1), 0, 512));
   ASSERT_TRUE(c && c->ok());
+  DsmRange ranges[2] = {{0, 1, 1}, {0, 16, 8190}};
+  Sqe d = q->sqe(kNvmDatasetManagement, 14, 1);
+  d.cdw10 = 1;
+  d.cdw11 = 1u << 2;
+  d.sgl1.set_in_capsule(0, sizeof ranges);
+  expect(Initiator::bytes(d, ranges, sizeof ranges), kSctGeneric, kScLbaOutOfRange);
+  // Still serving on the same queue, and LBA 1 was not deallocated.
+  std::memset(q->data() + 4096, 0, 512);
+  c = q->submit(q->keyed(rw(*q, kNvmRead, 15, 1, 1), 4096, 512));
+  ASSERT_TRUE(c && c->ok());
+  EXPECT_EQ(q->data()[4096 + 100], 0x11);
 }
 
 TEST_F(Target, ConnectErrors) {
@@ -499,4 +511,46 @@ TEST(TargetCli, BadUsageAndBadNamespace) {
   EXPECT_EQ(r.exit_code, 1);
   r = tools_test::run({NDK_NVMET, "--version"}, 10);
   EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST_F(Target, TwoHostsAtOnceAndOneLeavesMidIo) {
+  // Host A: admin + 2 I/O queues; host B: admin + 1 I/O queue.
+  auto a = admin();
+  uint16_t ca = cntlid_;
+  auto a1 = io_queue(1);
+  auto a2 = io_queue(2);
+  auto b = admin();
+  uint16_t cb = cntlid_;
+  EXPECT_NE(ca, cb);
+  auto b1 = io_queue(1);
+  // Both write their own block ranges with commands outstanding on every queue.
+  for (uint16_t i = 0; i < 8; ++i) {
+    std::memset(a1->data() + i * 4096, 0xA0 + i, 4096);
+    std::memset(a2->data() + i * 4096, 0xB0 + i, 4096);
+    std::memset(b1->data() + i * 4096, 0xC0 + i, 4096);
+    ASSERT_TRUE(a1->post(a1->keyed(rw(*a1, kNvmWrite, i, 1000 + i * 8, 8), i * 4096u, 4096)));
+    ASSERT_TRUE(a2->post(a2->keyed(rw(*a2, kNvmWrite, i, 2000 + i * 8, 8), i * 4096u, 4096)));
+    ASSERT_TRUE(b1->post(b1->keyed(rw(*b1, kNvmWrite, i, 3000 + i * 8, 8), i * 4096u, 4096)));
+  }
+  for (auto* q : {a1.get(), a2.get(), b1.get()}) {
+    auto got = q->collect(8);
+    ASSERT_EQ(got.size(), 8u);
+    for (auto& c : got) EXPECT_TRUE(c.ok());
+  }
+  // Host A vanishes with reads outstanding (its connections close).
+  for (uint16_t i = 0; i < 8; ++i)
+    a1->post(a1->keyed(rw(*a1, kNvmRead, uint16_t(100 + i), 1000 + i * 8, 8), i * 4096u, 4096));
+  a1.reset();
+  a2.reset();
+  a.reset();
+  // Host B goes on and sees host A's data where A wrote it.
+  for (uint16_t i = 0; i < 8; ++i) {
+    auto c =
+        b1->submit(b1->keyed(rw(*b1, kNvmRead, uint16_t(50 + i), 1000 + i * 8, 8), 65536, 4096));
+    ASSERT_TRUE(c && c->ok());
+    EXPECT_EQ(b1->data()[65536], 0xA0 + i);
+    EXPECT_EQ(b1->data()[65536 + 4095], 0xA0 + i);
+  }
+  // A new association of host A gets a controller again.
+  still_serves();
 }
