@@ -205,7 +205,6 @@ int Queue::handle(const NDK_RESULT_EX& r) {
   }
   Cqe cqe;
   std::memcpy(&cqe, responses_->data() + size_t(idx) * kCqeSize, sizeof cqe);
-  post_receive(idx);
   const unsigned slot = cqe.cid & 0x3FF;
   if (slot >= slots_.size() || !slots_[slot].busy || slots_[slot].cid != cqe.cid ||
       slots_[slot].answered) {
@@ -235,6 +234,9 @@ int Queue::handle(const NDK_RESULT_EX& r) {
     if (st != STATUS_SUCCESS) lost("NdkInvalidate failed: " + tools::status_name(st));
     ++local_inv_;
   }
+  // Reposted only after the checks: a target that broke the rules may also
+  // have broken the QP, and the violation is what the user must hear of.
+  post_receive(idx);
   sl.cqe = cqe;
   sl.answered = true;
   return sl.sent ? int(slot) : -1;

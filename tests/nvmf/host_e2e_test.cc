@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -243,6 +244,36 @@ TEST_F(HostE2e, TargetGoneMidLoadEndsTheHostWithExit7) {
   auto r = h.wait(30);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 7) << r.err;
+}
+
+// ndk-nvmet resets its keep-alive timer on any command, so I/O alone keeps
+// an association alive: count the host's Keep Alives in the target's
+// admin command counter instead (KATO 1 s: one every 0.5 s; KATO 0: none).
+TEST_F(HostE2e, KeepAliveEveryHalfKato) {
+  auto admin_commands = [&](const char* kato) -> int64_t {
+    const std::string stats = dir_ + "/stats-" + kato + ".json";
+    start_target({"--json", stats});
+    wait_ready();
+    HostRun l = host(
+        {"-n", kNqn, "-k", kato, "load", "--rw", "randread", "--iodepth", "1", "--runtime", "3"});
+    EXPECT_EQ(l.rc, 0) << l.err;
+    EXPECT_TRUE(target_->signal(SIGTERM));
+    auto r = target_->wait(20);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream f(stats);
+    json j = json::parse(f, nullptr, false);
+    if (j.is_discarded()) {
+      ADD_FAILURE() << "no stats in " << stats;
+      return -1;
+    }
+    EXPECT_EQ(j["kato_expired"], 0);
+    return j["admin_commands"].get<int64_t>();
+  };
+  const int64_t with = admin_commands("1");
+  const int64_t without = admin_commands("0");
+  // ~6 in 3 s; the clock of a loaded machine may lose one or two.
+  EXPECT_GE(with - without, 4) << "with KATO 1 s: " << with << ", without: " << without;
+  EXPECT_LE(with - without, 8) << "with KATO 1 s: " << with << ", without: " << without;
 }
 
 TEST_F(HostE2e, AcrossTwoNetworkNamespaces) {

@@ -121,7 +121,7 @@ class FakeQueue {
         }
         respond(*held_, 0, s.sgl1.key(), true);
         held_.reset();
-        return respond(s, 0, s.sgl1.key(), true);
+        return respond(s, 0);  // its key is gone already
       default:
         return respond(s, 0);
     }
