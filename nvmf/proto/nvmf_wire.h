@@ -257,6 +257,9 @@ static_assert(sizeof(Cqe) == kCqeSize);
 
 // Connect command fields (in the SQE): recfmt = cdw10[15:0], qid = cdw10[31:16],
 // sqsize (0's based) = cdw11[15:0], cattr = cdw11[23:16], kato (ms) = cdw12.
+// Not a wire layout: outside the packing, so that kato_ms is aligned (a
+// packed one sat at offset 7, and a reference to it is undefined behaviour).
+#pragma pack(pop)
 struct ConnectFields {
   uint16_t recfmt;
   uint16_t qid;
@@ -264,6 +267,8 @@ struct ConnectFields {
   uint8_t cattr;
   uint32_t kato_ms;
 };
+static_assert(alignof(ConnectFields) == 4);
+#pragma pack(push, 1)
 inline ConnectFields connect_fields(const Sqe& s) {
   return {uint16_t(s.cdw10), uint16_t(s.cdw10 >> 16), uint16_t(s.cdw11), uint8_t(s.cdw11 >> 16),
           s.cdw12};
