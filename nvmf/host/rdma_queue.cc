@@ -37,6 +37,26 @@ Queue::Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
           tools::QpConfig{p.entries, ULONG(p.entries) * 3 + 4, ULONG(kSqeSize), 2}) {
   if (p.entries < 2 || p.entries > 1024)
     throw HostError(kExitUsage, "queue size must be 2..1024, not " + std::to_string(p.entries));
+  // No destructor runs for a constructor that throws: close the MRs made so
+  // far here, or the PD's close would wait for them (a refused connect
+  // used to cost the host its whole --timeout on the way out).
+  try {
+    setup(a, pd, local, peer, timeout_s);
+  } catch (...) {
+    close_mrs();
+    throw;
+  }
+}
+
+void Queue::close_mrs() noexcept {
+  for (Slot& s : slots_)
+    if (s.mr) tools::close_object(&s.mr->Header, s.mr->Dispatch->NdkCloseMr, a_.timeout());
+  slots_.clear();
+}
+
+void Queue::setup(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
+                  const tools::SockAddr& peer, double timeout_s) {
+  const QueueParams& p = p_;
   capsules_ = std::make_unique<tools::Buffer>(a, pd, size_t(p.entries) * kSqeSize,
                                               NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
   responses_ = std::make_unique<tools::Buffer>(a, pd, size_t(p.entries) * kCqeSize,
@@ -107,8 +127,7 @@ Queue::Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
 
 Queue::~Queue() {
   conn_.reset();  // disconnect first: no more remote access to the MRs
-  for (Slot& s : slots_)
-    if (s.mr) tools::close_object(&s.mr->Header, s.mr->Dispatch->NdkCloseMr, a_.timeout());
+  close_mrs();
 }
 
 void Queue::disconnect() {

@@ -98,6 +98,9 @@ class Queue {
   static void* ctx(unsigned idx, Kind k) {
     return reinterpret_cast<void*>((uintptr_t(idx) << 2) | k);
   }
+  void setup(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
+             const tools::SockAddr& peer, double timeout_s);
+  void close_mrs() noexcept;
   // Handles one CQ result; returns the slot that finished, or -1.
   int handle(const NDK_RESULT_EX& r);
   void post_receive(unsigned idx);

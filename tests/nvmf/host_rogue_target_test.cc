@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -139,7 +140,9 @@ class FakeQueue {
 
 class RogueTarget {
  public:
-  explicit RogueTarget(bool rogue) : rogue_(rogue) {
+  // reject_sts != 0: every connection is refused with that RDMA CM reject
+  // status in the MPA Reject's private data.
+  explicit RogueTarget(bool rogue, uint16_t reject_sts = 0) : rogue_(rogue), reject_(reject_sts) {
     tools::AdapterOptions ao;
     ao.name = "127.0.0.1";
     ao.timeout_s = 5;
@@ -154,6 +157,13 @@ class RogueTarget {
       while (!stop_) {
         auto c = listener_->next(tools::deadline_in(0.1));
         if (!c) continue;
+        if (reject_) {
+          RdmaCmReject rj{0, reject_};
+          std::vector<uint8_t> pd_bytes(sizeof rj);
+          std::memcpy(pd_bytes.data(), &rj, sizeof rj);
+          c->reject(pd_bytes);
+          continue;
+        }
         threads_.emplace_back([this, c = c.release()]() mutable {
           try {
             FakeQueue q(*adapter_, *pd_, std::unique_ptr<tools::Connection>(c), rogue_);
@@ -174,6 +184,7 @@ class RogueTarget {
 
  private:
   bool rogue_;
+  uint16_t reject_;
   std::atomic<bool> stop_{false};
   std::unique_ptr<tools::Adapter> adapter_;
   std::unique_ptr<tools::Pd> pd_;
@@ -182,9 +193,9 @@ class RogueTarget {
   std::vector<std::thread> threads_;
 };
 
-tools_test::ProcResult read_two(uint16_t port) {
+tools_test::ProcResult read_two(uint16_t port, const char* timeout = "5") {
   return tools_test::run(
-      {NDK_NVME, "-a", "127.0.0.1", "-s", std::to_string(port), "-n", kNqn, "--timeout", "5",
+      {NDK_NVME, "-a", "127.0.0.1", "-s", std::to_string(port), "-n", kNqn, "--timeout", timeout,
        "read", "--lba", "0", "-c", "16", "--bs", "4k", "--iodepth", "2", "--no-verify"},
       60);
 }
@@ -200,6 +211,18 @@ TEST(HostRogueTarget, InvalidatingAnotherCommandsKeyIsAProtocolError) {
   auto r = read_two(t.port());
   EXPECT_EQ(r.exit_code, 6) << r.err;
   EXPECT_NE(r.err.find("invalidated key"), std::string::npos) << r.err;
+}
+
+TEST(HostRogueTarget, RdmaCmRejectStatusIsNamed) {
+  RogueTarget t(false, kCmInvalidHsqsize);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = read_two(t.port());
+  // A refusal ends the host at once (not at its 5 s connect timeout).
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("rejected queue 0: invalid host send queue size (HSQSIZE)"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
