@@ -1,7 +1,7 @@
 # Debian packages made by CPack's DEB generator, one per install component:
 #   libsoftndkN     lib    the shared library (N = SOFTNDK_SOVERSION)
 #   libsoftndk-dev  dev    headers, static library, CMake package, softndk.pc
-#   softndk-tools   tools  ndkinfo, ndkperf, ndkping, ndk-nvmet and their manual pages
+#   softndk-tools   tools  ndkinfo, ndkperf, ndkping, ndk-nvmet, ndk-nvme and their manual pages
 # scripts/package configures a Release build for /usr and runs cpack; any
 # build configured with -DCMAKE_INSTALL_PREFIX=/usr can run `cpack -G DEB`.
 # Dependencies on other packages are computed by dpkg-shlibdeps from the
@@ -97,6 +97,7 @@ softndk is the Windows Network Direct Kernel Provider Interface (NDKPI) as a
 C/C++ library on Linux over software iWARP.
 This package holds ndkinfo (adapters and their limits, like ibv_devinfo),
 ndkperf (perftest-style benchmark with a raw-TCP baseline), ndkping
-(rping-compatible ping) and ndk-nvmet (NVMe over Fabrics RDMA target).")
+(rping-compatible ping), ndk-nvmet (NVMe over Fabrics RDMA target) and
+ndk-nvme (NVMe over Fabrics RDMA host with a load generator).")
 
 include(CPack)

@@ -39,8 +39,7 @@ int parse_options(int argc, const char* const* argv, Options& o, std::string& ou
                  "transport service id (port) in the discovery log (default: --port)");
   app.add_option("--crc", o.crc, "MPA CRC32c: on (required) | off (only if the peer asks)")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_flag("--poll", c.poll,
-               "busy-poll the completion queues (lowest latency, one core per queue)");
+  app.add_flag("--poll", c.poll, "busy-poll the I/O queues (lowest latency, one core per queue)");
   app.add_option("--duration", o.duration,
                  "stop after this many seconds (default: at SIGINT/SIGTERM)")
       ->check(CLI::Range(0.0, 1e7));

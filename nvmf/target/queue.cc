@@ -90,7 +90,9 @@ class Queue {
   // Serves until the end; returns why it ended (for the log), "" if clean.
   std::string run(Connection& conn, const std::atomic<bool>& stopping) {
     NDK_RESULT res[64];
-    bool events = !s_.cfg().poll;
+    // The admin queue carries a few commands (and a Keep Alive every KATO/2):
+    // it waits for events even with --poll, so it does not take a core.
+    bool events = !s_.cfg().poll || qid_ == 0;
     for (;;) {
       if (stop_->stop || stopping) return ending_;
       if (closing_ && free_.size() == nslots_) return "";  // Disconnect answered

@@ -10,7 +10,8 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
-# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET (empty if not built).
+# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME (empty if
+# not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -26,6 +27,7 @@ MPA_PEER=${INTEROP_MPA_PEER:-}
 NDK_PEER=${INTEROP_NDK_PEER:-}
 VERBS_PEER=${INTEROP_VERBS_PEER:-}
 NDKPING=${INTEROP_NDKPING:-}
+NDK_NVME=${INTEROP_NDK_NVME:-}
 VM_LIFETIME=1500 # s; siw-peer kills the VM after this even if `down` never runs
 
 # Guest ports. 7174: persistent `rping -s -P` (started by the agent); 7175:
@@ -68,6 +70,10 @@ CASES=(
   # (tests/interop/nvmf_cases.sh)
   "nvmf nvmet_discover 120" "nvmf nvmet_fio 600" "nvmf nvmet_crc 300" "nvmf nvmet_host_reset 400"
   "nvmf nvmet_two_hosts 400" "nvmf nvmet_kernel_baseline 600"
+  # NVMe over Fabrics (issue 19): softndk's host ndk-nvme -> Linux nvmet-rdma
+  # in the guest (nvmf_host_cases.sh)
+  "nvmf host_discover 120" "nvmf host_identify 120" "nvmf host_rw 240" "nvmf host_rw_crc 240"
+  "nvmf host_load 240" "nvmf host_load_crc 240"
 )
 
 # ---------------------------------------------------------------- helpers
@@ -402,6 +408,14 @@ cmd_up() {
   # siw-tunable.ko with its defaults (mpa_crc_required=N is the stock value):
   # cases then switch parameters at run time through sysfs.
   [ "$GROUP" = tunable ] && extra+=(--siw-param mpa_crc_required=N)
+  # nvmf: host port HP_NVME -> the guest's NVMe-oF port 4420 (its kernel
+  # target); the guest's 10.0.2.100:4420 -> host port HT_NVME (a softndk target).
+  local hp_nvme="" ht_nvme=""
+  if [ "$GROUP" = nvmf ]; then
+    hp_nvme=$(free_port)
+    ht_nvme=$(free_port)
+    extra+=(--fwd "$hp_nvme:4420" --to-host "4420:$ht_nvme")
+  fi
   cat >"$d/env" <<EOF
 VM_NAME=$name
 HP_RPING=$hp_rping
@@ -409,6 +423,8 @@ HP_SRV=$hp_srv
 HT_A=$ht_a
 HT_B=$ht_b
 PCAP=$d/eth0.pcap
+HP_NVME=$hp_nvme
+HT_NVME=$ht_nvme
 EOF
   echo "$name" >"$d/vm_name"
   local t0 rc=0 out
@@ -1125,9 +1141,12 @@ case_badpeer_terminate() {
   cap_window "$t0"
 }
 
-# NVMe over Fabrics cases (group nvmf).
+# NVMe over Fabrics cases (group nvmf): Linux host -> ndk-nvmet in
+# nvmf_cases.sh, ndk-nvme -> Linux target in nvmf_host_cases.sh.
 # shellcheck source=tests/interop/nvmf_cases.sh
 . "$HERE/nvmf_cases.sh"
+# shellcheck source=tests/interop/nvmf_host_cases.sh
+. "$HERE/nvmf_host_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

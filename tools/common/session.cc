@@ -299,9 +299,9 @@ Qp::Qp(Adapter& a, Pd& pd, Cq& rcq, Cq& icq, void* context, const QpConfig& cfg)
   check(cfg.inline_size, in.MaxInlineDataSize, "inline size");
   auto* p = new Pending;
   NDK_QP* qp = nullptr;
-  NTSTATUS st = pd.get()->Dispatch->NdkCreateQp(pd.get(), rcq.get(), icq.get(), context,
-                                                cfg.receive_depth, cfg.initiator_depth, 1, 1,
-                                                cfg.inline_size, &Pending::on_create, p, &qp);
+  NTSTATUS st = pd.get()->Dispatch->NdkCreateQp(
+      pd.get(), rcq.get(), icq.get(), context, cfg.receive_depth, cfg.initiator_depth, 1,
+      cfg.initiator_sge, cfg.inline_size, &Pending::on_create, p, &qp);
   NDK_OBJECT_HEADER* obj = nullptr;
   st = Pending::finish(p, st, a.timeout(), &obj);
   if (st != STATUS_SUCCESS) fail("NdkCreateQp", st);

@@ -167,6 +167,7 @@ struct QpConfig {
   ULONG receive_depth = 64;
   ULONG initiator_depth = 128;
   ULONG inline_size = 0;
+  ULONG initiator_sge = 1;  // SGEs per Send/Write (ndk-nvme: capsule + in-capsule data)
 };
 
 class Qp {

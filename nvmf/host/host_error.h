@@ -1,0 +1,34 @@
+// host_error.h - how ndk-nvme fails: one exception type carrying the exit
+// code that tells a script what happened (docs/nvmf.md, "Exit status").
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace nvmf::host {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitError = 1,           // local failure: adapter, resources, internal
+  kExitUsage = 2,           // bad command line
+  kExitConnect = 3,         // could not connect: refused, RDMA CM reject, unreachable, timeout
+  kExitNvmeStatus = 4,      // the controller completed a command with an error status
+  kExitVerify = 5,          // data read back differs from the pattern written
+  kExitProtocol = 6,        // the target broke the transport rules (wrong invalidated key, bad CQE)
+  kExitConnectionLost = 7,  // the association broke or a command timed out during I/O
+};
+
+struct HostError : std::runtime_error {
+  HostError(ExitCode c, const std::string& what) : std::runtime_error(what), code(c) {}
+  ExitCode code;
+};
+
+// "LBA Out of Range (SCT 0x0, SC 0x80, DNR)" for a CQE status field
+// (bits 15:1 of the CQE's status word, i.e. Cqe::status_field()).
+std::string nvme_status_text(uint16_t status_field);
+
+// "invalid host send queue size (HSQSIZE)" for an RDMA CM reject status.
+std::string cm_reject_text(uint16_t sts);
+
+}  // namespace nvmf::host
