@@ -228,7 +228,8 @@ int main(int argc, char** argv) {
   app.add_option("--local", c.co.local, "local interface or address (default: the route's)");
   app.add_option("--crc", c.crc, "MPA CRC: on, off or default")
       ->check(CLI::IsMember({"on", "off", "default"}));
-  app.add_option("--timeout", c.co.timeout_s, "seconds to wait for a connect or an admin command (10)");
+  app.add_option("--timeout", c.co.timeout_s,
+                 "seconds to wait for a connect or an admin command (10)");
   app.add_option("-k,--keep-alive-tmo", c.kato_s, "keep alive timeout in seconds, 0 = none (5)");
   app.add_flag("--no-inline", c.no_inline, "never send write data in the capsule");
   app.add_flag("--no-invalidate", c.no_invalidate,
