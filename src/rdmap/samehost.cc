@@ -167,8 +167,8 @@ void Rendezvous::begin() {
   const sockaddr_storage& ip = initiator_ ? peer : local;
   size_t nl = endpoint_key(il, kl), np = endpoint_key(ip, kp);
   if (nl == 0 || np == 0) return finish(SamehostReason::kNoPeer);
-  name_ = socket_name(kl, static_cast<unsigned>(nl), kp, static_cast<unsigned>(np),
-                      netns_id(tcp_fd_));
+  name_ =
+      socket_name(kl, static_cast<unsigned>(nl), kp, static_cast<unsigned>(np), netns_id(tcp_fd_));
   auto self = shared_from_this();
   timer_ = reactor_.after(kGiveUp, [self] {
     self->timer_ = 0;

@@ -38,14 +38,14 @@ namespace softndk::rdmap {
 
 // Why a connection stays on TCP (SOFTNDK_PATH_INFO.Reason).
 enum class SamehostReason : uint32_t {
-  kNone = 0,        // on the fast path, or still probing
-  kDisabled = 1,    // SOFTNDK_SAMEHOST=off (or not on where off is the default)
-  kNoPeer = 2,      // nobody answered: another host, a relay, another netns, not softndk
-  kNotVerified = 3, // a peer answered but is not the other end of this connection
-  kNoAccess = 4,    // its memory cannot be read (ptrace policy, non-dumpable)
-  kPeerDeclined = 5,// the peer could not verify or read us (or is switched off)
-  kCrc = 6,         // MPA CRC negotiated: the bytes must cross the wire
-  kError = 7,       // a socket call failed
+  kNone = 0,          // on the fast path, or still probing
+  kDisabled = 1,      // SOFTNDK_SAMEHOST=off (or not on where off is the default)
+  kNoPeer = 2,        // nobody answered: another host, a relay, another netns, not softndk
+  kNotVerified = 3,   // a peer answered but is not the other end of this connection
+  kNoAccess = 4,      // its memory cannot be read (ptrace policy, non-dumpable)
+  kPeerDeclined = 5,  // the peer could not verify or read us (or is switched off)
+  kCrc = 6,           // MPA CRC negotiated: the bytes must cross the wire
+  kError = 7,         // a socket call failed
 };
 
 class Rendezvous : public std::enable_shared_from_this<Rendezvous> {

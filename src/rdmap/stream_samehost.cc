@@ -70,8 +70,7 @@ bool Stream::add_samehost_write() {
   int n = 0;
   for (ULONG i = 0; i < wr.nsge; ++i) n += wr.sge[i].Length != 0 ? 1 : 0;
   // One descriptor per SGE; all of them in this batch, or wait for the next.
-  if (b.niov + 2 * n + 2 > kMaxIov || b.nfpdu + n > kMaxFpdu || b.nmarks >= kMaxMarks)
-    return false;
+  if (b.niov + 2 * n + 2 > kMaxIov || b.nfpdu + n > kMaxFpdu || b.nmarks >= kMaxMarks) return false;
   {
     // Before the bytes leave: the ack may come back at once.
     std::lock_guard lk(q_mu_);

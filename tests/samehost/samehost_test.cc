@@ -200,7 +200,8 @@ TEST_P(SamehostSwitch, OffOnEitherSideKeepsTcp) {
   EXPECT_EQ(sa.reason, GetParam().a ? SamehostReason::kNoPeer : SamehostReason::kDisabled);
   EXPECT_EQ(sb.reason, GetParam().b ? SamehostReason::kNoPeer : SamehostReason::kDisabled);
   write_and_read(a, b);
-  EXPECT_EQ(a.stream->samehost_stats().pulled_octets + b.stream->samehost_stats().pulled_octets, 0u);
+  EXPECT_EQ(a.stream->samehost_stats().pulled_octets + b.stream->samehost_stats().pulled_octets,
+            0u);
   EXPECT_EQ(a.stream->samehost_stats().descriptors_sent, 0u);
 }
 INSTANTIATE_TEST_SUITE_P(Sides, SamehostSwitch,
