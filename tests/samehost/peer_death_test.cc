@@ -45,16 +45,16 @@ class ChildPeer : public DpTest {
     std::shared_ptr<tcp::Connection> conn;
     std::shared_ptr<tcp::Listener> l;
     tcp::ConnSettings st;
-    if (tcp::Listener::create(adapter_->engine(), st, *tcp::SockAddr::parse("127.0.0.1", 0), 4,
-                              [&](std::shared_ptr<tcp::PendingConnection> p) {
-                                p->accept(16, 16, {},
-                                          [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
-                                            std::lock_guard lk(mu);
-                                            if (s == STATUS_SUCCESS) conn = std::move(c);
-                                            cv.notify_all();
-                                          });
-                              },
-                              &l) != STATUS_SUCCESS)
+    if (tcp::Listener::create(
+            adapter_->engine(), st, *tcp::SockAddr::parse("127.0.0.1", 0), 4,
+            [&](std::shared_ptr<tcp::PendingConnection> p) {
+              p->accept(16, 16, {}, [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
+                std::lock_guard lk(mu);
+                if (s == STATUS_SUCCESS) conn = std::move(c);
+                cv.notify_all();
+              });
+            },
+            &l) != STATUS_SUCCESS)
       return 2;
     std::printf("%u %u %llu %zu\n", l->local().port(), mr->Dispatch->NdkGetRemoteTokenFromMr(mr),
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(mem)), kLen);
@@ -159,8 +159,9 @@ class SamehostPeer : public DpTest {
     constexpr ULONG kChunk = 1 << 20;
     for (int i = 0; i < k; ++i) {
       NDK_SGE s = sink.sge((i % 8) * kChunk, kChunk);
-      ASSERT_EQ(a.d()->NdkRead(a.qp, ctx + i, &s, 1, addr_ + (i % 16) * uint64_t{kChunk}, token_, 0),
-                STATUS_SUCCESS);
+      ASSERT_EQ(
+          a.d()->NdkRead(a.qp, ctx + i, &s, 1, addr_ + (i % 16) * uint64_t{kChunk}, token_, 0),
+          STATUS_SUCCESS);
     }
   }
 

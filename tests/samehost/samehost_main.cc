@@ -9,7 +9,8 @@ int run_samehost_child();
 }
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--samehost-child") == 0) return dptest::run_samehost_child();
+  if (argc == 2 && std::strcmp(argv[1], "--samehost-child") == 0)
+    return dptest::run_samehost_child();
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
