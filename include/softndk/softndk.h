@@ -202,11 +202,15 @@ typedef struct _SOFTNDK_ADAPTER_ATTR {
   ULONG Size; /* bytes needed for the complete attributes */
   ULONG PortCount;
   NDK_ADAPTER_INFO Info;
-  ULONG Flags;                /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
+  ULONG Flags;                /* SOFTNDK_ADAPTER_CAP_* currently set on this instance,
+                                 and SOFTNDK_ADAPTER_SAMEHOST */
   ULONG MpaFlags;             /* SOFTNDK_MPA_* in effect (open parameters, environment) */
   SOFTNDK_PORT_ATTR Ports[1]; /* PortCount entries, each variable-sized:
                                  walk them with SOFTNDK_NEXT_PORT_ATTR */
 } SOFTNDK_ADAPTER_ATTR;
+/* In SOFTNDK_ADAPTER_ATTR.Flags: this instance looks for same-host peers
+ * (SOFTNDK_SAMEHOST=on when it was opened; docs/samehost.md). */
+#define SOFTNDK_ADAPTER_SAMEHOST 0x80000000u
 #define SOFTNDK_NEXT_PORT_ATTR(p) \
   ((SOFTNDK_PORT_ATTR*)((char*)(p) + ((SOFTNDK_PORT_ATTR*)(p))->Size))
 

@@ -4,6 +4,8 @@
 // either side, a relay on 127.0.0.1 or two network namespaces keep the
 // connection on TCP; remote access checks still come before any byte lands.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <functional>
 
@@ -184,6 +186,35 @@ TEST_F(Samehost, SmallMessagesAndSendsStayPayloadAndKeepTheirOrder) {
   SamehostStats sb = b.stream->samehost_stats();
   EXPECT_EQ(sb.pulled_messages, 20u);  // the large Writes only
   EXPECT_EQ(sb.pulled_octets, 20u * kBig);
+}
+
+TEST_F(Samehost, ATraceOnTheSenderKeepsItsPayloadOnTheWire) {
+  Side& a = new_side();
+  Side& b = new_side();
+  link(a, b, true, true);
+  ASSERT_TRUE(settled(a).tx);
+  char path[] = "/tmp/samehost-trace-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  ASSERT_EQ(SoftNdkTraceQp(a.qp, path), STATUS_SUCCESS);
+  constexpr size_t kLen = 256 * 1024;
+  Buf src = reg(a.pd, kLen, kAll), dst = reg(b.pd, kLen, kAll);
+  fill_pattern(src.data(), kLen, 11);
+  NDK_SGE s = src.sge(0, kLen);
+  ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
+  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+  ASSERT_TRUE(eventually([&] { return std::memcmp(src.data(), dst.data(), kLen) == 0; }));
+  EXPECT_EQ(b.stream->samehost_stats().pulled_octets, 0u);  // it crossed TCP
+  ASSERT_EQ(SoftNdkTraceQp(a.qp, nullptr), STATUS_SUCCESS);
+  struct stat st {};
+  ASSERT_EQ(::stat(path, &st), 0);
+  EXPECT_GT(st.st_size, static_cast<off_t>(kLen));  // the payload is in the trace
+  ::unlink(path);
+  // Trace off: the next large Write takes the fast path again.
+  ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
+  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+  EXPECT_EQ(b.stream->samehost_stats().pulled_octets, kLen);
 }
 
 struct Modes {
