@@ -360,6 +360,7 @@ NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP
 #define SOFTNDK_PATH_REASON_PEER_DECLINED 5 /* the peer cannot read ours, or is off */
 #define SOFTNDK_PATH_REASON_CRC 6           /* MPA CRC negotiated */
 #define SOFTNDK_PATH_REASON_ERROR 7         /* a socket call failed */
+#define SOFTNDK_PATH_REASON_TRACED 8        /* a pcap trace was on when it connected */
 typedef struct _SOFTNDK_PATH_INFO {
   ULONG Size;             /* in: sizeof(SOFTNDK_PATH_INFO) */
   ULONG Path;             /* SOFTNDK_PATH_* */

@@ -61,8 +61,9 @@ const char* SoftNdkPathName(ULONG Path) {
 }
 
 const char* SoftNdkPathReasonName(ULONG Reason) {
-  static const char* const kNames[] = {"none",      "disabled",      "no peer", "not verified",
-                                       "no access", "peer declined", "crc",     "error"};
+  static const char* const kNames[] = {"none",         "disabled",  "no peer",
+                                       "not verified", "no access", "peer declined",
+                                       "crc",          "error",     "traced"};
   return Reason < sizeof kNames / sizeof kNames[0] ? kNames[Reason] : nullptr;
 }
 

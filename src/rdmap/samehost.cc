@@ -144,15 +144,19 @@ std::string Rendezvous::socket_name(const void* init_local, unsigned local_len,
   return buf;
 }
 
-Rendezvous::Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator)
-    : reactor_(r), tcp_fd_(::fcntl(tcp_fd, F_DUPFD_CLOEXEC, 0)), initiator_(initiator) {
+Rendezvous::Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator, bool may_pull)
+    : reactor_(r),
+      tcp_fd_(::fcntl(tcp_fd, F_DUPFD_CLOEXEC, 0)),
+      initiator_(initiator),
+      may_pull_(may_pull) {
   fill_random(nonce_, sizeof nonce_);
 }
 
 Rendezvous::~Rendezvous() { close_fds(); }
 
-std::shared_ptr<Rendezvous> Rendezvous::start(tcp::Reactor& r, int tcp_fd, bool initiator) {
-  std::shared_ptr<Rendezvous> rv(new Rendezvous(r, tcp_fd, initiator));
+std::shared_ptr<Rendezvous> Rendezvous::start(tcp::Reactor& r, int tcp_fd, bool initiator,
+                                              bool may_pull) {
+  std::shared_ptr<Rendezvous> rv(new Rendezvous(r, tcp_fd, initiator, may_pull));
   rv->begin();
   return rv;
 }
@@ -296,6 +300,7 @@ bool Rendezvous::verify(const wire::SamehostMsg& m, int peer_tcp) {
   if (samehost_pull(static_cast<pid_t>(m.pid), got, m.probe_addr, sizeof got) != 0)
     return no(SamehostReason::kNoAccess);
   if (std::memcmp(got, m.nonce, sizeof got) != 0) return no(SamehostReason::kNotVerified);
+  if (!may_pull_) return no(SamehostReason::kHooked);
   return true;
 }
 

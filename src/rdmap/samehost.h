@@ -46,12 +46,16 @@ enum class SamehostReason : uint32_t {
   kPeerDeclined = 5,  // the peer could not verify or read us (or is switched off)
   kCrc = 6,           // MPA CRC negotiated: the bytes must cross the wire
   kError = 7,         // a socket call failed
+  kHooked = 8,        // a pcap trace was on when the stream started
 };
 
 class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
  public:
   // On r's thread. Keeps its own duplicate of `tcp_fd` until it is done.
-  static std::shared_ptr<Rendezvous> start(tcp::Reactor& r, int tcp_fd, bool initiator);
+  // `may_pull` false: we take no descriptors (a trace wants the payload on
+  // the wire), so the peer sends us payload; we may still send descriptors.
+  static std::shared_ptr<Rendezvous> start(tcp::Reactor& r, int tcp_fd, bool initiator,
+                                           bool may_pull = true);
   ~Rendezvous();
 
   bool rx_ok() const { return rx_ok_.load(std::memory_order_acquire); }
@@ -68,7 +72,7 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
                                  unsigned peer_len, uint64_t netns);
 
  private:
-  Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator);
+  Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator, bool may_pull);
   void begin();
   void try_connect();
   void on_listen(uint32_t ev);
@@ -84,6 +88,7 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   tcp::Reactor& reactor_;
   int tcp_fd_;  // our dup of the connection's socket, closed when done
   const bool initiator_;
+  const bool may_pull_;
   std::string name_;
   int listen_fd_ = -1, conn_fd_ = -1;  // reactor thread only
   tcp::Reactor::TimerId timer_ = 0, retry_timer_ = 0;

@@ -30,7 +30,11 @@ constexpr uint64_t kSamehostMinBytes = 16384;
 
 void Stream::samehost_begin() {
   if (!samehost_ || fd_ < 0) return;
-  sh_ = Rendezvous::start(conn_->reactor(), fd_, conn_->role() == tcp::Role::kInitiator);
+  // A trace asked for before the connection wants every payload byte in
+  // it: we take no descriptors (the peer sends payload), and our own
+  // messages go as payload while the hook is on (samehost_tx).
+  sh_ = Rendezvous::start(conn_->reactor(), fd_, conn_->role() == tcp::Role::kInitiator,
+                          /*may_pull=*/!rx_hooked_);
 }
 
 SamehostStats Stream::samehost_stats() const {
@@ -95,6 +99,9 @@ bool Stream::add_samehost_write() {
     off += s.Length;
   }
   sh_desc_sent_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  // The RDMA octet counters count the payload the QP moved, whichever way
+  // (the peer counts it in when it pulls): docs/samehost.md.
+  ndk::count_qp(qc_.rdma_out_octets, wr.length);
   msg_.active = false;
   return true;
 }
@@ -113,6 +120,7 @@ bool Stream::add_samehost_response(const InboundRead& r) {
   b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
   b.total += hdr.size() + tr.size();
   sh_desc_sent_.fetch_add(1, std::memory_order_relaxed);
+  ndk::count_qp(qc_.rdma_out_octets, r.size);
   std::lock_guard lk(q_mu_);
   irq_.pop();
   resp_off_ = 0;
@@ -178,6 +186,7 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
   }
   sh_len_ = d->length;
   sh_pulled_octets_.fetch_add(d->length, std::memory_order_relaxed);
+  ndk::count_qp(qc_.rdma_in_octets, d->length);
   return true;
 }
 

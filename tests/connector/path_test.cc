@@ -64,10 +64,10 @@ class PathTest : public EndsTest {
   void big_write(End& a, End& b) {
     for (size_t i = 0; i < 32768; ++i) a.mem[i] = static_cast<uint8_t>(i * 7 + 1);
     NDK_SGE w = a.sge(0, 32768);
-    ASSERT_EQ(a.qp->Dispatch->NdkWrite(a.qp, nullptr, &w, 1,
-                                       reinterpret_cast<uintptr_t>(b.mem.data()) + 32768, b.token,
-                                       0),
-              STATUS_SUCCESS);
+    ASSERT_EQ(
+        a.qp->Dispatch->NdkWrite(a.qp, nullptr, &w, 1,
+                                 reinterpret_cast<uintptr_t>(b.mem.data()) + 32768, b.token, 0),
+        STATUS_SUCCESS);
     NDK_SGE r = b.sge(0, 16), s = a.sge(40000, 16);
     ASSERT_EQ(b.qp->Dispatch->NdkReceive(b.qp, nullptr, &r, 1), STATUS_SUCCESS);
     ASSERT_EQ(a.qp->Dispatch->NdkSend(a.qp, nullptr, &s, 1, 0), STATUS_SUCCESS);

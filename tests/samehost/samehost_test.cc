@@ -11,6 +11,7 @@
 
 #include "../datapath/dp_fixture.h"
 #include "relay.h"
+#include "tcp/tcp_stats.h"
 #include "util/netns.h"
 
 namespace dptest {
@@ -145,10 +146,15 @@ TEST_F(Samehost, LoopbackPairMovesWritesAndReadsByCopy) {
   EXPECT_EQ(sb.pulled_messages, 1u);
   EXPECT_EQ(sb.descriptors_sent, 1u);
   EXPECT_EQ(sa.pulled_octets, 1u << 20);
-  // Only headers crossed TCP.
+  // The RDMA octet counters count the payload moved ...
   SOFTNDK_COUNTERS c{};
   ASSERT_EQ(SoftNdkQueryQpCounters(a.qp, &c), STATUS_SUCCESS);
-  EXPECT_LT(c.RDMAOutOctets + c.RDMAInOctets, 4096u);
+  EXPECT_GE(c.RDMAOutOctets, 1u << 20);
+  EXPECT_GE(c.RDMAInOctets, 1u << 20);
+  // ... but only headers and descriptors crossed TCP.
+  tcp::TcpStats t;
+  ASSERT_TRUE(a.conn->tcp_stats(&t));
+  EXPECT_LT(t.bytes_sent + t.bytes_received, 4096u);
 }
 
 TEST_F(Samehost, SmallMessagesAndSendsStayPayloadAndKeepTheirOrder) {
@@ -215,6 +221,32 @@ TEST_F(Samehost, ATraceOnTheSenderKeepsItsPayloadOnTheWire) {
   ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
   EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
   EXPECT_EQ(b.stream->samehost_stats().pulled_octets, kLen);
+}
+
+TEST_F(Samehost, ATraceFromBeforeTheConnectionTakesNoDescriptors) {
+  Side& a = new_side();
+  Side& b = new_side();
+  char path[] = "/tmp/samehost-trace-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  ASSERT_EQ(SoftNdkTraceQp(b.qp, path), STATUS_SUCCESS);  // the receiver traces
+  link(a, b, true, true);
+  SamehostStats sa = settled(a), sb = settled(b);
+  EXPECT_FALSE(sb.rx);  // b declined: its trace wants the payload
+  EXPECT_EQ(sb.reason, SamehostReason::kHooked);
+  EXPECT_FALSE(sa.tx);
+  EXPECT_TRUE(sa.rx);  // b's own messages may still go as descriptors
+  constexpr size_t kLen = 256 * 1024;
+  Buf src = reg(a.pd, kLen, kAll), dst = reg(b.pd, kLen, kAll);
+  fill_pattern(src.data(), kLen, 13);
+  NDK_SGE s = src.sge(0, kLen);
+  ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
+  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+  ASSERT_TRUE(eventually([&] { return std::memcmp(src.data(), dst.data(), kLen) == 0; }));
+  EXPECT_EQ(a.stream->samehost_stats().descriptors_sent, 0u);
+  ASSERT_EQ(SoftNdkTraceQp(b.qp, nullptr), STATUS_SUCCESS);
+  ::unlink(path);
 }
 
 struct Modes {
