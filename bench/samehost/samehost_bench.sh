@@ -32,7 +32,7 @@ trap 'rm -rf "$TMP"' EXIT
 # ndkperf TEST SIZE MODE -> "<figure>" (GB/s for bw, median us for lat)
 ndk() {
   local test=$1 size=$2 mode=$3 out
-  out=$(SOFTNDK_SAMEHOST=$mode "$NDKPERF" "$test" -s "$size" -D "$DUR" --json --quiet)
+  out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" -s "$size" -D "$DUR" --json --quiet)
   python3 -c '
 import json, sys
 r = json.load(sys.stdin)["results"][0]
@@ -44,12 +44,13 @@ print(r["latency_us"]["median"] if lat else r["mbps"] / 1e3, r.get("path", "?"))
 # ucx_perftest TEST SIZE -> figure (GB/s for bw, typical one-way us for lat)
 ucx() {
   local test=$1 size=$2 port=$((20000 + RANDOM % 20000)) iters
-  iters=$([[ $test == *lat ]] && echo 200000 || echo 20000)
-  UCX_TLS=posix,cma,self ucx_perftest -p "$port" >/dev/null 2>&1 &
+  iters=$([[ $test == *lat ]] && echo 20000 || echo 5000)
+  UCX_TLS=posix,cma,self timeout 60 ucx_perftest -p "$port" >/dev/null 2>&1 &
   local srv=$!
   sleep 0.3
-  UCX_TLS=posix,cma,self ucx_perftest 127.0.0.1 -p "$port" -t "$test" -s "$size" -n "$iters" \
-    > "$TMP/ucx.txt" 2>&1 || true
+  UCX_TLS=posix,cma,self timeout 60 ucx_perftest 127.0.0.1 -p "$port" -t "$test" -s "$size" \
+    -n "$iters" > "$TMP/ucx.txt" 2>&1 || true
+  kill "$srv" 2>/dev/null || true
   wait "$srv" 2>/dev/null || true
   # The "Final:" line: iterations, latency typical/avg/overall (usec),
   # bandwidth average/overall (MB/s, 2^20), message rate.
@@ -61,7 +62,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 
 printf '%-22s %10s %10s %10s %12s %12s  %s\n' test fast tcp ucx fast/tcp fast/ucx path
 row() {
-  local name=$1 test=$2 size=$3 utest=$4 unit=$5
+  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6  # ucx_perftest wants plain bytes
   : > "$TMP/on"; : > "$TMP/off"; : > "$TMP/ucx"
   local path="?"
   for ((i = 0; i < REPS; i++)); do
@@ -69,7 +70,7 @@ row() {
     echo "$f" >> "$TMP/on"
     read -r f _ < <(ndk "$test" "$size" off)
     echo "$f" >> "$TMP/off"
-    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$size" >> "$TMP/ucx"; fi
+    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
   done
   local on off u
   on=$(median < "$TMP/on"); off=$(median < "$TMP/off")
@@ -86,9 +87,9 @@ r2 = (u / on if lat else on / u) if not math.isnan(u) else float("nan")
 print(f"{name + ' [' + unit + ']':22s} {on:10.3f} {off:10.3f} {u:10.3f} {r1:12.2f} {r2:12.2f}  {path}")
 PY
 }
-row "write 1MiB" write_bw 1M ucp_put_bw GB/s
-row "read 1MiB" read_bw 1M ucp_get GB/s
-row "send 64KiB" send_bw 64K ucp_am_bw GB/s
-row "send_lat 8B" send_lat 8 ucp_am_lat us
+row "write 1MiB" write_bw 1M ucp_put_bw GB/s 1048576
+row "read 1MiB" read_bw 1M ucp_get GB/s 1048576
+row "send 64KiB" send_bw 64K ucp_am_bw GB/s 65536
+row "send_lat 8B" send_lat 8 ucp_am_lat us 8
 echo "(ratios: above 1 means the fast path is better; median of $REPS interleaved runs," \
   "-D $DUR s each; ucx: UCX_TLS=posix,cma,self)"
