@@ -202,11 +202,15 @@ typedef struct _SOFTNDK_ADAPTER_ATTR {
   ULONG Size; /* bytes needed for the complete attributes */
   ULONG PortCount;
   NDK_ADAPTER_INFO Info;
-  ULONG Flags;                /* SOFTNDK_ADAPTER_CAP_* currently set on this instance */
+  ULONG Flags;                /* SOFTNDK_ADAPTER_CAP_* currently set on this instance,
+                                 and SOFTNDK_ADAPTER_SAMEHOST */
   ULONG MpaFlags;             /* SOFTNDK_MPA_* in effect (open parameters, environment) */
   SOFTNDK_PORT_ATTR Ports[1]; /* PortCount entries, each variable-sized:
                                  walk them with SOFTNDK_NEXT_PORT_ATTR */
 } SOFTNDK_ADAPTER_ATTR;
+/* In SOFTNDK_ADAPTER_ATTR.Flags: this instance looks for same-host peers
+ * (SOFTNDK_SAMEHOST=on when it was opened; docs/samehost.md). */
+#define SOFTNDK_ADAPTER_SAMEHOST 0x80000000u
 #define SOFTNDK_NEXT_PORT_ATTR(p) \
   ((SOFTNDK_PORT_ATTR*)((char*)(p) + ((SOFTNDK_PORT_ATTR*)(p))->Size))
 
@@ -333,6 +337,49 @@ typedef struct _SOFTNDK_TCP_INFO {
 } SOFTNDK_TCP_INFO;
 
 NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP_INFO* pInfo);
+
+/* Which path a connection's data takes (docs/samehost.md). With
+ * SOFTNDK_SAMEHOST=on (environment, read at SoftNdkOpenAdapter; "off", the
+ * default, keeps every connection on TCP), the two softndk ends of a
+ * connection on one host find each other after MPA, and large RDMA Write
+ * and Read Response payloads are then copied from the sender's memory
+ * (process_vm_readv) instead of crossing loopback TCP; every FPDU, and so
+ * ordering, Terminate, disconnect and peer death, stays on TCP. Size must be
+ * sizeof(SOFTNDK_PATH_INFO) (smaller: STATUS_INVALID_PARAMETER, nothing
+ * written); a connector without a connected QP: STATUS_CONNECTION_INVALID.
+ * Added in 0.1.0 after SoftNdkQueryConnectionTcpInfo. */
+#define SOFTNDK_PATH_TCP 0      /* every byte crosses TCP */
+#define SOFTNDK_PATH_SAMEHOST 1 /* both directions may use the fast path */
+#define SOFTNDK_PATH_PROBING 2  /* still looking for a same-host peer (TCP meanwhile) */
+/* Why a connection is on TCP (Reason) */
+#define SOFTNDK_PATH_REASON_NONE 0
+#define SOFTNDK_PATH_REASON_DISABLED 1      /* SOFTNDK_SAMEHOST not on */
+#define SOFTNDK_PATH_REASON_NO_PEER 2       /* no same-host softndk end answered */
+#define SOFTNDK_PATH_REASON_NOT_VERIFIED 3  /* an answer that is not this connection's peer */
+#define SOFTNDK_PATH_REASON_NO_ACCESS 4     /* the peer's memory cannot be read (ptrace policy) */
+#define SOFTNDK_PATH_REASON_PEER_DECLINED 5 /* the peer cannot read ours, or is off */
+#define SOFTNDK_PATH_REASON_CRC 6           /* MPA CRC negotiated */
+#define SOFTNDK_PATH_REASON_ERROR 7         /* a socket call failed */
+#define SOFTNDK_PATH_REASON_TRACED 8        /* a pcap trace was on when it connected */
+typedef struct _SOFTNDK_PATH_INFO {
+  ULONG Size;             /* in: sizeof(SOFTNDK_PATH_INFO) */
+  ULONG Path;             /* SOFTNDK_PATH_* */
+  ULONG Reason;           /* SOFTNDK_PATH_REASON_* when Path is TCP */
+  ULONG PeerPid;          /* the verified peer process, 0 if none */
+  BOOLEAN PullFromPeer;   /* we copy what the peer sends from its memory */
+  BOOLEAN PeerPulls;      /* the peer copies what we send from ours */
+  UINT64 PulledOctets;    /* bytes this end copied from the peer */
+  UINT64 PulledMessages;  /* Writes and Read Responses it copied */
+  UINT64 DescriptorsSent; /* descriptor FPDUs sent instead of payload */
+} SOFTNDK_PATH_INFO;
+
+NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_INFO* pInfo);
+
+/* "tcp", "samehost", "probing" for a SOFTNDK_PATH_* value, and a short
+ * phrase for a SOFTNDK_PATH_REASON_* value ("disabled", "no peer", ...);
+ * NULL for unknown values. */
+const char* SoftNdkPathName(ULONG Path);
+const char* SoftNdkPathReasonName(ULONG Reason);
 
 /* Write this QP's wire traffic to a pcap file: the bytes exactly as sent
  * and received, in synthetic Ethernet/IPv4-or-IPv6/TCP framing with the

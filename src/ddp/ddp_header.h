@@ -122,7 +122,8 @@ inline size_t encode_ddp_header(const DdpHeader& h, uint8_t* o) {
 // fields the parser has just decoded into registers.
 __attribute__((always_inline)) inline WireError validate_ddp_header(const DdpHeader& h,
                                                                     size_t ulpdu_len,
-                                                                    bool accept_rfc7306 = false) {
+                                                                    bool accept_rfc7306 = false,
+                                                                    bool accept_samehost = false) {
   const size_t hs = h.size();
   if (ulpdu_len < hs) return WireError::kUlpduTooShort;
   // Order matters: a segment from a future DDP/RDMAP version cannot be
@@ -130,7 +131,7 @@ __attribute__((always_inline)) inline WireError validate_ddp_header(const DdpHea
   if (h.ddp_version() != kDdpVersion)
     return h.tagged() ? WireError::kDdpVersionTagged : WireError::kDdpVersionUntagged;
   if (h.rdmap_version() != kRdmapVersion) return WireError::kRdmapVersion;
-  const OpcodeInfo* info = opcode_info(h.opcode_value());
+  const OpcodeInfo* info = opcode_info(h.opcode_value(), accept_samehost);
   if (!info) return WireError::kReservedOpcode;
   if (info->rfc7306 && !accept_rfc7306) return WireError::kUnsupportedOpcode;
   if (info->tagged != h.tagged()) return WireError::kTaggedFlagMismatch;
@@ -159,6 +160,13 @@ __attribute__((always_inline)) inline WireError validate_ddp_header(const DdpHea
       break;
     case Opcode::kReadRequest:
       if (body != kReadRequestBodySize) return WireError::kReadRequestLength;
+      break;
+    case Opcode::kSamehostWrite:
+    case Opcode::kSamehostReadResponse:
+    case Opcode::kSamehostAck:
+      // Fixed bodies (docs/samehost.md); a descriptor names a real STag.
+      if (body != info->min_body) return WireError::kReservedOpcode;
+      if (h.tagged() && h.stag == 0) return WireError::kZeroStagWrite;
       break;
     case Opcode::kTerminate:
       if (body < info->min_body || body > info->max_body) return WireError::kTerminateLength;

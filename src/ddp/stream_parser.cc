@@ -69,9 +69,10 @@ __attribute__((always_inline)) inline StreamParser::Step StreamParser::header_co
       const size_t hs = decode_ddp_header({src + 2, static_cast<size_t>(have_ - 2)}, h);
       seg_.header_bytes = {hbuf_ + 2, hs};
       seg_.body = {};
-      const WireError e = validate_ddp_header(h, seg_.ulpdu_len, cfg_.accept_rfc7306);
+      const WireError e =
+          validate_ddp_header(h, seg_.ulpdu_len, cfg_.accept_rfc7306, cfg_.accept_samehost);
       if (e != WireError::kNone) return fail(e, true);
-      const OpcodeInfo* info = opcode_info(h.opcode_value());
+      const OpcodeInfo* info = opcode_info(h.opcode_value(), cfg_.accept_samehost);
       if (info->max_body > 0) {  // control message: buffer its body (<= 52 bytes)
         stage_ = 2;
         need_ = static_cast<uint8_t>(2 + seg_.ulpdu_len);
@@ -286,9 +287,9 @@ FpduDecodeResult decode_fpdu(std::span<const uint8_t> in, FpduView& v, const Par
   v.pad_bytes = in.subspan(2 + ulpdu, v.pad);
   v.crc_field = load_le32(&in[total - 4]);
   v.crc_computed = crc32c(in.first(total - 4));
-  WireError e = validate_ddp_header(v.hdr, ulpdu, cfg.accept_rfc7306);
+  WireError e = validate_ddp_header(v.hdr, ulpdu, cfg.accept_rfc7306, cfg.accept_samehost);
   if (e == WireError::kNone) {
-    const OpcodeInfo* info = opcode_info(v.hdr.opcode_value());
+    const OpcodeInfo* info = opcode_info(v.hdr.opcode_value(), cfg.accept_samehost);
     if (info->max_body > 0) {
       v.body = ulpdu_span.subspan(hs);
       v.payload = {};

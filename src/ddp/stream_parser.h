@@ -54,6 +54,9 @@ struct ParserConfig {
   // its own kError after the payload. Off by default (the event-per-step
   // protocol the tests spell out); the engine turns it on.
   bool coalesce = false;
+  // Accept softndk's same-host opcodes 0xC..0xE (docs/samehost.md) instead
+  // of refusing them as reserved. Off unless the same-host path is enabled.
+  bool accept_samehost = false;
 };
 
 // One FPDU's decoded header, valid from kPlacement until the next call that

@@ -36,6 +36,37 @@ NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP
   });
 }
 
+NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_INFO* pInfo) {
+  return guarded([&]() -> NTSTATUS {
+    Connector* c;
+    NTSTATUS s = live(pNdkConnector, NdkObjectTypeConnector, &c);
+    if (s != STATUS_SUCCESS) return s;
+    if (pInfo == nullptr || pInfo->Size < sizeof(SOFTNDK_PATH_INFO))
+      return STATUS_INVALID_PARAMETER;
+    return c->net().query_path(pInfo);
+  });
+}
+
+const char* SoftNdkPathName(ULONG Path) {
+  switch (Path) {
+    case SOFTNDK_PATH_TCP:
+      return "tcp";
+    case SOFTNDK_PATH_SAMEHOST:
+      return "samehost";
+    case SOFTNDK_PATH_PROBING:
+      return "probing";
+    default:
+      return nullptr;
+  }
+}
+
+const char* SoftNdkPathReasonName(ULONG Reason) {
+  static const char* const kNames[] = {"none",         "disabled",  "no peer",
+                                       "not verified", "no access", "peer declined",
+                                       "crc",          "error",     "traced"};
+  return Reason < sizeof kNames / sizeof kNames[0] ? kNames[Reason] : nullptr;
+}
+
 NTSTATUS SoftNdkInjectConnectionFault(NDK_CONNECTOR* pNdkConnector, const SOFTNDK_FAULT* pFault) {
   return guarded([&]() -> NTSTATUS {
     Connector* c;

@@ -118,6 +118,16 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
     a->tcp_congestion_ = cc;
     if (!tcp::congestion_allowed(a->tcp_congestion_)) return STATUS_INVALID_PARAMETER;
   }
+  // Also environment only: the same-host fast path, "on" or "off" (the
+  // default); anything else fails the open.
+  if (const char* sh = std::getenv("SOFTNDK_SAMEHOST")) {
+    std::string v = sh;
+    if (v == "on" || v == "1") {
+      a->samehost_ = true;
+    } else if (v != "off" && v != "0" && !v.empty()) {
+      return STATUS_INVALID_PARAMETER;
+    }
+  }
   a->flags_ = p.Flags;
   auto cap = [&](Resource r, ULONG v) { a->caps_[static_cast<int>(r)] = v; };
   cap(Resource::kQp, p.MaxQpCount);

@@ -122,6 +122,9 @@ class Adapter {
   // SOFTNDK_TCP_CONGESTION at open ("" if unset): tcp::ConnSettings::
   // congestion for this adapter's connections, both directions.
   const std::string& tcp_congestion() const { return tcp_congestion_; }
+  // SOFTNDK_SAMEHOST (docs/samehost.md): look for a same-host peer after
+  // MPA and move RDMA Write / Read Response payloads without TCP.
+  bool samehost() const { return samehost_; }
 
   // Resource caps: reserve before creating, unreserve on failure (retire()
   // unreserves for published objects).
@@ -188,6 +191,7 @@ class Adapter {
   SOFTNDK_OPEN_PARAMETERS params_{};
   uint32_t mpa_holdoff_ms_ = 0;
   std::string tcp_congestion_;
+  bool samehost_ = false;
   uint32_t flags_ = 0;
   NDK_ADAPTER_INFO info_{};
   std::unique_ptr<tcp::Engine> engine_;

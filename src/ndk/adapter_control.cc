@@ -148,7 +148,7 @@ NTSTATUS Adapter::query_adapter(SIZE_T size, SOFTNDK_ADAPTER_ATTR* attr, SOFTNDK
   a->Size = static_cast<ULONG>(buf.size());
   a->PortCount = 1;
   a->Info = info_;
-  a->Flags = PortCaps::held_by(dev_.ifindex, this);
+  a->Flags = PortCaps::held_by(dev_.ifindex, this) | (samehost_ ? SOFTNDK_ADAPTER_SAMEHOST : 0u);
   a->MpaFlags = params_.MpaFlags;
   size_t n = size < buf.size() ? size : buf.size();
   std::memcpy(attr, buf.data(), n);

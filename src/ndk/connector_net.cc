@@ -533,6 +533,33 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
   return STATUS_SUCCESS;
 }
 
+NTSTATUS ConnectorNet::query_path(SOFTNDK_PATH_INFO* info) {
+  std::shared_ptr<rdmap::Stream> st;
+  {
+    std::lock_guard lk(mu_);
+    st = stream_;
+  }
+  if (st == nullptr) return STATUS_CONNECTION_INVALID;
+  const rdmap::SamehostStats s = st->samehost_stats();
+  const ULONG size = info->Size;
+  std::memset(info, 0, sizeof *info);
+  info->Size = size;
+  info->Path = s.rx && s.tx ? SOFTNDK_PATH_SAMEHOST
+               : s.probing  ? SOFTNDK_PATH_PROBING
+                            : SOFTNDK_PATH_TCP;
+  info->Reason = info->Path == SOFTNDK_PATH_TCP && s.reason == rdmap::SamehostReason::kNone
+                     ? SOFTNDK_PATH_REASON_PEER_DECLINED  // one direction only
+                     : static_cast<ULONG>(s.reason);
+  if (info->Path != SOFTNDK_PATH_TCP) info->Reason = SOFTNDK_PATH_REASON_NONE;
+  info->PeerPid = s.peer_pid;
+  info->PullFromPeer = s.rx;
+  info->PeerPulls = s.tx;
+  info->PulledOctets = s.pulled_octets;
+  info->PulledMessages = s.pulled_messages;
+  info->DescriptorsSent = s.descriptors_sent;
+  return STATUS_SUCCESS;
+}
+
 NTSTATUS ConnectorNet::query_tcp(SOFTNDK_TCP_INFO* info) {
   std::shared_ptr<tcp::Connection> c;
   {

@@ -78,6 +78,7 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   NTSTATUS disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx);
   NTSTATUS query(SOFTNDK_CONNECTION_INFO* info);
   NTSTATUS query_tcp(SOFTNDK_TCP_INFO* info);
+  NTSTATUS query_path(SOFTNDK_PATH_INFO* info);  // connector_net.cc
   NTSTATUS inject(const SOFTNDK_FAULT* f);
 
   // Listener side: a request presented by the engine; the connector keeps

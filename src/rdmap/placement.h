@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "ddp/stream_parser.h"
 #include "ndk/stag_table.h"
 #include "rdmap/terminate.h"
 
@@ -53,6 +54,23 @@ bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, con
 // process address (fr_map.h); pages not contiguous in the process fail.
 bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
                      uint32_t need);
+
+// The Terminate that refuses inbound segment `seg` with `code`: it copies
+// the segment's DDP header (and, `with_read`, a Read Request's body).
+inline wire::TerminateMessage segment_terminate(const wire::TerminateCode& code,
+                                                const wire::SegmentInfo& seg, bool with_read) {
+  wire::TerminateMessage t;
+  t.code = code;
+  t.m = true;
+  t.d = true;
+  t.ddp_segment_length = static_cast<uint16_t>(seg.payload_len);
+  t.ddp_header = seg.header_bytes;
+  if (with_read && seg.body.size() == wire::kReadRequestBodySize) {
+    t.r = true;
+    t.rdma_header = seg.body;
+  }
+  return t;
+}
 
 // Local invalidation (NdkInvalidate, RDMA_READ_LOCAL_INVALIDATE): same
 // rules without the QP binding check. False if the STag is not current.

@@ -29,6 +29,12 @@ constinit const OpcodeInfo kOpcodeTable[12] = {
      kAtomicResponseBodySize},
 };
 
+constinit const OpcodeInfo kSamehostOpcodeTable[3] = {
+    {"softndk Same-host Write", true, kQnAny, false, false, false, 12, 12},
+    {"softndk Same-host Read Response", true, kQnAny, false, false, false, 12, 12},
+    {"softndk Same-host Ack", false, kQnAny, true, false, false, 4, 4},
+};
+
 const char* opcode_name(uint8_t opcode) {
   const OpcodeInfo* i = opcode_info(opcode);
   return i ? i->name : "Reserved";

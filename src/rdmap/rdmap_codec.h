@@ -29,6 +29,12 @@ enum class Opcode : uint8_t {
   kImmediateDataSolicited = 0x9,  // RFC 7306
   kAtomicRequest = 0xA,           // RFC 7306
   kAtomicResponse = 0xB,          // RFC 7306
+  // softndk's same-host fast path (docs/samehost.md): reserved opcodes that
+  // go only to a softndk peer that completed the rendezvous, and that a
+  // parser accepts only with ParserConfig::accept_samehost.
+  kSamehostWrite = 0xC,         // tagged, 12-byte descriptor body
+  kSamehostReadResponse = 0xD,  // tagged, 12-byte descriptor body
+  kSamehostAck = 0xE,           // untagged, 4-byte count body
 };
 
 // Queue numbers of the untagged model (RFC 5040 5.x; atomics per IWARP.md 5,
@@ -57,6 +63,17 @@ inline const OpcodeInfo* opcode_info(uint8_t opcode) {
   return opcode < 12 ? &kOpcodeTable[opcode] : nullptr;
 }
 const char* opcode_name(uint8_t opcode);  // "Reserved" for 0xC..0xF
+// The same-host opcodes 0xC..0xE (nullptr otherwise); valid on the wire only
+// where a parser was told to accept them.
+extern const OpcodeInfo kSamehostOpcodeTable[3];
+inline const OpcodeInfo* samehost_opcode_info(uint8_t opcode) {
+  return opcode >= 0xC && opcode <= 0xE ? &kSamehostOpcodeTable[opcode - 0xC] : nullptr;
+}
+// opcode_info(), or for 0xC..0xE samehost_opcode_info() when `samehost`.
+inline const OpcodeInfo* opcode_info(uint8_t opcode, bool samehost) {
+  const OpcodeInfo* i = opcode_info(opcode);
+  return i != nullptr || !samehost ? i : samehost_opcode_info(opcode);
+}
 
 constexpr uint8_t rdmap_ctrl(Opcode op) {
   return static_cast<uint8_t>((kRdmapVersion << 6) | static_cast<uint8_t>(op));

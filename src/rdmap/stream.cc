@@ -58,7 +58,11 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
       adapter_(qp->adapter()),
       qc_(qp->counters()),
       sent_rtr_(opt.sent_rtr),
-      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true}) {
+      // With CRC the bytes must cross the wire: no fast path (docs/samehost.md).
+      samehost_(!conn_->params().crc &&
+                (opt.samehost < 0 ? adapter_->samehost() : opt.samehost != 0)),
+      parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true,
+                                 /*accept_samehost=*/samehost_}) {
   max_tagged_ = kMaxTaggedPayload;
   max_untagged_ = kMaxUntaggedPayload;
   if (opt.max_fpdu_payload != 0) {
@@ -127,6 +131,7 @@ void Stream::begin() {
     if (rx_hooked_ && !left.empty()) tap_rx(left.data(), left.size(), true);
     st_pos_ = 0;
     st_len_ = left.size();
+    samehost_begin();
     qp_->attach(self);
     qp_->receive_cq()->add_progress(self);
     if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->add_progress(self);
@@ -341,6 +346,7 @@ void Stream::stop() {
   {
     std::lock_guard tl(tx_mu_);
     std::lock_guard rl(rx_mu_);
+    if (sh_) sh_->cancel();
     tx_done_ = true;
     rx_done_ = true;
     cancel_active_receive_locked();

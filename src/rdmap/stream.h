@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "ndk/qp.h"
 #include "ndk/stag_table.h"
 #include "rdmap/read_queues.h"
+#include "rdmap/samehost.h"
 #include "rdmap/terminate.h"
 #include "tcp/connection.h"
 
@@ -49,6 +51,19 @@ struct StreamOptions {
   // The RTR the connection glue sent before the stream started (initiator,
   // RFC 6581): written to wire traces so they show the whole conversation.
   std::vector<uint8_t> sent_rtr;
+  // The same-host fast path (docs/samehost.md): -1 the adapter's setting
+  // (SOFTNDK_SAMEHOST), 0 off, 1 on.
+  int samehost = -1;
+};
+
+// What the same-host fast path did on one stream (SOFTNDK_PATH_INFO).
+struct SamehostStats {
+  bool enabled = false;  // looked for a same-host peer
+  bool probing = false;  // rendezvous not finished
+  bool rx = false, tx = false;
+  SamehostReason reason = SamehostReason::kNone;
+  uint32_t peer_pid = 0;
+  uint64_t pulled_octets = 0, pulled_messages = 0, descriptors_sent = 0, tcp_fallbacks = 0;
 };
 
 class WireTap;
@@ -89,6 +104,8 @@ class Stream final : public ndk::QpTransport,
   void stop();
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The same-host fast path of this stream (any thread).
+  SamehostStats samehost_stats() const;
   // layer<<16 | etype<<8 | code, 0xFFFFFFFF when none (SOFTNDK_CONNECTION_INFO).
   uint32_t last_terminate_sent() const { return term_sent_.load(); }
   uint32_t last_terminate_received() const { return term_received_.load(); }
@@ -171,6 +188,22 @@ class Stream final : public ndk::QpTransport,
   void rx_fail_term(const wire::TerminateMessage& t, NTSTATUS st);
   void rx_fail_wire(wire::WireError e, const wire::SegmentInfo* seg);
 
+  // ---- the same-host fast path (stream_samehost.cc, docs/samehost.md) ----
+  void samehost_begin();  // begin(): the rendezvous, on the reactor
+  // tx_mu_: may this message / response go as a descriptor?
+  bool samehost_tx(uint64_t length) const;
+  bool add_samehost_write();                                 // tx_mu_: msg_ as descriptors
+  bool add_samehost_response(const InboundRead& r);          // tx_mu_: one descriptor
+  void add_samehost_ack();                                   // tx_mu_: acks owed to the peer
+  bool on_samehost_placement(const wire::SegmentInfo& seg);  // rx_mu_
+  bool on_samehost_done(const wire::SegmentInfo& seg);       // rx_mu_
+  bool on_samehost_ack(const wire::SegmentInfo& seg);        // rx_mu_
+  // rx_mu_: a Read Response segment of `len` bytes matches the oldest
+  // outstanding Read (else Terminate, false).
+  bool match_response(const wire::SegmentInfo& seg, uint32_t len);
+  // rx_mu_: the Read Response segment of `len` bytes has landed.
+  bool finish_response_segment(uint32_t len, bool last);
+
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
   // The data path calls these behind one flag test each (tx_hooked_,
   // rx_hooked_), so they cost one predictable branch when nothing is on.
@@ -235,6 +268,18 @@ class Stream final : public ndk::QpTransport,
   std::atomic<uint32_t> term_sent_{0xFFFFFFFFu}, term_received_{0xFFFFFFFFu};
   ndk::Counters& qc_;  // the QP's own counters (bumped with the adapter's)
   const std::vector<uint8_t> sent_rtr_;
+
+  // ---- same-host fast path (stream_samehost.cc) ----
+  const bool samehost_;  // look for a same-host peer (and accept its opcodes)
+  // Set in begin() under both locks, before anything is attached.
+  std::shared_ptr<Rendezvous> sh_;
+  // Write messages the peer pulled and we must acknowledge (rx -> tx).
+  std::atomic<uint32_t> sh_acks_owed_{0};
+  // Writes sent as descriptors, waiting for the peer's ack: SQ sequence and
+  // length, oldest first (q_mu_).
+  std::deque<std::pair<uint64_t, ULONG>> sh_writes_;
+  uint32_t sh_len_ = 0;  // rx_mu_: bytes the current descriptor pulled
+  std::atomic<uint64_t> sh_pulled_octets_{0}, sh_pulled_msgs_{0}, sh_desc_sent_{0};
 
   // ---- hooks (stream_hooks.cc) ----
   // taps_ change under tx_mu_ and rx_mu_ together; tx_hooked_ is read and

@@ -56,17 +56,7 @@ bool is_send(wire::Opcode op) {
 
 wire::TerminateMessage term_msg(const wire::TerminateCode& code, const wire::SegmentInfo& seg,
                                 bool with_read) {
-  wire::TerminateMessage t;
-  t.code = code;
-  t.m = true;
-  t.d = true;
-  t.ddp_segment_length = static_cast<uint16_t>(seg.payload_len);
-  t.ddp_header = seg.header_bytes;
-  if (with_read && seg.body.size() == wire::kReadRequestBodySize) {
-    t.r = true;
-    t.rdma_header = seg.body;
-  }
-  return t;
+  return segment_terminate(code, seg, with_read);
 }
 }  // namespace
 
@@ -409,35 +399,15 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
     return true;
   }
   if (op == wire::Opcode::kReadResponse) {
-    // Validated against our own outstanding reads: the sink needs no
-    // remote-write right (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED).
-    if (!rd_active_) {
-      std::lock_guard lk(q_mu_);
-      if (orq_.empty()) {
-        rx_fail_term(term_msg({wire::TermLayer::kDdp, wire::term::kDdpTagged,
-                               wire::term::kDdpTagInvalidStag},
-                              seg, false),
-                     STATUS_CANCELLED);
-        return false;
-      }
-      rd_ = orq_.front();
-      rd_active_ = true;
-      rd_off_ = 0;
-    }
-    bool stag_ok = seg.hdr.stag == rd_.sink_stag;
-    bool bounds_ok = seg.hdr.to == rd_.sink_to + rd_off_ && rd_off_ + seg.payload_len <= rd_.size &&
-                     (!seg.last() || rd_off_ + seg.payload_len == rd_.size);
-    if (!stag_ok || !bounds_ok) {
-      uint8_t code = stag_ok ? wire::term::kDdpTagBaseBounds : wire::term::kDdpTagInvalidStag;
-      rx_fail_term(term_msg({wire::TermLayer::kDdp, wire::term::kDdpTagged, code}, seg, false),
-                   STATUS_CANCELLED);
-      return false;
-    }
+    if (!match_response(seg, seg.payload_len)) return false;
     tgt_ = Tgt::kContig;
     tgt_ptr_ = rd_.sink + rd_off_;
     resp_len_ = seg.last() ? 0 : seg.payload_len;
     return true;
   }
+  if (op == wire::Opcode::kSamehostWrite || op == wire::Opcode::kSamehostReadResponse)
+    return on_samehost_placement(seg);
+  if (op == wire::Opcode::kSamehostAck) return on_samehost_ack(seg);
   if (is_send(op)) {
     wire::WireError e = send_seq_.on_segment(seg.hdr.msn, seg.hdr.mo, seg.payload_len, seg.last());
     if (e != wire::WireError::kNone) {
@@ -487,26 +457,59 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
   return false;
 }
 
+bool Stream::match_response(const wire::SegmentInfo& seg, uint32_t len) {
+  // Validated against our own outstanding reads: the sink needs no
+  // remote-write right (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED).
+  if (!rd_active_) {
+    std::lock_guard lk(q_mu_);
+    if (orq_.empty()) {
+      rx_fail_term(
+          term_msg({wire::TermLayer::kDdp, wire::term::kDdpTagged, wire::term::kDdpTagInvalidStag},
+                   seg, false),
+          STATUS_CANCELLED);
+      return false;
+    }
+    rd_ = orq_.front();
+    rd_active_ = true;
+    rd_off_ = 0;
+  }
+  bool stag_ok = seg.hdr.stag == rd_.sink_stag;
+  bool bounds_ok = seg.hdr.to == rd_.sink_to + rd_off_ && rd_off_ + len <= rd_.size &&
+                   (!seg.last() || rd_off_ + len == rd_.size);
+  if (!stag_ok || !bounds_ok) {
+    uint8_t code = stag_ok ? wire::term::kDdpTagBaseBounds : wire::term::kDdpTagInvalidStag;
+    rx_fail_term(term_msg({wire::TermLayer::kDdp, wire::term::kDdpTagged, code}, seg, false),
+                 STATUS_CANCELLED);
+    return false;
+  }
+  return true;
+}
+
+bool Stream::finish_response_segment(uint32_t len, bool last) {
+  rd_off_ += len;
+  if (!last) return true;
+  OutboundRead r = rd_;
+  rd_active_ = false;
+  {
+    std::lock_guard lk(q_mu_);
+    if (!orq_.empty()) orq_.pop();
+  }
+  if (r.seq != UINT64_MAX) {
+    if (r.local_invalidate) local_invalidate(stags_, r.sink_stag, pd_);
+    qp_->sq_complete(r.seq, STATUS_SUCCESS, r.size);
+    rx_completed_ = true;
+  }
+  kick_after_rx_ = true;  // an ORD slot is free, a fence may open
+  return true;
+}
+
 bool Stream::on_segment_done(const wire::SegmentInfo& seg) {
   const wire::Opcode op = seg.opcode();
   tgt_ = Tgt::kNone;
-  if (op == wire::Opcode::kReadResponse) {
-    rd_off_ += seg.payload_len;
-    if (!seg.last()) return true;
-    OutboundRead r = rd_;
-    rd_active_ = false;
-    {
-      std::lock_guard lk(q_mu_);
-      if (!orq_.empty()) orq_.pop();
-    }
-    if (r.seq != UINT64_MAX) {
-      if (r.local_invalidate) local_invalidate(stags_, r.sink_stag, pd_);
-      qp_->sq_complete(r.seq, STATUS_SUCCESS, r.size);
-      rx_completed_ = true;
-    }
-    kick_after_rx_ = true;  // an ORD slot is free, a fence may open
-    return true;
-  }
+  if (op == wire::Opcode::kReadResponse)
+    return finish_response_segment(seg.payload_len, seg.last());
+  if (op == wire::Opcode::kSamehostWrite || op == wire::Opcode::kSamehostReadResponse)
+    return on_samehost_done(seg);
   if (is_send(op) && seg.last()) {
     uint32_t inv = 0;
     ULONG total = seg.hdr.mo + seg.payload_len;

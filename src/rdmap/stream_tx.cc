@@ -357,6 +357,7 @@ bool Stream::build_batch() {
     tx_done_ = true;
     return false;
   }
+  add_samehost_ack();  // Writes the peer's descriptors named are in place
   for (;;) {
     bool progressed;
     if (sq_turn_) {
@@ -407,8 +408,11 @@ bool Stream::add_sq_work() {
     if (!orq_.empty()) return false;
   }
   switch (wr.type) {
-    case NdkOperationTypeSend:
     case NdkOperationTypeWrite:
+      if (msg_.off == 0 && wr.inline_data == nullptr && samehost_tx(wr.length))
+        return add_samehost_write();
+      return add_message_fpdus(kTurnBytes);
+    case NdkOperationTypeSend:
       return add_message_fpdus(kTurnBytes);
     case NdkOperationTypeRead:
       return add_read_request();
@@ -530,6 +534,7 @@ bool Stream::add_irq_work() {
     if (irq_.empty()) return false;
     r = irq_.front();
   }
+  if (resp_off_ == 0 && r.size > 0 && samehost_tx(r.size)) return add_samehost_response(r);
   Batch& b = *b_;
   uint64_t added = 0;
   bool progressed = false;

@@ -496,6 +496,12 @@ bool Connection::tcp_info(SOFTNDK_TCP_INFO& out) const {
   return SoftNdkQueryConnectionTcpInfo(conn_, &out) == STATUS_SUCCESS;
 }
 
+bool Connection::path_info(SOFTNDK_PATH_INFO& out) const {
+  out = SOFTNDK_PATH_INFO{};
+  out.Size = sizeof out;
+  return SoftNdkQueryConnectionPath(conn_, &out) == STATUS_SUCCESS;
+}
+
 SockAddr Connection::peer_address() const {
   SockAddr s;
   ULONG len = sizeof s.ss;

@@ -242,6 +242,8 @@ class Connection {
   bool info(SOFTNDK_CONNECTION_INFO& out) const;
   // The socket's TCP state (false once the connection is gone).
   bool tcp_info(SOFTNDK_TCP_INFO& out) const;
+  // Which path its data takes (false once the connection is gone).
+  bool path_info(SOFTNDK_PATH_INFO& out) const;
   SockAddr peer_address() const;
   NDK_CONNECTOR* get() const { return conn_; }
 

@@ -206,6 +206,9 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     field(os, 1, "mpa", "");
     field(os, 2, "mpa_flags", hex(*r.mpa_flags));
     field(os, 2, "crc", crc_policy(*r.mpa_flags, loopback_only(r)).why);
+    field(os, 1, "samehost",
+          r.samehost ? "on (same-host peers move Write/Read payloads by copy, SOFTNDK_SAMEHOST)"
+                     : "off (SOFTNDK_SAMEHOST=on enables it)");
   }
   if (verbose && r.counters) {
     field(os, 1, "counters", "");
@@ -260,6 +263,7 @@ json to_json(const AdapterReport& r) {
   if (r.mpa_flags) {
     const CrcPolicy p = crc_policy(*r.mpa_flags, loopback_only(r));
     a["mpa"] = {{"flags", *r.mpa_flags}, {"crc", p.key}, {"crc_why", p.why}};
+    a["samehost"] = r.samehost;
   } else {
     a["mpa"] = nullptr;
   }

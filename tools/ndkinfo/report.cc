@@ -150,6 +150,8 @@ AdapterReport collect(const SOFTNDK_ADAPTER_DESC& desc) {
                            reinterpret_cast<SOFTNDK_ADAPTER_ATTR*>(attr_buf), &req);
   if (st == STATUS_SUCCESS || st == STATUS_BUFFER_OVERFLOW) {
     r.mpa_flags = reinterpret_cast<SOFTNDK_ADAPTER_ATTR*>(attr_buf)->MpaFlags;
+    r.samehost =
+        (reinterpret_cast<SOFTNDK_ADAPTER_ATTR*>(attr_buf)->Flags & SOFTNDK_ADAPTER_SAMEHOST) != 0;
   } else {
     fail(r, "SoftNdkQueryAdapter", st);
   }

@@ -21,6 +21,7 @@ struct AdapterReport {
   std::vector<std::string> port_addresses;   // the port's address list
   std::optional<SOFTNDK_COUNTERS> counters;  // SoftNdkQueryAdapterCounters
   std::optional<ULONG> mpa_flags;            // SoftNdkQueryAdapter: MPA flags in effect
+  bool samehost = false;                     // ... and SOFTNDK_ADAPTER_SAMEHOST
   // The first call that failed, if any ("SoftNdkOpenAdapter"), and its status.
   std::string failed_call;
   NTSTATUS failed_status = STATUS_SUCCESS;

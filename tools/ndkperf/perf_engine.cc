@@ -340,6 +340,13 @@ class Side {
       r.crc = ci.Crc != 0;
       r.mpa_revision = ci.MpaRevision;
     }
+    SOFTNDK_PATH_INFO pi{};
+    if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->path_info(pi)) {
+      const char* name = SoftNdkPathName(pi.Path);
+      const char* why = SoftNdkPathReasonName(pi.Reason);
+      r.path = name ? name : "?";
+      if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr) r.path += std::string(" (") + why + ")";
+    }
     SOFTNDK_TCP_INFO ti{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->tcp_info(ti)) {
       r.tcp_congestion = ti.CongestionControl;

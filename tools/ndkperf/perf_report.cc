@@ -105,6 +105,12 @@ std::string format_table(const std::vector<PerfResult>& results, const RunInfo& 
     os << "\n";
   }
   if (!current.empty()) os << kRule;
+  // The data path, when the library told (docs/samehost.md).
+  std::string paths;
+  for (const PerfResult& r : results)
+    if (!r.path.empty() && paths.find(r.path) == std::string::npos)
+      paths += (paths.empty() ? "" : ", ") + r.path;
+  if (!paths.empty()) os << " Data path       : " << paths << "\n";
   return os.str();
 }
 
@@ -126,6 +132,7 @@ nlohmann::json result_json(const PerfResult& r) {
     j["latency_us"] = {{"min", r.lat_min_us}, {"median", r.lat_p50_us}, {"avg", r.lat_avg_us},
                        {"p99", r.lat_p99_us}, {"p99_9", r.lat_p999_us}, {"max", r.lat_max_us}};
   }
+  if (!r.path.empty()) j["path"] = r.path;
   if (!r.tcp_congestion.empty()) {
     j["tcp"] = {{"congestion", r.tcp_congestion},
                 {"retransmits", r.tcp_retransmits},

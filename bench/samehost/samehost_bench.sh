@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# samehost_bench.sh - the same-host fast path against loopback TCP and UCX,
+# side by side in one run (docs/samehost.md, bench/README.md "Same host").
+#
+#   bench/samehost/samehost_bench.sh [NDKPERF] [-r REPS] [-D SECS]
+#
+# For each test (1 MiB RDMA Write and Read, 64 KiB Send, 8-byte Send
+# latency, busy-polled) it runs, REPS times and interleaved, ndkperf with
+# SOFTNDK_SAMEHOST=on, ndkperf with SOFTNDK_SAMEHOST=off and ucx_perftest
+# (UCX_TLS=posix,cma,self; package ucx-utils; skipped if missing), then
+# prints the medians and the ratios fast/TCP and fast/UCX. Both ends of
+# every run are on this machine (ndkperf loopback; ucx_perftest server and
+# client on 127.0.0.1).
+set -euo pipefail
+NDKPERF=build/plain/tools/ndkperf/ndkperf
+REPS=3
+DUR=1
+if [[ $# -gt 0 && $1 != -* ]]; then NDKPERF=$1; shift; fi
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -r) REPS=$2; shift 2 ;;
+    -D) DUR=$2; shift 2 ;;
+    *) echo "usage: $0 [NDKPERF] [-r REPS] [-D SECS]" >&2; exit 2 ;;
+  esac
+done
+[[ -x $NDKPERF ]] || { echo "$0: no ndkperf at $NDKPERF" >&2; exit 2; }
+HAVE_UCX=0
+command -v ucx_perftest >/dev/null && HAVE_UCX=1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# ndkperf TEST SIZE MODE -> "<figure>" (GB/s for bw, median us for lat)
+ndk() {
+  local test=$1 size=$2 mode=$3 out
+  out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" -s "$size" -D "$DUR" --json --quiet)
+  python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+lat = sys.argv[1].endswith("_lat")
+print(r["latency_us"]["median"] if lat else r["mbps"] / 1e3, r.get("path", "?"))
+' "$test" <<<"$out"
+}
+
+# ucx_perftest TEST SIZE -> figure (GB/s for bw, typical one-way us for lat)
+ucx() {
+  local test=$1 size=$2 port=$((20000 + RANDOM % 20000)) iters
+  iters=$([[ $test == *lat ]] && echo 20000 || echo 5000)
+  UCX_TLS=posix,cma,self timeout 60 ucx_perftest -p "$port" >/dev/null 2>&1 &
+  local srv=$!
+  sleep 0.3
+  UCX_TLS=posix,cma,self timeout 60 ucx_perftest 127.0.0.1 -p "$port" -t "$test" -s "$size" \
+    -n "$iters" > "$TMP/ucx.txt" 2>&1 || true
+  kill "$srv" 2>/dev/null || true
+  wait "$srv" 2>/dev/null || true
+  # The "Final:" line: iterations, latency typical/avg/overall (usec),
+  # bandwidth average/overall (MB/s, 2^20), message rate.
+  awk -v lat="$([[ $test == *lat ]] && echo 1 || echo 0)" '
+    /Final:/ { if (lat) print $3; else printf "%.3f\n", $7 * 1048576 / 1e9 }' "$TMP/ucx.txt"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+printf '%-22s %10s %10s %10s %12s %12s  %s\n' test fast tcp ucx fast/tcp fast/ucx path
+row() {
+  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6  # ucx_perftest wants plain bytes
+  : > "$TMP/on"; : > "$TMP/off"; : > "$TMP/ucx"
+  local path="?"
+  for ((i = 0; i < REPS; i++)); do
+    read -r f path < <(ndk "$test" "$size" on)
+    echo "$f" >> "$TMP/on"
+    read -r f _ < <(ndk "$test" "$size" off)
+    echo "$f" >> "$TMP/off"
+    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
+  done
+  local on off u
+  on=$(median < "$TMP/on"); off=$(median < "$TMP/off")
+  u=$([[ -s $TMP/ucx ]] && median < "$TMP/ucx" || echo nan)
+  # Ratios say "how much better the fast path is": bandwidth fast/x,
+  # latency x/fast, so above 1 is better for both.
+  python3 - "$name" "$unit" "$on" "$off" "$u" "$path" <<'PY'
+import math, sys
+name, unit, on, off, u, path = sys.argv[1:]
+on, off, u = float(on), float(off), float(u)
+lat = unit == "us"
+r1 = off / on if lat else on / off
+r2 = (u / on if lat else on / u) if not math.isnan(u) else float("nan")
+print(f"{name + ' [' + unit + ']':22s} {on:10.3f} {off:10.3f} {u:10.3f} {r1:12.2f} {r2:12.2f}  {path}")
+PY
+}
+row "write 1MiB" write_bw 1M ucp_put_bw GB/s 1048576
+row "read 1MiB" read_bw 1M ucp_get GB/s 1048576
+row "send 64KiB" send_bw 64K ucp_am_bw GB/s 65536
+row "send_lat 8B" send_lat 8 ucp_am_lat us 8
+echo "(ratios: above 1 means the fast path is better; median of $REPS interleaved runs," \
+  "-D $DUR s each; ucx: UCX_TLS=posix,cma,self)"

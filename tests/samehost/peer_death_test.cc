@@ -1,0 +1,236 @@
+// peer_death_test.cc - the same-host fast path against a peer in another
+// process (this binary started with --samehost-child, samehost_main.cc):
+// the peer is killed, or unmaps the memory it advertised, while we pull
+// Read Responses from it. Every outstanding Read completes exactly once,
+// the QP goes to error, and nothing hangs or crashes.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "../datapath/dp_fixture.h"
+
+extern char** environ;
+
+namespace dptest {
+
+// The child: an adapter, a QP and a registered, mmap'd region, listening on
+// 127.0.0.1. It prints "<port> <token> <address> <length>\n", accepts one
+// connection (same-host path on) and then obeys lines on stdin: "unmap"
+// unmaps the region (still registered). EOF on stdin ends it.
+class ChildPeer : public DpTest {
+ public:
+  void TestBody() override {}
+  int run() {
+    SetUp();
+    Side& b = new_side();
+    constexpr size_t kLen = 16 << 20;
+    void* mem = ::mmap(nullptr, kLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return 2;
+    fill_pattern(static_cast<uint8_t*>(mem), kLen, 5);
+    NDK_MR* mr = nullptr;
+    if (b.pd->Dispatch->NdkCreateMr(b.pd, FALSE, nullptr, nullptr, &mr) != STATUS_SUCCESS) return 2;
+    MDL mdl{};
+    mdl.VirtualAddress = mem;
+    mdl.ByteCount = kLen;
+    if (mr->Dispatch->NdkRegisterMr(mr, &mdl, kLen, kAll, nullptr, nullptr) != STATUS_SUCCESS)
+      return 2;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::shared_ptr<tcp::Connection> conn;
+    std::shared_ptr<tcp::Listener> l;
+    tcp::ConnSettings st;
+    if (tcp::Listener::create(
+            adapter_->engine(), st, *tcp::SockAddr::parse("127.0.0.1", 0), 4,
+            [&](std::shared_ptr<tcp::PendingConnection> p) {
+              p->accept(16, 16, {}, [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
+                std::lock_guard lk(mu);
+                if (s == STATUS_SUCCESS) conn = std::move(c);
+                cv.notify_all();
+              });
+            },
+            &l) != STATUS_SUCCESS)
+      return 2;
+    std::printf("%u %u %llu %zu\n", l->local().port(), mr->Dispatch->NdkGetRemoteTokenFromMr(mr),
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(mem)), kLen);
+    std::fflush(stdout);
+    {
+      std::unique_lock lk(mu);
+      if (!cv.wait_for(lk, 10s, [&] { return conn != nullptr; })) return 3;
+    }
+    b.conn = conn;
+    rdmap::StreamOptions so;
+    so.samehost = 1;
+    b.stream = rdmap::start_stream(b.q, b.conn, so);
+    char line[64];
+    while (std::fgets(line, sizeof line, stdin) != nullptr) {
+      if (std::string(line) == "unmap\n") ::munmap(mem, kLen);
+    }
+    TearDown();
+    return 0;
+  }
+};
+
+int run_samehost_child() {
+  ChildPeer c;
+  return c.run();
+}
+
+namespace {
+
+class SamehostPeer : public DpTest {
+ protected:
+  void TearDown() override {
+    DpTest::TearDown();
+    if (child_ > 0) {
+      ::kill(child_, SIGKILL);
+      ::waitpid(child_, nullptr, 0);
+    }
+    if (to_child_ != nullptr) std::fclose(to_child_);
+    if (from_child_ != nullptr) std::fclose(from_child_);
+  }
+
+  // Starts the child and connects side a to it with the same-host path on.
+  void start(Side& a) {
+    int in[2], out[2];
+    ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    char self[4096];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    ASSERT_GT(n, 0);
+    self[n] = '\0';
+    char arg1[] = "--samehost-child";
+    char* argv[] = {self, arg1, nullptr};
+    ASSERT_EQ(posix_spawn(&child_, self, &fa, nullptr, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(in[0]);
+    ::close(out[1]);
+    to_child_ = ::fdopen(in[1], "w");
+    from_child_ = ::fdopen(out[0], "r");
+    unsigned port = 0, token = 0;
+    unsigned long long addr = 0;
+    size_t len = 0;
+    ASSERT_EQ(std::fscanf(from_child_, "%u %u %llu %zu", &port, &token, &addr, &len), 4);
+    token_ = token;
+    addr_ = addr;
+    len_ = len;
+
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    tcp::ConnectArgs args;
+    args.dst = *tcp::SockAddr::parse("127.0.0.1", static_cast<uint16_t>(port));
+    args.ird = args.ord = 16;
+    tcp::ConnSettings st;
+    ASSERT_EQ(tcp::ActiveConnect::start(adapter_->engine().pick(), st, args,
+                                        [&](tcp::ConnectResult r) {
+                                          std::lock_guard lk(mu);
+                                          a.conn = std::move(r.connection);
+                                          done = true;
+                                          cv.notify_all();
+                                        }),
+              STATUS_PENDING);
+    {
+      std::unique_lock lk(mu);
+      ASSERT_TRUE(cv.wait_for(lk, 10s, [&] { return done; }));
+    }
+    ASSERT_TRUE(a.conn);
+    rdmap::StreamOptions so;
+    so.samehost = 1;
+    a.stream = rdmap::start_stream(a.q, a.conn, so);
+    wait_connected(a);
+    ASSERT_TRUE(eventually([&] { return !a.stream->samehost_stats().probing; }, 4000ms));
+    auto s = a.stream->samehost_stats();
+    ASSERT_TRUE(s.rx && s.tx);
+    ASSERT_EQ(s.peer_pid, static_cast<uint32_t>(child_));  // really another process
+  }
+
+  // Posts `k` 1 MiB Reads of the child's region into sink.
+  void post_reads(Side& a, Buf& sink, int k, int* ctx) {
+    constexpr ULONG kChunk = 1 << 20;
+    for (int i = 0; i < k; ++i) {
+      NDK_SGE s = sink.sge((i % 8) * kChunk, kChunk);
+      ASSERT_EQ(
+          a.d()->NdkRead(a.qp, ctx + i, &s, 1, addr_ + (i % 16) * uint64_t{kChunk}, token_, 0),
+          STATUS_SUCCESS);
+    }
+  }
+
+  pid_t child_ = -1;
+  FILE* to_child_ = nullptr;
+  FILE* from_child_ = nullptr;
+  uint32_t token_ = 0;
+  uint64_t addr_ = 0;
+  size_t len_ = 0;
+};
+
+TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
+  Side& a = new_side();
+  start(a);
+  Buf sink = reg(a.pd, 8 << 20, kAll);
+  int ctx[256];
+  // Reads flow (pulled from the child) ...
+  post_reads(a, sink, 16, ctx);
+  auto first = poll(a.icq, 16);
+  ASSERT_EQ(first.size(), 16u);
+  for (auto& r : first) EXPECT_EQ(r.Status, STATUS_SUCCESS);
+  EXPECT_GE(a.stream->samehost_stats().pulled_octets, 16u << 20);
+  // ... until the child dies with 128 MiB of Reads queued (ORD 16).
+  post_reads(a, sink, 128, ctx + 16);
+  ::kill(child_, SIGKILL);
+  ::waitpid(child_, nullptr, 0);
+  child_ = -1;
+  auto rest = poll(a.icq, 128, 10000ms);
+  ASSERT_EQ(rest.size(), 128u);  // one completion each, within the TCP bound
+  int failed = 0;
+  for (auto& r : rest) failed += r.Status != STATUS_SUCCESS ? 1 : 0;
+  EXPECT_GT(failed, 0);
+  for (auto& r : rest) {
+    if (r.Status != STATUS_SUCCESS) {
+      // The first that did not succeed (docs/samehost.md "Bad input").
+      RecordProperty("first_failure", std::to_string(r.Status));
+      break;
+    }
+  }
+  // In posting order: once one failed, every later one is flushed.
+  for (size_t i = 1; i < rest.size(); ++i)
+    if (rest[i - 1].Status != STATUS_SUCCESS) {
+      EXPECT_EQ(rest[i].Status, STATUS_CANCELLED) << i;
+    }
+  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+}
+
+TEST_F(SamehostPeer, UnmappedSourceIsATerminateNotACrash) {
+  Side& a = new_side();
+  start(a);
+  Buf sink = reg(a.pd, 8 << 20, kAll, 0x33);
+  std::fputs("unmap\n", to_child_);
+  std::fflush(to_child_);
+  // The child unmaps asynchronously: read until a Read fails.
+  int ctx[256];
+  bool refused = false;
+  for (int round = 0; round < 50 && !refused; ++round) {
+    post_reads(a, sink, 1, ctx);
+    NDK_RESULT_EX r = poll1(a.icq);
+    refused = r.Status != STATUS_SUCCESS;
+    if (!refused) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(refused);
+  // RDMAP remote operation, catastrophic (stream): the peer's source is gone.
+  EXPECT_EQ(a.stream->last_terminate_sent(), 0x00000207u);
+  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+}
+
+}  // namespace
+}  // namespace dptest
