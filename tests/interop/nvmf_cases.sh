@@ -51,8 +51,10 @@ nvmet_stop() {
 # The guest's block device of our namespace (model "softndk ndk-nvmet").
 # find_dev NQN: a guest shell snippet setting $dev to the block device of
 # that subsystem's namespace (the multipath head when there is one).
+# The namespace's block device, never a multipath path device (nvmeXcYnZ:
+# hidden, no O_DIRECT; it can appear before the head nvmeXnY does).
 find_dev() {
-  echo 'dev=""; for i in $(seq 1 50); do for b in /sys/block/nvme*n*; do [ -e "$b" ] || continue; if [ "$(cat $b/device/subsysnqn 2>/dev/null)" = "'"$1"'" ]; then dev=/dev/$(basename $b); fi; done; [ -n "$dev" ] && break; sleep 0.2; done'
+  echo 'dev=""; for i in $(seq 1 50); do for b in /sys/block/nvme*n*; do [ -e "$b" ] || continue; case ${b##*/} in nvme*c*n*) continue ;; esac; if [ "$(cat $b/device/subsysnqn 2>/dev/null)" = "'"$1"'" ]; then dev=/dev/$(basename $b); fi; done; [ -n "$dev" ] && break; sleep 0.2; done'
 }
 NVMF_FIND_DEV=$(find_dev "$NVMF_NQN")
 
