@@ -63,7 +63,9 @@ struct ns_server {
   struct ibv_cq* cq;
   struct ibv_mr *rx_mr, *tx_mr, *region_mr;
   uint8_t *rx, *tx, *region;
-  unsigned next_slot; /* receives complete in the order they were posted */
+  unsigned next_slot;    /* receives complete in the order they were posted */
+  struct ibv_wc kept[8]; /* completions polled before they were wanted */
+  int nkept;
 };
 
 /* The sample's pattern (NsFill/NsCheck). */
@@ -130,19 +132,32 @@ static int post_recv(struct ns_server* s, unsigned slot) {
   return ibv_post_recv(s->id->qp, &wr, &bad) == 0;
 }
 
-/* One completion within TIMEOUT_MS; 0 on timeout or error status. */
-static int poll_one(struct ns_server* s, struct ibv_wc* wc) {
+/* The next completion of one kind (send or receive) within TIMEOUT_MS; 0
+   on timeout or an error status. A completion of the other kind that comes
+   first is kept for later: the client's next message can complete before
+   the send that answered its last one is polled. */
+static int poll_one(struct ns_server* s, struct ibv_wc* wc, int recv) {
   double end = ms_now() + TIMEOUT_MS;
   for (;;) {
-    int n = ibv_poll_cq(s->cq, 1, wc);
-    if (n < 0) return 0;
-    if (n == 1) {
-      if (wc->status != IBV_WC_SUCCESS) {
-        printf("{\"op\": \"completion\", \"ok\": false, \"wr_id\": %llu, \"status\": \"%s\"}\n",
-               (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status));
-        return 0;
+    for (int i = 0; i < s->nkept; ++i) {
+      if ((s->kept[i].wr_id >= WR_RECV) == recv) {
+        *wc = s->kept[i];
+        memmove(s->kept + i, s->kept + i + 1, (size_t)(s->nkept - i - 1) * sizeof *wc);
+        --s->nkept;
+        return 1;
       }
-      return 1;
+    }
+    struct ibv_wc got;
+    int n = ibv_poll_cq(s->cq, 1, &got);
+    if (n < 0) return 0;
+    if (n == 1 && got.status != IBV_WC_SUCCESS) {
+      printf("{\"op\": \"completion\", \"ok\": false, \"wr_id\": %llu, \"status\": \"%s\"}\n",
+             (unsigned long long)got.wr_id, ibv_wc_status_str(got.status));
+      return 0;
+    }
+    if (n == 1 && s->nkept < (int)(sizeof s->kept / sizeof *s->kept)) {
+      s->kept[s->nkept++] = got;
+      continue;
     }
     if (ms_now() > end) {
       printf("{\"op\": \"completion\", \"ok\": false, \"error\": \"timeout\"}\n");
@@ -166,9 +181,7 @@ static int send_msg(struct ns_server* s, const struct ns_msg* m) {
   wr.send_flags = IBV_SEND_SIGNALED;
   struct ibv_wc wc;
   if (ibv_post_send(s->id->qp, &wr, &bad)) return 0;
-  /* Only sends are in flight while we wait here: the client sends nothing
-     until it has our message. */
-  return poll_one(s, &wc) && wc.wr_id == WR_SEND;
+  return poll_one(s, &wc, 0) && wc.wr_id == WR_SEND;
 }
 
 /* The next message, checked like the sample's NsReceiveMsg; its slot is
@@ -176,7 +189,7 @@ static int send_msg(struct ns_server* s, const struct ns_msg* m) {
 static int recv_msg(struct ns_server* s, uint32_t type, struct ns_msg* m) {
   struct ibv_wc wc;
   unsigned slot = s->next_slot;
-  if (!poll_one(s, &wc)) return 0;
+  if (!poll_one(s, &wc, 1)) return 0;
   if (wc.wr_id != WR_RECV + slot) {
     printf("{\"op\": \"receive\", \"ok\": false, \"wr_id\": %llu, \"expected_slot\": %u}\n",
            (unsigned long long)wc.wr_id, slot);
@@ -246,9 +259,9 @@ static int accept_one(struct ns_server* s, int port) {
   if (!s->rx || !s->tx || !s->region) return fail_setup("aligned_alloc");
   s->rx_mr = ibv_reg_mr(s->pd, s->rx, 2 * NS_MSG_SIZE, IBV_ACCESS_LOCAL_WRITE);
   s->tx_mr = ibv_reg_mr(s->pd, s->tx, NS_MSG_SIZE, 0);
-  s->region_mr = ibv_reg_mr(s->pd, s->region, NS_REGION_SIZE,
-                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-                                IBV_ACCESS_REMOTE_WRITE);
+  s->region_mr =
+      ibv_reg_mr(s->pd, s->region, NS_REGION_SIZE,
+                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
   if (!s->rx_mr || !s->tx_mr || !s->region_mr) return fail_setup("ibv_reg_mr");
   /* iWARP has no receiver-not-ready retry: both receives before accept. */
   if (!post_recv(s, 0) || !post_recv(s, 1)) return fail_setup("ibv_post_recv");
