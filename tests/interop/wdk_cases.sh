@@ -31,5 +31,7 @@ case_wdk_ndksock_client() {
   check "siw side: 4 echoes" jtrue "$CDIR/server.json" 'map(select(.op == "echo" and .ok)) | length == 4'
   check "siw side: written half verified" jtrue "$CDIR/server.json" 'map(select(.op == "written")) | .[0].ok == true'
   check "siw side: saw the disconnect" jtrue "$CDIR/server.json" 'map(select(.op == "disconnect")) | .[0].ok == true'
+  cap_has "the client's 32 KiB Read Request" 'I->R .*RDMA Read Request .*size=32768'
+  cap_has "the client's RDMA Write" 'I->R .*RDMA Write '
   cap_window "$t0"
 }
