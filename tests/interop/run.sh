@@ -10,8 +10,8 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
-# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME (empty if
-# not built).
+# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
+# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -59,6 +59,8 @@ CASES=(
   "stock sendinv_ndk_to_siw 120" "stock sendinv_siw_to_ndk 120"
   "stock terminate_ndk_to_siw 120" "stock terminate_siw_to_ndk 120"
   "stock badpeer_reject 90" "stock badpeer_reset 120" "stock badpeer_terminate 120"
+  # the WDK sample driver (ndksock.so) as client -> its server on siw (wdk_cases.sh)
+  "stock wdk_ndksock_client 120"
   # siw-tunable.ko: the same siw with its constants as module parameters,
   # switched per case in /sys/module/siw/parameters
   "tunable siw_init_default.engine 90" "tunable siw_init_default.ndk 90"
@@ -1147,6 +1149,8 @@ case_badpeer_terminate() {
 . "$HERE/nvmf_cases.sh"
 # shellcheck source=tests/interop/nvmf_host_cases.sh
 . "$HERE/nvmf_host_cases.sh"
+# shellcheck source=tests/interop/wdk_cases.sh
+. "$HERE/wdk_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

@@ -6,6 +6,7 @@
  *
  *   verbs_peer server -p PORT [-s SIZE] -r passive|reject|die
  *   verbs_peer client -a ADDR -p PORT [-s SIZE] -r active -o write,read,...
+ *   verbs_peer ndksock-server PORT   (the WDK sample's server: ndksock_server.c)
  *
  * Speaks the ivx exchange of ivx_proto.h. Prints one JSON object per op.
  * Exit: 0 all ops ok, 1 an op failed, 2 usage, 3 setup/connection failure.
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "ivx_proto.h"
+#include "ndksock_server.h"
 
 #define CTX_SEND 1u
 #define CTX_RECV 0x1000u
@@ -450,6 +452,7 @@ int main(int argc, char** argv) {
   int port = 0, opt, depth = 4;
   p.size = 65536;
   if (argc < 2) return 2;
+  if (!strcmp(argv[1], "ndksock-server")) return ndksock_server_main(argc, argv);
   int server = !strcmp(argv[1], "server");
   optind = 2;
   while ((opt = getopt(argc, argv, "a:p:s:r:o:d:")) != -1) {
