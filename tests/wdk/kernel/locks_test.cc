@@ -175,9 +175,20 @@ TEST_F(LocksTest, RundownWaitsForTheLastReference) {
     ExWaitForRundownProtectionRelease(&ref);
     done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Once the waiter has started the rundown, new references are refused.
+  // Under load the thread may start late: a reference taken before that is
+  // handed back, and the test waits (bounded) for the rundown to begin.
+  bool refused = false;
+  for (int i = 0; i < 5000 && !refused; ++i) {
+    if (!ExAcquireRundownProtection(&ref)) {
+      refused = true;
+    } else {
+      ExReleaseRundownProtection(&ref);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  EXPECT_TRUE(refused);  // rundown in progress
   EXPECT_FALSE(done.load());
-  EXPECT_FALSE(ExAcquireRundownProtection(&ref));  // rundown in progress
   ExReleaseRundownProtectionEx(&ref, 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_FALSE(done.load());
