@@ -29,7 +29,6 @@ Queue::Queue(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local,
              const tools::SockAddr& peer, const QueueParams& p, double timeout_s)
     : a_(a),
       p_(p),
-      timeout_s_(timeout_s),
       stride_((size_t(p.max_io) + kPage - 1) / kPage * kPage),
       // Per slot: fast register + Send + local invalidate on the SQ.
       cq_(a, ULONG(p.entries) * 4 + 8),

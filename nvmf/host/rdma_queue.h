@@ -109,7 +109,6 @@ class Queue {
 
   tools::Adapter& a_;
   QueueParams p_;
-  double timeout_s_;
   size_t stride_;
   tools::Cq cq_;
   tools::Qp qp_;

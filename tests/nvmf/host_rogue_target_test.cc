@@ -32,8 +32,7 @@ constexpr size_t kCapsule = 8192;
 class FakeQueue {
  public:
   FakeQueue(tools::Adapter& a, tools::Pd& pd, std::unique_ptr<tools::Connection> c, bool rogue)
-      : a_(a),
-        rogue_(rogue),
+      : rogue_(rogue),
         cq_(a, 4 * kDepth),
         qp_(a, pd, cq_, cq_, nullptr, tools::QpConfig{kDepth, kDepth, 0, 1}),
         recv_(a, pd, kDepth * kCapsule, NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
@@ -128,7 +127,6 @@ class FakeQueue {
     }
   }
 
-  tools::Adapter& a_;
   bool rogue_;
   tools::Cq cq_;
   tools::Qp qp_;

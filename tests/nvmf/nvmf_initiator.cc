@@ -7,7 +7,7 @@ namespace nvmf_test {
 
 using namespace nvmf;
 
-Initiator::Initiator(tools::Adapter& a, uint16_t port, const QueueParams& p) : a_(a) {
+Initiator::Initiator(tools::Adapter& a, uint16_t port, const QueueParams& p) {
   pd_ = std::make_unique<tools::Pd>(a);
   cq_ = std::make_unique<tools::Cq>(a, 256);
   send_ = std::make_unique<tools::Buffer>(a, *pd_, kSendSlots * kSendSlotSize,

@@ -61,7 +61,6 @@ class Initiator {
   uint16_t reject_status = 0;
 
  private:
-  tools::Adapter& a_;
   std::unique_ptr<tools::Pd> pd_;
   std::unique_ptr<tools::Cq> cq_;
   std::unique_ptr<tools::Buffer> send_, recv_, data_;
