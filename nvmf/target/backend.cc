@@ -11,6 +11,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -103,19 +105,26 @@ class RamBackend final : public Backend {
     what_ = "ram:" + std::to_string(bytes_);
   }
   ~RamBackend() override { munmap(mem_, bytes_); }
+  // Queues run on their own threads, and hosts may send overlapping
+  // commands on two queues at once. NVMe leaves the data such a pair leaves
+  // behind undefined, but two threads copying over the same bytes would be
+  // a data race in this process: readers share the lock, writers own it.
   int read(uint64_t off, void* buf, size_t len) override {
     if (off > bytes_ || len > bytes_ - off) return ERANGE;
+    std::shared_lock lock(mu_);
     std::memcpy(buf, mem_ + off, len);
     return 0;
   }
   int write(uint64_t off, const void* buf, size_t len) override {
     if (off > bytes_ || len > bytes_ - off) return ERANGE;
+    std::unique_lock lock(mu_);
     std::memcpy(mem_ + off, buf, len);
     return 0;
   }
   int flush() override { return 0; }
   int zero(uint64_t off, uint64_t len) override {
     if (off > bytes_ || len > bytes_ - off) return ERANGE;
+    std::unique_lock lock(mu_);
     std::memset(mem_ + off, 0, len);
     return 0;
   }
@@ -123,6 +132,7 @@ class RamBackend final : public Backend {
 
  private:
   uint8_t* mem_ = nullptr;
+  std::shared_mutex mu_;
 };
 
 uint64_t parse_size(const std::string& s) {

@@ -100,6 +100,18 @@ class Samehost : public DpTest {
     return s.stream->samehost_stats();
   }
 
+  // A Send a -> b behind earlier Writes: b's receive completion says they
+  // are in place, and orders b's placement before this thread's reads of
+  // b's memory (polling that memory while b writes it is a data race).
+  void fence(Side& a, Side& b) {
+    Buf rbuf = reg(b.pd, 64, kAll), sbuf = reg(a.pd, 64, kAll, 0x5a);
+    NDK_SGE rs = rbuf.sge(0, 64), ss = sbuf.sge(0, 64);
+    ASSERT_EQ(b.d()->NdkReceive(b.qp, &rbuf, &rs, 1), STATUS_SUCCESS);
+    ASSERT_EQ(a.d()->NdkSend(a.qp, &sbuf, &ss, 1, 0), STATUS_SUCCESS);
+    EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+    ASSERT_EQ(poll1(b.cq).Status, STATUS_SUCCESS);
+  }
+
   // A 1 MiB Write a -> b (two SGEs) and a 1 MiB Read of b's memory into a:
   // both arrive intact and complete once.
   void write_and_read(Side& a, Side& b) {
@@ -113,8 +125,11 @@ class Samehost : public DpTest {
     EXPECT_EQ(w.BytesTransferred, kLen);
     EXPECT_EQ(w.RequestContext, &src);
     // The Write's completion means TCP took it (or, on the fast path, that
-    // the target pulled it); a Send behind it lands after it.
-    ASSERT_TRUE(eventually([&] { return std::memcmp(src.data(), dst.data(), kLen) == 0; }));
+    // the target pulled it); a Send behind it lands after it, so b's receive
+    // completion says the Write is in place (and orders b's placement before
+    // this thread's read of dst: polling dst while b writes it is a race).
+    fence(a, b);
+    ASSERT_EQ(std::memcmp(src.data(), dst.data(), kLen), 0);
 
     Buf rsrc = reg(b.pd, kLen, kAll), sink = reg(a.pd, kLen, kAll);
     fill_pattern(rsrc.data(), kLen, 9);
@@ -210,7 +225,8 @@ TEST_F(Samehost, ATraceOnTheSenderKeepsItsPayloadOnTheWire) {
   NDK_SGE s = src.sge(0, kLen);
   ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
   EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
-  ASSERT_TRUE(eventually([&] { return std::memcmp(src.data(), dst.data(), kLen) == 0; }));
+  fence(a, b);
+  ASSERT_EQ(std::memcmp(src.data(), dst.data(), kLen), 0);
   EXPECT_EQ(b.stream->samehost_stats().pulled_octets, 0u);  // it crossed TCP
   ASSERT_EQ(SoftNdkTraceQp(a.qp, nullptr), STATUS_SUCCESS);
   struct stat st {};
@@ -243,7 +259,8 @@ TEST_F(Samehost, ATraceFromBeforeTheConnectionTakesNoDescriptors) {
   NDK_SGE s = src.sge(0, kLen);
   ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
   EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
-  ASSERT_TRUE(eventually([&] { return std::memcmp(src.data(), dst.data(), kLen) == 0; }));
+  fence(a, b);
+  ASSERT_EQ(std::memcmp(src.data(), dst.data(), kLen), 0);
   EXPECT_EQ(a.stream->samehost_stats().descriptors_sent, 0u);
   ASSERT_EQ(SoftNdkTraceQp(b.qp, nullptr), STATUS_SUCCESS);
   ::unlink(path);

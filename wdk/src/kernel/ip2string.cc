@@ -140,7 +140,11 @@ std::string V4Text(const in_addr* a, USHORT port) {
   char buf[INET_ADDRSTRLEN + 8];
   inet_ntop(AF_INET, a, buf, sizeof buf);
   std::string s = buf;
-  if (port != 0) s += ":" + std::to_string(ntohs(port));
+  if (port != 0) {
+    // Appended piecewise: gcc 12's -Wrestrict misfires on ":" + string.
+    s += ':';
+    s += std::to_string(ntohs(port));
+  }
   return s;
 }
 
@@ -148,7 +152,10 @@ std::string V6Text(const in6_addr* a, ULONG scope, USHORT port) {
   char buf[INET6_ADDRSTRLEN];
   inet_ntop(AF_INET6, a, buf, sizeof buf);
   std::string s = buf;
-  if (scope != 0) s += "%" + std::to_string(scope);
+  if (scope != 0) {
+    s += '%';
+    s += std::to_string(scope);
+  }
   if (port != 0) s = "[" + s + "]:" + std::to_string(ntohs(port));
   return s;
 }
