@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -201,10 +202,26 @@ class DpTest : public ::testing::Test {
     ASSERT_EQ(s.q->state(), ndk::QpState::kConnected);
   }
 
+  // Where establish() listens and connects from: each side's calls run
+  // through a wrapper (e.g. inside a network namespace), and the initiator
+  // may be sent to another port than the listener's (a relay).
+  struct Route {
+    std::function<void(const std::function<void()>&)> listen_in, connect_in;
+    const char* listen_ip = "127.0.0.1";
+    std::function<uint16_t(uint16_t)> via;
+  };
+
   // A TCP + MPA connection made by the engine: *out_a the initiator's end,
   // *out_b the responder's (both left null on failure).
   void establish(std::shared_ptr<tcp::Connection>* out_a, std::shared_ptr<tcp::Connection>* out_b,
                  uint16_t ird, uint16_t ord, bool crc, uint16_t b_ird, uint16_t b_ord) {
+    establish(out_a, out_b, ird, ord, crc, b_ird, b_ord, Route{});
+  }
+  void establish(std::shared_ptr<tcp::Connection>* out_a, std::shared_ptr<tcp::Connection>* out_b,
+                 uint16_t ird, uint16_t ord, bool crc, uint16_t b_ird, uint16_t b_ord,
+                 const Route& route) {
+    auto run_in = [](const std::function<void(const std::function<void()>&)>& in,
+                     const std::function<void()>& f) { in ? in(f) : f(); };
     tcp::ConnSettings st;
     st.mpa.crc_required = crc;
     st.congestion = adapter_->tcp_congestion();  // SOFTNDK_TCP_CONGESTION, as NDK connectors
@@ -215,32 +232,39 @@ class DpTest : public ::testing::Test {
     NTSTATUS as = STATUS_PENDING, bs = STATUS_PENDING;
     uint16_t rird = b_ird ? b_ird : ird, rord = b_ord ? b_ord : ord;
     std::shared_ptr<tcp::Listener> l;
-    ASSERT_EQ(tcp::Listener::create(
-                  adapter_->engine(), st, *tcp::SockAddr::parse("127.0.0.1", 0), 16,
-                  [&, rird, rord](std::shared_ptr<tcp::PendingConnection> p) {
-                    p->accept(rird, rord, {}, [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
-                      std::lock_guard lk(mu);
-                      bs = s;
-                      cb = std::move(c);
-                      b_done = true;
-                      cv.notify_all();
-                    });
-                  },
-                  &l),
-              STATUS_SUCCESS);
+    run_in(route.listen_in, [&] {
+      ASSERT_EQ(tcp::Listener::create(
+                    adapter_->engine(), st, *tcp::SockAddr::parse(route.listen_ip, 0), 16,
+                    [&, rird, rord](std::shared_ptr<tcp::PendingConnection> p) {
+                      p->accept(rird, rord, {},
+                                [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
+                                  std::lock_guard lk(mu);
+                                  bs = s;
+                                  cb = std::move(c);
+                                  b_done = true;
+                                  cv.notify_all();
+                                });
+                    },
+                    &l),
+                STATUS_SUCCESS);
+    });
+    ASSERT_TRUE(l);
     tcp::ConnectArgs args;
     args.dst = l->local();
+    if (route.via) args.dst.set_port(route.via(l->local().port()));
     args.ird = ird;
     args.ord = ord;
-    ASSERT_EQ(tcp::ActiveConnect::start(adapter_->engine().pick(), st, args,
-                                        [&](tcp::ConnectResult r) {
-                                          std::lock_guard lk(mu);
-                                          as = r.status;
-                                          ca = std::move(r.connection);
-                                          a_done = true;
-                                          cv.notify_all();
-                                        }),
-              STATUS_PENDING);
+    run_in(route.connect_in, [&] {
+      ASSERT_EQ(tcp::ActiveConnect::start(adapter_->engine().pick(), st, args,
+                                          [&](tcp::ConnectResult r) {
+                                            std::lock_guard lk(mu);
+                                            as = r.status;
+                                            ca = std::move(r.connection);
+                                            a_done = true;
+                                            cv.notify_all();
+                                          }),
+                STATUS_PENDING);
+    });
     {
       std::unique_lock lk(mu);
       ASSERT_TRUE(cv.wait_for(lk, 5s, [&] { return a_done && b_done; }));

@@ -21,7 +21,7 @@ namespace ns = softndk::test::netns;
 using softndk::rdmap::SamehostReason;
 using softndk::rdmap::SamehostStats;
 
-struct Route {
+struct NsRoute {
   const ns::NetNs* listen_ns = nullptr;  // listener's namespace (null: ours)
   const ns::NetNs* connect_ns = nullptr;
   std::string listen_ip = "127.0.0.1";
@@ -32,58 +32,18 @@ struct Route {
 class Samehost : public DpTest {
  protected:
   // a (initiator) to b (responder), each with its own SOFTNDK_SAMEHOST.
-  void link(Side& a, Side& b, bool a_on, bool b_on, const Route& r = Route()) {
-    tcp::ConnSettings st;
-    std::mutex mu;
-    std::condition_variable cv;
-    std::shared_ptr<tcp::Connection> ca, cb;
-    bool a_done = false, b_done = false;
-    NTSTATUS as = STATUS_PENDING, bs = STATUS_PENDING;
-    std::shared_ptr<tcp::Listener> l;
-    auto in = [](const ns::NetNs* n, const std::function<void()>& f) {
-      if (n == nullptr) return f();
-      ASSERT_TRUE(n->run(f));
+  void link(Side& a, Side& b, bool a_on, bool b_on, const NsRoute& r = NsRoute()) {
+    auto in = [](const ns::NetNs* n) -> std::function<void(const std::function<void()>&)> {
+      if (n == nullptr) return nullptr;
+      return [n](const std::function<void()>& f) { ASSERT_TRUE(n->run(f)); };
     };
-    in(r.listen_ns, [&] {
-      ASSERT_EQ(tcp::Listener::create(
-                    adapter_->engine(), st, *tcp::SockAddr::parse(r.listen_ip, 0), 16,
-                    [&](std::shared_ptr<tcp::PendingConnection> p) {
-                      p->accept(16, 16, {}, [&](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
-                        std::lock_guard lk(mu);
-                        bs = s;
-                        cb = std::move(c);
-                        b_done = true;
-                        cv.notify_all();
-                      });
-                    },
-                    &l),
-                STATUS_SUCCESS);
-    });
-    ASSERT_TRUE(l);
-    tcp::ConnectArgs args;
-    args.dst = l->local();
-    if (r.via) args.dst.set_port(r.via(l->local().port()));
-    args.ird = args.ord = 16;
-    in(r.connect_ns, [&] {
-      ASSERT_EQ(tcp::ActiveConnect::start(adapter_->engine().pick(), st, args,
-                                          [&](tcp::ConnectResult res) {
-                                            std::lock_guard lk(mu);
-                                            as = res.status;
-                                            ca = std::move(res.connection);
-                                            a_done = true;
-                                            cv.notify_all();
-                                          }),
-                STATUS_PENDING);
-    });
-    {
-      std::unique_lock lk(mu);
-      ASSERT_TRUE(cv.wait_for(lk, 8s, [&] { return a_done && b_done; }));
-    }
-    l->close();
-    ASSERT_EQ(as, STATUS_SUCCESS);
-    ASSERT_EQ(bs, STATUS_SUCCESS);
-    a.conn = ca;
-    b.conn = cb;
+    DpTest::Route route;
+    route.listen_in = in(r.listen_ns);
+    route.connect_in = in(r.connect_ns);
+    route.listen_ip = r.listen_ip.c_str();
+    route.via = r.via;
+    establish(&a.conn, &b.conn, 16, 16, false, 0, 0, route);
+    ASSERT_TRUE(a.conn && b.conn);
     rdmap::StreamOptions ao, bo;
     ao.samehost = a_on ? 1 : 0;
     bo.samehost = b_on ? 1 : 0;
@@ -292,7 +252,7 @@ TEST_F(Samehost, RelayOnLoopbackKeepsTcp) {
   Side& a = new_side();
   Side& b = new_side();
   std::unique_ptr<samehost_test::Relay> relay;
-  Route r;
+  NsRoute r;
   r.via = [&](uint16_t port) {
     relay = std::make_unique<samehost_test::Relay>(port);
     return relay->port();
@@ -317,7 +277,7 @@ TEST_F(Samehost, TwoNetworkNamespacesKeepTcp) {
   ASSERT_TRUE(na.ok() && nb.ok() && v.ok() && v.addr_a(net + "1/24") && v.addr_b(net + "2/24"));
   Side& a = new_side();
   Side& b = new_side();
-  Route r;
+  NsRoute r;
   r.listen_ns = &nb;
   r.connect_ns = &na;
   r.listen_ip = net + "2";
