@@ -37,8 +37,7 @@ std::string dir_text(const char* name, const DirStats& d, double secs) {
        ", avg=" + fmt("%.2f", d.clat.mean_ns() / 1e3) + "\n";
   s += "     clat percentiles (usec):";
   for (double p : kPercentiles)
-    s += " " + fmt(p == 99.9 ? "%.2f" : "%.2f", p) + "th=[" +
-         fmt("%.1f", d.clat.percentile_ns(p) / 1e3) + "]";
+    s += fmt(" %.2fth=[", p) + fmt("%.1f]", d.clat.percentile_ns(p) / 1e3);
   s += "\n";
   return s;
 }

@@ -186,7 +186,13 @@ unsigned forget_adapter(NDK_ADAPTER* adapter, const char* caller, const void* si
   }
   if (count != 0) {
     std::string what = "the adapter closed with NDK objects still open:";
-    for (auto& [name, n] : left) what += " " + std::to_string(n) + " " + name;
+    for (auto& [name, n] : left) {
+      // Appended piece by piece: gcc 12's -Wrestrict misfires on `" " + to_string(n)`.
+      what += ' ';
+      what += std::to_string(n);
+      what += ' ';
+      what += name;
+    }
     report_leak(caller, site, what.c_str());
   }
   return count;
