@@ -1,6 +1,8 @@
 // dp_bench.cc - the issue-5 comparison table: the QP data path beside raw
-// TCP, iperf3 and libfabric's tcp provider, measured in one run and printed
-// as ratios (bench/README.md "The issue-5 table").
+// TCP, iperf3, libfabric's tcp provider and UCX's ucx_perftest (the
+// same-host reference, issue 21), measured in one run and printed as ratios
+// (bench/README.md "The issue-5 table"). SOFTNDK_SAMEHOST=on in the
+// environment measures softndk's same-host path (docs/samehost.md).
 //   dp_bench [-D SECS] [-n ITERS] [-r REPS] [--only bw|write|read|send,small,lat,event,rate]
 //            [--json FILE]
 // Both ends run in this process over 127.0.0.1; every baseline uses the
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "baseline/tcp_baseline.h"
+#include "baseline/ucx_perftest.h"
 #include "dp_runs.h"
 #include "dp_table.h"
 #include "fabric/fi_baseline.h"
@@ -137,6 +140,15 @@ RefSpec fi(const char* name, FiTest t, size_t size, double secs, Mode mode = Mod
   return {name, [o] { return fi_run(o); }, fig};
 }
 
+// UCX with posix,cma,self: what a user picks for same-host RDMA-like
+// traffic. Bandwidth runs for about `secs`; latency runs `iters` round trips.
+RefSpec ucx(const char* name, UcxTest t, size_t size, double secs, Mode mode = Mode::BusyPoll,
+            int iters = 0) {
+  Limits l = iters > 0 ? lat_limits(secs, iters) : bw_limits(secs);
+  Figure fig = ucx_is_latency(t) ? p50 : gbs;
+  return {name, [=] { return run_ucx_perftest(t, size, l, mode); }, fig};
+}
+
 bool wanted(const std::string& only, const char* group) {
   if (only.empty()) return true;
   std::string list = "," + only + ",";
@@ -227,6 +239,9 @@ int main(int argc, char** argv) {
   const std::string cc_soft = b.congestion(), cc_ref = dptest::Bench::system_congestion();
   std::printf("  TCP congestion control: softndk %s, references %s (system default)\n",
               cc_soft.c_str(), cc_ref.c_str());
+  const std::string path = b.path();
+  std::printf("  softndk data path: %s (SOFTNDK_SAMEHOST=on selects the same-host path)\n",
+              path.c_str());
 
   Runner run;
   run.reps = reps;
@@ -250,13 +265,16 @@ int main(int argc, char** argv) {
                 "GB/s");
     if (bw_row("write"))
       run.row("RDMA Write 1 MiB", soft([&] { return b.bw(0, 1 << 20); }),
-              {t, ip, fi("fi write 1M", FiTest::WriteBw, 1 << 20, secs)});
+              {t, ip, fi("fi write 1M", FiTest::WriteBw, 1 << 20, secs),
+               ucx("ucx put 1M", UcxTest::PutBw, 1 << 20, secs)});
     if (bw_row("read"))
       run.row("RDMA Read 1 MiB", soft([&] { return b.bw(1, 1 << 20); }),
-              {t, ip, fi("fi read 1M", FiTest::ReadBw, 1 << 20, secs)});
+              {t, ip, fi("fi read 1M", FiTest::ReadBw, 1 << 20, secs),
+               ucx("ucx get 1M", UcxTest::GetBw, 1 << 20, secs)});
     if (bw_row("send"))
       run.row("Send 64 KiB", soft([&] { return b.bw(2, 64 << 10); }),
-              {t, ip, fi("fi send 64K", FiTest::SendBw, 64 << 10, secs)});
+              {t, ip, fi("fi send 64K", FiTest::SendBw, 64 << 10, secs),
+               ucx("ucx am 64K", UcxTest::AmBw, 64 << 10, secs)});
   }
   if (wanted(only, "small")) {
     RefSpec t = tcp_bw("tcp busy 4K", 4096);
@@ -302,7 +320,8 @@ int main(int argc, char** argv) {
             {{"tcp busy", [=] { return tcp_pingpong(8, lat_limits(secs, iters), Mode::BusyPoll); },
               p50},
              fi("fi write_lat", FiTest::WriteLat, 8, secs, Mode::BusyPoll, iters),
-             fi("fi send_lat", FiTest::SendLat, 8, secs, Mode::BusyPoll, iters)});
+             fi("fi send_lat", FiTest::SendLat, 8, secs, Mode::BusyPoll, iters),
+             ucx("ucx am_lat", UcxTest::AmLat, 8, secs, Mode::BusyPoll, iters)});
     run.latency_details();
   }
   if (wanted(only, "event")) {
@@ -314,7 +333,8 @@ int main(int argc, char** argv) {
     run.row("Send ping-pong", pingpong(ev, 200, true),
             {{"tcp blocking", [=] { return tcp_pingpong(8, lat_limits(secs, ev), Mode::Blocking); },
               p50},
-             fi("fi send_lat -e", FiTest::SendLat, 8, secs, Mode::Blocking, ev)});
+             fi("fi send_lat -e", FiTest::SendLat, 8, secs, Mode::Blocking, ev),
+             ucx("ucx am_lat sleep", UcxTest::AmLat, 8, secs, Mode::Blocking, ev)});
     run.latency_details();
   }
   b.teardown();
@@ -332,6 +352,7 @@ int main(int argc, char** argv) {
            {"options",
             {{"seconds", secs}, {"iterations", iters}, {"repetitions", reps}, {"only", only}}},
            {"tcp_congestion", {{"softndk", cc_soft}, {"references", cc_ref}}},
+           {"softndk_path", path},
            {"sections", sections}};
     json_out << j.dump(2) << "\n";
     json_out.close();

@@ -59,6 +59,22 @@ struct Bench : DpTest {
     c.notify_ctx = &wb;
     make_side(B, c);
     connect(A, B, 16, 16);
+    // With SOFTNDK_SAMEHOST=on the two ends look for each other after MPA
+    // (docs/samehost.md); measure only once that has settled, so every row
+    // runs on the path the run reports.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (A.stream->samehost_stats().probing && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
+  // "samehost" or "tcp (<reason>)": the connection's data path.
+  std::string path() const {
+    rdmap::SamehostStats s = A.stream->samehost_stats();
+    if (s.probing) return "probing";
+    if (s.tx && s.rx) return "samehost";
+    if (s.tx || s.rx) return std::string("samehost (") + (s.tx ? "A to B" : "B to A") + " only)";
+    const char* why = SoftNdkPathReasonName(static_cast<ULONG>(s.reason));
+    return std::string("tcp (") + (why ? why : "?") + ")";
   }
 
   // Epoll wake-ups of the engine that carried socket readiness (diagnostic:

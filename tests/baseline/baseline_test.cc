@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "baseline/tcp_baseline.h"
+#include "baseline/ucx_perftest.h"
 #include "fabric/fi_baseline.h"
 
 using namespace softndk::baseline;
@@ -89,6 +90,56 @@ TEST(TcpBaseline, DurationCapEndsAnUnboundedRun) {
 TEST(TcpBaseline, BadInputIsAnErrorNotACrash) {
   EXPECT_FALSE(tcp_stream(0, kSmall, Mode::BusyPoll).ok());
   EXPECT_FALSE(tcp_pingpong(8, {0, 0, 0}, Mode::BusyPoll).ok());
+}
+
+// ucx_perftest's output as printed by UCX 1.13 (the tail of a ucp_put_bw run).
+constexpr const char* kUcxPutBw =
+    "+--------------+--------------+------------------------------+---------------------+\n"
+    "|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |\n"
+    "+--------------+--------------+----------+---------+---------+----------+----------+\n"
+    "Final:                  3000     21.693    22.650    22.650    44149.48   44149.48"
+    "       44149       44149\n";
+
+TEST(UcxFinal, ParsesTheFinalLine) {
+  auto f = parse_ucx_final(kUcxPutBw);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->iterations, 3000u);
+  EXPECT_DOUBLE_EQ(f->lat_p50_us, 21.693);
+  EXPECT_DOUBLE_EQ(f->lat_avg_us, 22.650);
+  EXPECT_DOUBLE_EQ(f->bw_mib_s, 44149.48);
+  EXPECT_DOUBLE_EQ(f->msg_rate, 44149);
+}
+
+TEST(UcxFinal, RefusesWhatIsNotAResult) {
+  EXPECT_FALSE(parse_ucx_final(""));
+  EXPECT_FALSE(parse_ucx_final("[1700000000.1] ucp_ep.c:1 UCX ERROR connection refused\n"));
+  EXPECT_FALSE(parse_ucx_final("Final: 3000 21.6 22.6\n"));       // cut short
+  EXPECT_FALSE(parse_ucx_final("Final: 3000 x 1 1 1 1 1 1\n"));   // not a number
+  EXPECT_FALSE(parse_ucx_final("Final: 3000 -1 1 1 1 1 1 1\n"));  // negative
+}
+
+// deps.sh installs ucx-utils, so a missing ucx_perftest fails here.
+TEST(Ucx, PutBandwidth) {
+  BaselineResult r = run_ucx_perftest(UcxTest::PutBw, k64K, {2000, 10.0, 100}, Mode::BusyPoll);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.name, "ucx ucp_put_bw");
+  EXPECT_EQ(r.iters, 2000u);
+  EXPECT_GT(r.gbps, 0);
+  EXPECT_GT(r.msg_rate, 0);
+}
+
+TEST(Ucx, ActiveMessageLatencyBusyAndAsleep) {
+  for (Mode m : {Mode::BusyPoll, Mode::Blocking}) {
+    BaselineResult r = run_ucx_perftest(UcxTest::AmLat, 8, {2000, 10.0, 100}, m);
+    ASSERT_TRUE(r.ok()) << mode_name(m) << ": " << r.error;
+    EXPECT_EQ(r.iters, 2000u);
+    EXPECT_GT(r.lat_p50_us, 0);
+    EXPECT_LT(r.lat_p50_us, 100000);
+  }
+}
+
+TEST(Ucx, ZeroSizeIsAnError) {
+  EXPECT_FALSE(run_ucx_perftest(UcxTest::AmBw, 0, kSmall, Mode::BusyPoll).ok());
 }
 
 TEST(Iperf3, RunsOrSaysWhyNot) {

@@ -145,6 +145,21 @@ TEST(NdkperfE2e, PlotAndBaseline) {
   EXPECT_GT(res["baseline"]["lat_median_us"].get<double>(), 0);
 }
 
+// The same-host reference (docs/samehost.md): ucx_perftest beside softndk
+// (deps.sh installs ucx-utils, so a missing one fails here).
+TEST(NdkperfE2e, UcxBaseline) {
+  auto r = run(
+      {NDKPERF_BIN, "write_bw", "-s", "65536", "-n", "200", "--baseline", "ucx", "--quiet"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("UCX BW"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("baseline failed"), std::string::npos) << r.out;
+  auto j = run_json({"send_lat", "-s", "8", "-n", "200", "--baseline", "ucx", "--json", "--quiet"});
+  const auto& res = j["results"][0];
+  EXPECT_EQ(res["baseline"]["name"], "ucx ucp_am_lat") << res.dump();
+  EXPECT_GT(res["ratio"].get<double>(), 0) << res.dump();
+  EXPECT_GT(res["baseline"]["lat_median_us"].get<double>(), 0);
+}
+
 TEST(NdkperfE2e, CsvOutput) {
   auto r = run({NDKPERF_BIN, "read_lat", "-s", "64", "-n", "100", "--csv", "--quiet"}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.err;

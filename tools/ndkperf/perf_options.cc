@@ -63,11 +63,13 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_flag("--json", o.json, "print the results as one JSON document");
   app.add_flag("--csv", o.csv, "print the results as CSV");
   app.add_option("--plot", o.plot, "write bandwidth/latency vs size as SVG to this file");
-  app.add_option("--baseline", o.baseline, "run the same pattern over plain TCP beside it: tcp")
-      ->check(CLI::IsMember({"tcp", "none"}));
+  app.add_option("--baseline", o.baseline,
+                 "run the same pattern beside it: tcp (plain TCP sockets) or ucx (ucx_perftest, "
+                 "UCX_TLS=posix,cma,self: the same-host reference)")
+      ->check(CLI::IsMember({"tcp", "ucx", "none"}));
   app.add_flag("--demo", o.demo,
                "loopback demo: send/write/read bw at 4 KiB, 64 KiB, 1 MiB and send_lat, with the "
-               "TCP baseline, plot to " +
+               "TCP baseline (or --baseline ucx), plot to " +
                    std::string(kDemoPlot));
   app.add_option("--timeout", o.timeout, "seconds without progress before giving up")
       ->check(CLI::Range(0.1, 3600.0));

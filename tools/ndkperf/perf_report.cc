@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ndkperf/perf_baseline.h"
+
 namespace softndk::ndkperf {
 
 namespace {
@@ -60,13 +62,15 @@ std::string format_table(const std::vector<PerfResult>& results, const RunInfo& 
                       "#iterations", "t_min[us]", "t_med[us]", "t_avg[us]", "t_p99[us]",
                       "t_p99.9[us]", "t_max[us]", "CPU c/s[s]");
         os << h;
-        if (base) os << "  TCP t_med[us]  ratio";
+        if (base) os << "  " << baseline_label(in.baseline) << " t_med[us]  ratio";
       } else {
         std::snprintf(h, sizeof h, " %-10s %-12s %18s %14s %14s", "#bytes", "#iterations",
                       in.report_gbits ? "BW average[Gb/s]" : "BW average[MB/s]", "MsgRate[Mpps]",
                       "CPU c/s[s]");
         os << h;
-        if (base) os << (in.report_gbits ? "  TCP BW[Gb/s]" : "  TCP BW[MB/s]") << "  ratio";
+        if (base)
+          os << "  " << baseline_label(in.baseline) << (in.report_gbits ? " BW[Gb/s]" : " BW[MB/s]")
+             << "  ratio";
       }
       os << "\n";
     }

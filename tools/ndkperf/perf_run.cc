@@ -160,8 +160,8 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
       for (auto& r : res)
         if (r.error.empty()) {
           tools::watchdog_arm(window + 60, "ndkperf", kExitHung);
-          tools::watchdog_phase("running the TCP baseline");
-          run_tcp_baseline(r, cfg.iters, cfg.duration, o.events);
+          tools::watchdog_phase("running the " + baseline_label(o.baseline) + " baseline");
+          run_baseline(r, o.baseline, cfg.iters, cfg.duration, o.events);
           tools::watchdog_disarm();
         }
     }
@@ -177,8 +177,9 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
   if (o.csv) out << format_csv(all);
   if (!o.plot.empty()) {
     std::string e;
-    std::string title = "ndkperf " + info.mode + ": softndk" +
-                        (o.baseline.empty() ? std::string() : " vs TCP baseline");
+    std::string title =
+        "ndkperf " + info.mode + ": softndk" +
+        (o.baseline.empty() ? std::string() : " vs " + baseline_label(o.baseline) + " baseline");
     if (!write_plot_svg(o.plot, all, title, e)) {
       err << "ndkperf: " << e << "\n";
       rc = kExitFailed;

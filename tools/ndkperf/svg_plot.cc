@@ -171,9 +171,10 @@ std::string render_plot_svg(const std::vector<PerfResult>& results, const std::s
     for (const auto* r : rs) {
       s.points.push_back({r->size, is_lat ? r->lat_p50_us : r->gbps});
       if (r->has_baseline && r->baseline_error.empty()) {
-        std::string name =
-            "TCP " + (r->baseline_name.empty() ? std::string("baseline") : r->baseline_name);
-        if (t == "read_lat") name += " (round trip)";
+        // "tcp_stream" / "ucx ucp_put_bw": the baseline's own name says which.
+        std::string name = r->baseline_name.empty() ? std::string("baseline") : r->baseline_name;
+        if (name.rfind("tcp", 0) == 0) name = "TCP " + name;
+        if (t == "read_lat" && name.rfind("TCP", 0) == 0) name += " (round trip)";
         auto& slot = base[is_lat][name][r->size];
         slot.first += is_lat ? r->base_lat_p50_us : r->base_gbps;
         slot.second += 1;
