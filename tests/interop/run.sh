@@ -398,6 +398,12 @@ cmd_up() {
   fi
   rm -rf "$d"
   mkdir -p "$d/share" "$d/cases"
+  # A new session of the group: its rows of an earlier run would otherwise
+  # be listed with this run's at `down`.
+  if [ -f "$STATE/results.tsv" ]; then
+    awk -F '\t' -v g="$GROUP" '$1 != g' "$STATE/results.tsv" >"$STATE/results.tsv.new" &&
+      mv "$STATE/results.tsv.new" "$STATE/results.tsv"
+  fi
   SHARE=$d/share
   write_agent "$SHARE"
   local name="softndk-interop-$GROUP-$$"
