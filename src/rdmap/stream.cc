@@ -176,6 +176,8 @@ void Stream::kick_pending() {
 
 void Stream::on_readable() {
   if (stopped_.load(std::memory_order_acquire)) return;
+  // On the ring, the socket's readiness means EOF, an error or stray bytes.
+  if (rx_on_ring_.load(std::memory_order_relaxed)) tcp_check_.store(true);
   bool kick;
   {
     // Blocking on the reactor: a polling thread holds the lock only for a
@@ -268,10 +270,16 @@ void Stream::sync_reactor_rx() {
   // The connection closes its socket only on this thread: fd() is its own.
   if (conn_->closed()) return;
   bool want = polled_.load(std::memory_order_acquire) && !stopped_.load(std::memory_order_acquire);
-  if (want != muted_) {
-    conn_->reactor().mute(conn_->fd(), EPOLLIN, want);
-    muted_ = want;
+  // On the ring the socket carries nothing but EOF and errors: never muted.
+  const bool ring = rx_on_ring_.load(std::memory_order_acquire);
+  const bool mute = want && !ring;
+  if (mute != muted_) {
+    conn_->reactor().mute(conn_->fd(), EPOLLIN, mute);
+    muted_ = mute;
   }
+  // Leaving polled mode on the ring: nobody asked for its doorbell while
+  // the poller read it; this turn reads what is there and asks.
+  if (ring && !want && !stopped_.load(std::memory_order_acquire)) on_ring_data();
   if (want && !watchdog_on_) {
     watchdog_on_ = true;
     watchdog_seen_ = activity();
@@ -360,6 +368,8 @@ void Stream::stop() {
   qp_->receive_cq()->remove_progress(this);
   if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->remove_progress(this);
   auto conn = conn_;
+  auto self = shared_from_this();
+  conn->reactor().post([self] { self->ring_unwatch(); });
   conn->reactor().post([conn] {
     // The connection may drain for its disconnect: it needs EPOLLIN back.
     if (!conn->closed()) conn->reactor().mute(conn->fd(), EPOLLIN, false);

@@ -181,6 +181,9 @@ NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
     return STATUS_INVALID_PARAMETER;
   std::lock_guard lk(tx_mu_);
   if (stopped_.load() || tx_done_ || fd_ < 0) return STATUS_CONNECTION_INVALID;
+  // The stream left TCP for the same-host ring: there is no wire to fault
+  // (docs/samehost.md; turn the fast path off to inject faults).
+  if (tx_ring_ != nullptr) return STATUS_NOT_SUPPORTED;
   if (faults_ == nullptr) faults_ = std::make_unique<TxFaults>();
   switch (type) {
     case SoftNdkFaultDropTx:
