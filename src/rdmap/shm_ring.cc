@@ -65,7 +65,8 @@ std::shared_ptr<ShmRing> ShmRing::attach(int memfd, int data_efd, int space_efd)
     std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     ssize_t n = ::readlink(path, link, sizeof link - 1);
     constexpr char kEventfd[] = "anon_inode:[eventfd]";
-    if (n != static_cast<ssize_t>(sizeof kEventfd - 1) || std::memcmp(link, kEventfd, sizeof kEventfd - 1) != 0)
+    if (n != static_cast<ssize_t>(sizeof kEventfd - 1) ||
+        std::memcmp(link, kEventfd, sizeof kEventfd - 1) != 0)
       return nullptr;
     ::fcntl(fd, F_SETFL, O_NONBLOCK);
   }

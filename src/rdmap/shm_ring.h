@@ -38,7 +38,6 @@ namespace softndk::rdmap {
 inline constexpr uint64_t kRingDataSize = 256 * 1024;
 inline constexpr size_t kRingHeaderSize = 4096;
 
-
 class ShmRing {
  public:
   // The producer's side: a new ring (nullptr when a call fails).

@@ -224,7 +224,7 @@ class Stream final : public ndk::QpTransport,
   // tx_mu_, batch empty: once the rendezvous is over, decide whether this
   // direction moves to the ring; true if the marker batch was built.
   bool ring_tx_settle();
-  void ring_tx_switched();                // tx_mu_: the marker is out
+  void ring_tx_switched();                        // tx_mu_: the marker is out
   ssize_t ring_emit(const iovec* iov, int niov);  // tx_mu_: like a non-blocking send
   // rx_mu_: like recvmsg/recv/MSG_PEEK on the socket, from the ring; the
   // socket then only says EOF, an error or a protocol error (stray bytes).
@@ -317,11 +317,11 @@ class Stream final : public ndk::QpTransport,
   uint32_t sh_len_ = 0;  // rx_mu_: bytes the current descriptor pulled
   std::atomic<uint64_t> sh_pulled_octets_{0}, sh_pulled_msgs_{0}, sh_desc_sent_{0};
   // ---- the ring (stream_ring.cc) ----
-  std::shared_ptr<ShmRing> tx_ring_;  // tx_mu_: set once the marker is out
+  std::shared_ptr<ShmRing> tx_ring_;       // tx_mu_: set once the marker is out
   std::shared_ptr<ShmRing> tx_ring_next_;  // tx_mu_: the marker is on its way
-  bool tx_ring_settled_ = false;      // tx_mu_: decided (or never)
-  std::shared_ptr<ShmRing> rx_ring_;  // rx_mu_: set by the marker
-  bool rx_marker_ = false;            // rx_mu_: feed(): the marker was just parsed
+  bool tx_ring_settled_ = false;           // tx_mu_: decided (or never)
+  std::shared_ptr<ShmRing> rx_ring_;       // rx_mu_: set by the marker
+  bool rx_marker_ = false;                 // rx_mu_: feed(): the marker was just parsed
   std::atomic<bool> rx_on_ring_{false}, tx_on_ring_{false};
   // The reactor saw the socket readable: EOF, an error, or stray bytes.
   std::atomic<bool> tcp_check_{false};

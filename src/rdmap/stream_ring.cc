@@ -98,9 +98,8 @@ ssize_t Stream::ring_emit(const iovec* iov, int niov) {
 bool Stream::on_ring_marker(const wire::SegmentInfo& seg) {
   std::shared_ptr<ShmRing> r = sh_ != nullptr ? sh_->rx_ring() : nullptr;
   const auto& b = seg.body;
-  const uint32_t size = b.size() == 4 ? uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 |
-                                            uint32_t{b[2]} << 8 | b[3]
-                                      : 0;
+  const uint32_t size =
+      b.size() == 4 ? uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3] : 0;
   if (r == nullptr || rx_ring_ != nullptr || size != kRingDataSize) {
     // No ring agreed (or a second marker): like any opcode we do not take.
     rx_fail_term(segment_terminate({wire::TermLayer::kRdmap, wire::term::kRdmapRemoteOperation,

@@ -163,8 +163,8 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
     b.marks[b.nmarks++] = {n, seq, static_cast<ULONG>(wr->length)};
     ndk::count_qp(qc_.rdma_out_frames);
     tsan::before_send(tsan_edge_);
-    const ssize_t sent = tx_ring_ ? ring_emit(b.iov, 1)
-                                  : sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t sent =
+        tx_ring_ ? ring_emit(b.iov, 1) : sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (sent == static_cast<ssize_t>(n)) {
       // The common case, finished here: TCP took it all, so it is complete
       // (RFC 5040), and the transmitter is idle again.
@@ -252,7 +252,7 @@ void Stream::run_tx() {
     // On the ring a trace still sees the bytes (ring_emit taps them); faults
     // are refused there (inject_fault).
     const bool hooked = tx_hooked_ && !tx_ring_;
-    ssize_t n = tx_ring_  ? ring_emit(m.msg_iov, static_cast<int>(m.msg_iovlen))
+    ssize_t n = tx_ring_ ? ring_emit(m.msg_iov, static_cast<int>(m.msg_iovlen))
                 : hooked ? emit_hooked(&m)
                          : emit_sendmsg(fd_, &m);
     if (n < 0) {
