@@ -94,14 +94,14 @@ TEST(RingIndex, ValidatesWhatThePeerWrites) {
   constexpr uint64_t S = 1024;
   EXPECT_EQ(ring_readable(0, 0, S), 0);
   EXPECT_EQ(ring_readable(100, 40, S), 60);
-  EXPECT_EQ(ring_readable(1064, 40, S), 1024);  // exactly full
-  EXPECT_EQ(ring_readable(1065, 40, S), -1);    // more than the ring holds
-  EXPECT_EQ(ring_readable(39, 40, S), -1);      // behind the consumer
+  EXPECT_EQ(ring_readable(1064, 40, S), 1024);         // exactly full
+  EXPECT_EQ(ring_readable(1065, 40, S), -1);           // more than the ring holds
+  EXPECT_EQ(ring_readable(39, 40, S), -1);             // behind the consumer
   EXPECT_EQ(ring_readable(5, UINT64_MAX - 4, S), 10);  // across the 64-bit wrap
   EXPECT_EQ(ring_writable(0, 0, 0, S), 1024);
   EXPECT_EQ(ring_writable(1000, 500, 400, S), 524);
-  EXPECT_EQ(ring_writable(1000, 300, 400, S), -1);   // moved backwards
-  EXPECT_EQ(ring_writable(1000, 1001, 400, S), -1);  // past the producer
+  EXPECT_EQ(ring_writable(1000, 300, 400, S), -1);    // moved backwards
+  EXPECT_EQ(ring_writable(1000, 1001, 400, S), -1);   // past the producer
   EXPECT_EQ(ring_writable(5000, 1000, 1000, S), -1);  // the producer is impossibly ahead
   EXPECT_EQ(ring_writable(3, UINT64_MAX - 2, UINT64_MAX - 9, S), 1018);
 }
@@ -142,8 +142,7 @@ TEST_F(Ring, WritesSendsAndReadsKeepTheirOrderThroughTheRing) {
   // ring), then a Send: its receive completion says both are in place.
   NDK_SGE w1 = src.sge(0, kSmall), w2 = src.sge(kSmall, kBig - kSmall);
   ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &w1, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
-  ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &w2, 1, dst.addr() + kSmall, dst.token, 0),
-            STATUS_SUCCESS);
+  ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &w2, 1, dst.addr() + kSmall, dst.token, 0), STATUS_SUCCESS);
   send_one(a, b, 64, 11);
   auto done = poll(a.icq, 2);
   ASSERT_EQ(done.size(), 2u);
@@ -156,8 +155,7 @@ TEST_F(Ring, WritesSendsAndReadsKeepTheirOrderThroughTheRing) {
   Buf sink = reg(a.pd, kBig, kAll);
   NDK_SGE r1 = sink.sge(0, kSmall), r2 = sink.sge(kSmall, kBig - kSmall);
   ASSERT_EQ(a.d()->NdkRead(a.qp, &sink, &r1, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
-  ASSERT_EQ(a.d()->NdkRead(a.qp, &sink, &r2, 1, dst.addr() + kSmall, dst.token, 0),
-            STATUS_SUCCESS);
+  ASSERT_EQ(a.d()->NdkRead(a.qp, &sink, &r2, 1, dst.addr() + kSmall, dst.token, 0), STATUS_SUCCESS);
   auto reads = poll(a.icq, 2);
   ASSERT_EQ(reads.size(), 2u);
   for (auto& r : reads) EXPECT_EQ(r.Status, STATUS_SUCCESS);
@@ -298,9 +296,7 @@ TEST_F(Ring, AProducerIndexBeyondTheRingIsATerminate) {
   Side& b = side();
   link(a, b);
   send_one(a, b, 8, 1);
-  corrupt_and_check(a, b, [](ShmRing& r) {
-    r.shared_prod()->fetch_add(kRingDataSize + 1);
-  });
+  corrupt_and_check(a, b, [](ShmRing& r) { r.shared_prod()->fetch_add(kRingDataSize + 1); });
   // RDMAP remote operation, catastrophic (stream).
   EXPECT_EQ(b.stream->last_terminate_sent(), 0x00000207u);
 }
