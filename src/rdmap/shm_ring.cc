@@ -105,8 +105,6 @@ ssize_t ShmRing::write(const iovec* iov, int niov, bool arm) {
     return -1;
   }
   cons_seen_ = cons;
-  size_t total = 0;
-  for (int i = 0; i < niov; ++i) total += iov[i].iov_len;
   size_t done = 0;
   int i = 0;
   size_t off = 0;  // within iov[i]
@@ -128,7 +126,9 @@ ssize_t ShmRing::write(const iovec* iov, int niov, bool arm) {
         off = 0;
       }
     }
-    if (done == total || !arm) break;
+    // Everything written, or not asked to wait: a busy producer retries
+    // by itself (no summing of a long iovec array on every retry).
+    if (i == niov || !arm) break;
     // Full: ask for a doorbell, then look again (the consumer may have
     // freed room between our look and the flag: Dekker, both seq_cst).
     h_->prod_waiting.store(1, std::memory_order_seq_cst);

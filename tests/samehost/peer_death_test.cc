@@ -255,18 +255,19 @@ TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
   ASSERT_EQ(poll(a.icq, 4).size(), 4u);
   ASSERT_TRUE(a.stream->tx_on_ring());
   tell("stall\n");
-  for (int i = 4; i < 40; ++i) {
+  // 60 more: more than the ring (2 MiB) holds.
+  for (int i = 4; i < 64; ++i) {
     NDK_SGE s = src.sge(i * kLen, kLen);
     ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
   }
   // The ring fills (the child may have read a little before it stalled).
   auto early = drain(a.icq, 200ms);
-  EXPECT_LT(early.size(), 36u);
+  EXPECT_LT(early.size(), 60u);
   ::kill(child_, SIGKILL);
   ::waitpid(child_, nullptr, 0);
   child_ = -1;
-  auto rest = poll(a.icq, 36 - early.size(), 10000ms);
-  ASSERT_EQ(rest.size(), 36 - early.size());  // one completion each
+  auto rest = poll(a.icq, 60 - early.size(), 10000ms);
+  ASSERT_EQ(rest.size(), 60 - early.size());  // one completion each
   EXPECT_NE(rest.back().Status, STATUS_SUCCESS);
   for (size_t i = 1; i < rest.size(); ++i)
     if (rest[i - 1].Status != STATUS_SUCCESS) {

@@ -223,7 +223,7 @@ TEST_F(Ring, AFullRingWaitsAndDrains) {
   link(a, b);
   send_one(a, b, 8, 1);  // the stream moves to the ring
   ASSERT_TRUE(a.stream->tx_on_ring());
-  constexpr int kN = 32;
+  constexpr int kN = 2 * kRingDataSize / (64 * 1024);  // twice the ring
   constexpr size_t kLen = 64 * 1024;
   Buf src = reg(a.pd, kN * kLen, kAll), dst = reg(b.pd, kN * kLen, kAll);
   fill_pattern(src.data(), kN * kLen, 21);
