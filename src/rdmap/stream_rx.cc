@@ -95,7 +95,14 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     // than after one more recv() that would most likely say EAGAIN. (Bytes
     // still in the socket wait for the next poll, or the reactor's EPOLLIN
     // when not muted.)
-    if (stop_on_completion && rx_completed_) break;
+    if (stop_on_completion && rx_completed_) {
+      // The ring has no level-triggered readiness: bytes left behind for a
+      // consumer that is not busy-polling (it may arm its CQ and wait next)
+      // get the doorbell now, so the reactor reads them.
+      if (rx_ring_ && !polled_.load(std::memory_order_relaxed) && rx_ring_->readable() > 0)
+        ShmRing::ring(rx_ring_->data_efd());
+      break;
+    }
     ssize_t n;
     // The rest of a large segment's payload goes straight to its target
     // however little is left: loopback TCP hands over whatever skbs are
