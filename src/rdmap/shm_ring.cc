@@ -142,11 +142,11 @@ ssize_t ShmRing::write(const iovec* iov, int niov, bool arm) {
     if (room == 0) break;
   }
   if (done > 0) {
-    h_->prod.store(prod_, std::memory_order_release);
-    // Ring only for a consumer that said it sleeps (event mode): no syscall
-    // per message while it polls.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (h_->cons_sleeping.load(std::memory_order_relaxed) != 0 &&
+    // seq_cst store, then seq_cst load of the flag (Dekker with sleep();
+    // no fence: TSan does not model them). Ring only for a consumer that
+    // said it sleeps (event mode): no syscall per message while it polls.
+    h_->prod.store(prod_, std::memory_order_seq_cst);
+    if (h_->cons_sleeping.load(std::memory_order_seq_cst) != 0 &&
         h_->cons_sleeping.exchange(0, std::memory_order_acq_rel) != 0)
       ring(data_efd_);
   }
@@ -179,9 +179,8 @@ ssize_t ShmRing::read(const iovec* iov, int niov) {
     if (want < iov[i].iov_len) break;
   }
   if (done > 0) {
-    h_->cons.store(cons_, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (h_->prod_waiting.load(std::memory_order_relaxed) != 0 &&
+    h_->cons.store(cons_, std::memory_order_seq_cst);  // Dekker with write()'s wait
+    if (h_->prod_waiting.load(std::memory_order_seq_cst) != 0 &&
         h_->prod_waiting.exchange(0, std::memory_order_acq_rel) != 0)
       ring(space_efd_);
   }
