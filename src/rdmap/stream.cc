@@ -351,6 +351,7 @@ void Stream::flushed() {
 
 void Stream::stop() {
   if (stopped_.exchange(true)) return;
+  std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>> rings;
   {
     std::lock_guard tl(tx_mu_);
     std::lock_guard rl(rx_mu_);
@@ -360,6 +361,7 @@ void Stream::stop() {
     cancel_active_receive_locked();
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    rings = {rx_ring_, tx_ring_};
     // Nothing more crosses the socket: close the traces' files now.
     for (auto& t : taps_) t.reset();
     update_hooked_locked();
@@ -368,8 +370,9 @@ void Stream::stop() {
   qp_->receive_cq()->remove_progress(this);
   if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->remove_progress(this);
   auto conn = conn_;
-  auto self = shared_from_this();
-  conn->reactor().post([self] { self->ring_unwatch(); });
+  // The reactor stops watching the rings' doorbells and the peer's pidfd
+  // (they stay open, held here, until then); nothing if never watched.
+  conn->reactor().post([conn, rings, sh = sh_] { ring_unwatch(conn->reactor(), rings, sh); });
   conn->reactor().post([conn] {
     // The connection may drain for its disconnect: it needs EPOLLIN back.
     if (!conn->closed()) conn->reactor().mute(conn->fd(), EPOLLIN, false);

@@ -26,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "ddp/fpdu_builder.h"
@@ -238,7 +239,11 @@ class Stream final : public ndk::QpTransport,
   void ring_watch(int which);  // posts the reactor watch of a doorbell (0 rx, 1 tx)
   void on_ring_data();         // reactor: the data doorbell rang
   void on_peer_exit();         // reactor: the peer process is gone
-  void ring_unwatch();         // reactor, from stop()
+  // reactor, from stop(): the rx ring's data doorbell, the tx ring's space
+  // doorbell, the peer's pidfd (those that exist).
+  static void ring_unwatch(
+      tcp::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+      const std::shared_ptr<Rendezvous>& sh);
 
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
   // The data path calls these behind one flag test each (tx_hooked_,

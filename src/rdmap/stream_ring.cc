@@ -259,19 +259,16 @@ void Stream::on_peer_exit() {
   }
 }
 
-void Stream::ring_unwatch() {
-  auto& reactor = conn_->reactor();
-  std::shared_ptr<ShmRing> rx, tx;
-  {
-    std::lock_guard tl(tx_mu_);
-    std::lock_guard rl(rx_mu_);
-    rx = rx_ring_;
-    tx = tx_ring_;
-  }
-  if (ring_watched_[0] && rx) reactor.unwatch(rx->data_efd());
-  if (ring_watched_[1] && tx) reactor.unwatch(tx->space_efd());
-  if (pid_watched_ && sh_ != nullptr) reactor.unwatch(sh_->peer_pidfd());
-  ring_watched_[0] = ring_watched_[1] = pid_watched_ = false;
+void Stream::ring_unwatch(
+    tcp::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+    const std::shared_ptr<Rendezvous>& sh) {
+  // Unconditional: unwatching an fd that was never watched does nothing,
+  // and these descriptors are held open by `rings` and `sh` meanwhile, so
+  // their numbers cannot belong to anyone else. A watch task that runs
+  // after this sees stopped_ and watches nothing.
+  if (rings.first) r.unwatch(rings.first->data_efd());
+  if (rings.second) r.unwatch(rings.second->space_efd());
+  if (sh != nullptr && sh->peer_pidfd() >= 0) r.unwatch(sh->peer_pidfd());
 }
 
 }  // namespace softndk::rdmap
