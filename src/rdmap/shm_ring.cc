@@ -153,6 +153,8 @@ ssize_t ShmRing::write(const iovec* iov, int niov, bool arm) {
   return static_cast<ssize_t>(done);
 }
 
+bool ShmRing::drained() const { return h_->cons.load(std::memory_order_acquire) == prod_; }
+
 uint64_t ShmRing::readable() const {
   int64_t n = ring_readable(h_->prod.load(std::memory_order_acquire), cons_, kRingDataSize);
   return n < 0 ? 0 : static_cast<uint64_t>(n);

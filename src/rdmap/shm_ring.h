@@ -63,6 +63,8 @@ class ShmRing {
   // not everything fit, ask the consumer to ring `space` once it frees room
   // (event mode; a busy-polling producer retries by itself).
   ssize_t write(const iovec* iov, int niov, bool arm);
+  // Everything written has been read by the consumer.
+  bool drained() const;
 
   // ---- consumer (one thread at a time) ----
   // Copies up to the iovecs' total out of the ring; returns the bytes read

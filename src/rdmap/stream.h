@@ -330,6 +330,9 @@ class Stream final : public ndk::QpTransport,
   std::atomic<bool> rx_on_ring_{false}, tx_on_ring_{false};
   // The reactor saw the socket readable: EOF, an error, or stray bytes.
   std::atomic<bool> tcp_check_{false};
+  // The peer process has exited (its pidfd): writes into its ring fail
+  // like sends to a reset socket.
+  std::atomic<bool> peer_gone_{false};
   std::atomic<uint64_t> ring_rx_octets_{0}, ring_tx_octets_{0};
   // Reactor thread only: what it watches for the rings.
   bool ring_watched_[2] = {false, false};

@@ -80,6 +80,10 @@ void Stream::ring_tx_switched() {
 }
 
 ssize_t Stream::ring_emit(const iovec* iov, int niov) {
+  if (peer_gone_.load(std::memory_order_acquire)) {
+    errno = EPIPE;  // nobody reads the ring any more: like a reset socket
+    return -1;
+  }
   tsan::before_send(tsan_edge_);
   // A busy poller retries by itself: no doorbell (tx_block).
   ssize_t n = emit_ring(*tx_ring_, iov, niov, !polled_.load(std::memory_order_relaxed));
@@ -248,14 +252,25 @@ void Stream::on_peer_exit() {
   if (pid_watched_ && sh_ != nullptr) conn_->reactor().unwatch(sh_->peer_pidfd());
   pid_watched_ = false;
   if (stopped_.load(std::memory_order_acquire)) return;
+  peer_gone_.store(true, std::memory_order_release);
   // What it wrote before dying is valid, as bytes TCP had taken would be.
   on_ring_data();
-  // On TCP a transmitter learns of a dead peer from the reset its next
-  // bytes earn; bytes into the ring earn nothing, so the peer's exit says
-  // it: the stream fails as on a reset (every request flushed once).
-  if (tx_on_ring_.load(std::memory_order_acquire)) {
+  // On TCP a transmitter learns of a dead peer from the reset that unread
+  // bytes, or its next bytes, earn; bytes into the ring earn nothing, so
+  // the peer's exit says it: bytes of ours it never read fail the stream
+  // now, as a reset would (every request flushed once), and later writes
+  // fail in ring_emit. A peer that had read everything (a graceful close
+  // before it exited) leaves the QP as it was, as on TCP.
+  bool lost = false;
+  {
+    std::lock_guard lk(tx_mu_);
+    lost = tx_ring_ != nullptr && (!tx_ring_->drained() || b_->sent != b_->total || msg_.active);
+  }
+  if (lost) {
     fail(STATUS_CONNECTION_RESET, ECONNRESET);
     after_unlock();
+  } else {
+    kick_tx();  // anything posted meanwhile fails like a send after a reset
   }
 }
 

@@ -279,6 +279,37 @@ TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
   EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
 }
 
+// A peer that read everything and then died: nothing was lost, but a Send
+// posted afterwards must not complete as if delivered (on TCP it would
+// earn a reset): the ring write fails and the QP goes to error.
+TEST_F(SamehostPeer, SendAfterThePeerDiedFailsThroughTheRing) {
+  Side& a = new_side();
+  start(a);
+  tell("recv\n");
+  constexpr size_t kLen = 4096;
+  Buf src = reg(a.pd, 8 * kLen, kAll);
+  int ctx[8];
+  for (int i = 0; i < 4; ++i) {
+    NDK_SGE s = src.sge(i * kLen, kLen);
+    ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
+  }
+  ASSERT_EQ(poll(a.icq, 4).size(), 4u);
+  ASSERT_TRUE(a.stream->tx_on_ring());
+  ::kill(child_, SIGKILL);
+  ::waitpid(child_, nullptr, 0);
+  child_ = -1;
+  std::this_thread::sleep_for(200ms);  // the reactor sees the exit (pidfd)
+  NDK_SGE s = src.sge(4 * kLen, kLen);
+  const NTSTATUS post = a.d()->NdkSend(a.qp, ctx + 4, &s, 1, 0);
+  if (post == STATUS_SUCCESS) {
+    NDK_RESULT_EX r = poll1(a.icq);
+    EXPECT_NE(r.Status, STATUS_SUCCESS);
+    EXPECT_EQ(r.RequestContext, ctx + 4);
+  }
+  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+}
+
 TEST_F(SamehostPeer, UnmappedSourceIsATerminateNotACrash) {
   Side& a = new_side();
   start(a);
