@@ -5,7 +5,8 @@
 #   bench/samehost/samehost_bench.sh [NDKPERF] [-r REPS] [-D SECS]
 #
 # For each test (1 MiB RDMA Write and Read, 64 KiB Send, 8-byte Send
-# latency, busy-polled) it runs, REPS times and interleaved, ndkperf with
+# latency busy-polled and in event mode (ndkperf -e; no UCX figure: its
+# am_lat is busy-polled)) it runs, REPS times and interleaved, ndkperf with
 # SOFTNDK_SAMEHOST=on, ndkperf with SOFTNDK_SAMEHOST=off and ucx_perftest
 # (UCX_TLS=posix,cma,self; package ucx-utils; skipped if missing), then
 # prints the medians and the ratios fast/TCP and fast/UCX. Both ends of
@@ -29,10 +30,11 @@ command -v ucx_perftest >/dev/null && HAVE_UCX=1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# ndkperf TEST SIZE MODE -> "<figure>" (GB/s for bw, median us for lat)
+# ndkperf TEST SIZE MODE [FLAGS] -> "<figure>" (GB/s for bw, median us for lat)
 ndk() {
-  local test=$1 size=$2 mode=$3 out
-  out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" -s "$size" -D "$DUR" --json --quiet)
+  local test=$1 size=$2 mode=$3 flags=${4:-} out
+  # shellcheck disable=SC2086 # flags are words
+  out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" -s "$size" -D "$DUR" $flags --json --quiet)
   python3 -c '
 import json, sys
 r = json.load(sys.stdin)["results"][0]
@@ -62,15 +64,15 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 
 printf '%-22s %10s %10s %10s %12s %12s  %s\n' test fast tcp ucx fast/tcp fast/ucx path
 row() {
-  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6  # ucx_perftest wants plain bytes
+  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6 flags=${7:-}  # ucx_perftest wants plain bytes
   : > "$TMP/on"; : > "$TMP/off"; : > "$TMP/ucx"
   local path="?"
   for ((i = 0; i < REPS; i++)); do
-    read -r f path < <(ndk "$test" "$size" on)
+    read -r f path < <(ndk "$test" "$size" on "$flags")
     echo "$f" >> "$TMP/on"
-    read -r f _ < <(ndk "$test" "$size" off)
+    read -r f _ < <(ndk "$test" "$size" off "$flags")
     echo "$f" >> "$TMP/off"
-    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
+    if [[ $HAVE_UCX == 1 && $utest != - ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
   done
   local on off u
   on=$(median < "$TMP/on"); off=$(median < "$TMP/off")
@@ -91,5 +93,6 @@ row "write 1MiB" write_bw 1M ucp_put_bw GB/s 1048576
 row "read 1MiB" read_bw 1M ucp_get GB/s 1048576
 row "send 64KiB" send_bw 64K ucp_am_bw GB/s 65536
 row "send_lat 8B" send_lat 8 ucp_am_lat us 8
+row "send_lat 8B event" send_lat 8 - us 8 -e
 echo "(ratios: above 1 means the fast path is better; median of $REPS interleaved runs," \
   "-D $DUR s each; ucx: UCX_TLS=posix,cma,self)"

@@ -371,6 +371,12 @@ typedef struct _SOFTNDK_PATH_INFO {
   UINT64 PulledOctets;    /* bytes this end copied from the peer */
   UINT64 PulledMessages;  /* Writes and Read Responses it copied */
   UINT64 DescriptorsSent; /* descriptor FPDUs sent instead of payload */
+  /* The FPDU stream itself moved from TCP to a shared-memory ring, per
+   * direction (docs/samehost.md section 4), and the bytes it carried. */
+  BOOLEAN RingIn;       /* we receive through the peer's ring */
+  BOOLEAN RingOut;      /* we send through our ring */
+  UINT64 RingInOctets;  /* bytes read from the ring */
+  UINT64 RingOutOctets; /* bytes written into the ring */
 } SOFTNDK_PATH_INFO;
 
 NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_INFO* pInfo);

@@ -164,6 +164,7 @@ __attribute__((always_inline)) inline WireError validate_ddp_header(const DdpHea
     case Opcode::kSamehostWrite:
     case Opcode::kSamehostReadResponse:
     case Opcode::kSamehostAck:
+    case Opcode::kSamehostRing:
       // Fixed bodies (docs/samehost.md); a descriptor names a real STag.
       if (body != info->min_body) return WireError::kReservedOpcode;
       if (h.tagged() && h.stag == 0) return WireError::kZeroStagWrite;

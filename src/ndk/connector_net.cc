@@ -557,6 +557,10 @@ NTSTATUS ConnectorNet::query_path(SOFTNDK_PATH_INFO* info) {
   info->PulledOctets = s.pulled_octets;
   info->PulledMessages = s.pulled_messages;
   info->DescriptorsSent = s.descriptors_sent;
+  info->RingIn = s.ring_rx;
+  info->RingOut = s.ring_tx;
+  info->RingInOctets = s.ring_rx_octets;
+  info->RingOutOctets = s.ring_tx_octets;
   return STATUS_SUCCESS;
 }
 

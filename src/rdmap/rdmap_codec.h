@@ -35,6 +35,7 @@ enum class Opcode : uint8_t {
   kSamehostWrite = 0xC,         // tagged, 12-byte descriptor body
   kSamehostReadResponse = 0xD,  // tagged, 12-byte descriptor body
   kSamehostAck = 0xE,           // untagged, 4-byte count body
+  kSamehostRing = 0xF,          // untagged, 4-byte ring size: the stream moves to the ring
 };
 
 // Queue numbers of the untagged model (RFC 5040 5.x; atomics per IWARP.md 5,
@@ -63,13 +64,13 @@ inline const OpcodeInfo* opcode_info(uint8_t opcode) {
   return opcode < 12 ? &kOpcodeTable[opcode] : nullptr;
 }
 const char* opcode_name(uint8_t opcode);  // "Reserved" for 0xC..0xF
-// The same-host opcodes 0xC..0xE (nullptr otherwise); valid on the wire only
+// The same-host opcodes 0xC..0xF (nullptr otherwise); valid on the wire only
 // where a parser was told to accept them.
-extern const OpcodeInfo kSamehostOpcodeTable[3];
+extern const OpcodeInfo kSamehostOpcodeTable[4];
 inline const OpcodeInfo* samehost_opcode_info(uint8_t opcode) {
-  return opcode >= 0xC && opcode <= 0xE ? &kSamehostOpcodeTable[opcode - 0xC] : nullptr;
+  return opcode >= 0xC && opcode <= 0xF ? &kSamehostOpcodeTable[opcode - 0xC] : nullptr;
 }
-// opcode_info(), or for 0xC..0xE samehost_opcode_info() when `samehost`.
+// opcode_info(), or for 0xC..0xF samehost_opcode_info() when `samehost`.
 inline const OpcodeInfo* opcode_info(uint8_t opcode, bool samehost) {
   const OpcodeInfo* i = opcode_info(opcode);
   return i != nullptr || !samehost ? i : samehost_opcode_info(opcode);

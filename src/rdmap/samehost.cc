@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -152,7 +153,10 @@ Rendezvous::Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator, bool may_pul
   fill_random(nonce_, sizeof nonce_);
 }
 
-Rendezvous::~Rendezvous() { close_fds(); }
+Rendezvous::~Rendezvous() {
+  close_fds();
+  if (pidfd_ >= 0) ::close(pidfd_);
+}
 
 std::shared_ptr<Rendezvous> Rendezvous::start(tcp::Reactor& r, int tcp_fd, bool initiator,
                                               bool may_pull) {
@@ -245,17 +249,28 @@ void Rendezvous::send_hello(uint8_t flags) {
   uint8_t buf[wire::kSamehostMsgSize];
   wire::encode_samehost_msg(m, buf);
   iovec v{buf, sizeof buf};
-  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  // Our socket, and the ring we would send our FPDUs through (its memfd and
+  // its two doorbells): the peer maps it if it verifies us.
+  if (tx_ring_ == nullptr) tx_ring_ = ShmRing::create();
+  int fds[4] = {tcp_fd_, -1, -1, -1};
+  int nfds = 1;
+  if (tx_ring_ != nullptr) {
+    fds[1] = tx_ring_->memfd();
+    fds[2] = tx_ring_->data_efd();
+    fds[3] = tx_ring_->space_efd();
+    nfds = 4;
+  }
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int) * 4)] = {};
   msghdr h{};
   h.msg_iov = &v;
   h.msg_iovlen = 1;
   h.msg_control = ctl;
-  h.msg_controllen = sizeof ctl;
+  h.msg_controllen = CMSG_SPACE(sizeof(int) * static_cast<size_t>(nfds));
   cmsghdr* c = CMSG_FIRSTHDR(&h);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &tcp_fd_, sizeof(int));
+  c->cmsg_len = CMSG_LEN(sizeof(int) * static_cast<size_t>(nfds));
+  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * static_cast<size_t>(nfds));
   if (::sendmsg(conn_fd_, &h, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(sizeof buf))
     finish(SamehostReason::kError);
 }
@@ -316,26 +331,34 @@ void Rendezvous::on_msg(uint32_t) {
   h.msg_controllen = sizeof ctl;
   ssize_t n = ::recvmsg(conn_fd_, &h, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  int peer_tcp = -1;
+  // One SCM_RIGHTS message of 1 (the TCP socket) or 4 descriptors (also
+  // the peer's ring: memfd, data and space doorbells); anything else is
+  // closed and the hello then fails verification.
+  int fds[4] = {-1, -1, -1, -1};
+  bool taken = false;
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    const bool keep = !taken && (k == 1 || k == 4);
     for (size_t i = 0; i < k; ++i) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (peer_tcp < 0 && k == 1) {
-        peer_tcp = fd;
+      if (keep) {
+        fds[i] = fd;
       } else {
-        ::close(fd);  // more than one: not ours to keep
+        ::close(fd);  // not ours to keep
       }
     }
+    taken = taken || keep;
   }
   struct Closer {
-    int fd;
+    int* fds;
     ~Closer() {
-      if (fd >= 0) ::close(fd);
+      for (int i = 0; i < 4; ++i)
+        if (fds[i] >= 0) ::close(fds[i]);
     }
-  } closer{peer_tcp};
+  } closer{fds};
+  const int peer_tcp = fds[0];
   if (n <= 0) return finish(got_hello_ ? SamehostReason::kPeerDeclined : SamehostReason::kNoPeer);
   auto m = wire::parse_samehost_msg({buf, static_cast<size_t>(n)});
   if (!m || (h.msg_flags & MSG_CTRUNC) != 0) return finish(SamehostReason::kNotVerified);
@@ -346,17 +369,34 @@ void Rendezvous::on_msg(uint32_t) {
     peer_pid_.store(static_cast<pid_t>(m->pid), std::memory_order_release);
     // Before telling the peer: it may send descriptors as soon as it knows.
     if (ok) rx_ok_.store(true, std::memory_order_release);
+    uint8_t flags = ok ? wire::kSamehostCanPull : 0;
+    if (ok && fds[1] >= 0) {
+      // The peer's ring, mapped before we say so: its marker may follow
+      // at once. The pidfd tells a sender on the ring that the peer died
+      // (on TCP a reset would say so).
+      rx_ring_ = ShmRing::attach(fds[1], fds[2], fds[3]);
+      fds[1] = fds[2] = fds[3] = -1;  // attach() took them
+      pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(m->pid), 0));
+      if (rx_ring_ != nullptr && pidfd_ >= 0) {
+        rx_ring_ok_.store(true, std::memory_order_release);
+        flags |= wire::kSamehostRingOk;
+      }
+    }
     if (initiator_) {
       grant_ptrace(static_cast<pid_t>(m->pid));  // before our hello: the responder probes us
-      send_hello(ok ? wire::kSamehostCanPull : 0);
+      send_hello(flags);
       return;
     }
     if (m->flags & wire::kSamehostCanPull) tx_ok_.store(true, std::memory_order_release);
-    send_ack(ok ? wire::kSamehostCanPull : 0);
+    if ((m->flags & wire::kSamehostRingOk) && tx_ring_ != nullptr)
+      tx_ring_ok_.store(true, std::memory_order_release);
+    send_ack(flags);
     return finish(ok && tx_ok() ? SamehostReason::kNone : SamehostReason::kPeerDeclined);
   }
   if (m->type != wire::SamehostMsgType::kAck) return finish(SamehostReason::kNotVerified);
   if (m->flags & wire::kSamehostCanPull) tx_ok_.store(true, std::memory_order_release);
+  if ((m->flags & wire::kSamehostRingOk) && tx_ring_ != nullptr)
+    tx_ring_ok_.store(true, std::memory_order_release);
   finish(rx_ok() && tx_ok() ? SamehostReason::kNone : SamehostReason::kPeerDeclined);
 }
 

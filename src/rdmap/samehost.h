@@ -32,6 +32,7 @@
 #include <string>
 
 #include "rdmap/samehost_wire.h"
+#include "rdmap/shm_ring.h"
 #include "tcp/reactor.h"
 
 namespace softndk::rdmap {
@@ -63,6 +64,18 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   bool done() const { return done_.load(std::memory_order_acquire); }
   pid_t peer_pid() const { return peer_pid_.load(std::memory_order_acquire); }
   SamehostReason reason() const { return reason_.load(std::memory_order_acquire); }
+  // The shared-memory rings (docs/samehost.md section 4), once agreed:
+  // rx_ring() the peer's ring we mapped (and said so), tx_ring() ours that
+  // the peer mapped. nullptr until then, or when the peer offered none.
+  std::shared_ptr<ShmRing> rx_ring() const {
+    return rx_ring_ok_.load(std::memory_order_acquire) ? rx_ring_ : nullptr;
+  }
+  std::shared_ptr<ShmRing> tx_ring() const {
+    return tx_ring_ok_.load(std::memory_order_acquire) ? tx_ring_ : nullptr;
+  }
+  // A pidfd of the verified peer process (-1 if none): readable once the
+  // peer has exited. Owned by the rendezvous; valid while it lives.
+  int peer_pidfd() const { return rx_ring_ok_.load(std::memory_order_acquire) ? pidfd_ : -1; }
   // Ends the rendezvous (stream stopped); any thread.
   void cancel();
 
@@ -96,6 +109,10 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   bool got_hello_ = false;
   alignas(16) uint8_t nonce_[wire::kSamehostNonceSize] = {};  // read by the peer
   std::atomic<bool> rx_ok_{false}, tx_ok_{false}, done_{false};
+  // Written on the reactor before the matching flag is published.
+  std::shared_ptr<ShmRing> tx_ring_, rx_ring_;
+  int pidfd_ = -1;
+  std::atomic<bool> rx_ring_ok_{false}, tx_ring_ok_{false};
   std::atomic<pid_t> peer_pid_{0};
   std::atomic<SamehostReason> reason_{SamehostReason::kNone};
 };

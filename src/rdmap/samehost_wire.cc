@@ -42,7 +42,7 @@ std::optional<SamehostMsg> parse_samehost_msg(std::span<const uint8_t> in) {
   if (p[5] != static_cast<uint8_t>(SamehostMsgType::kHello) &&
       p[5] != static_cast<uint8_t>(SamehostMsgType::kAck))
     return std::nullopt;
-  if ((p[6] & ~kSamehostCanPull) != 0) return std::nullopt;
+  if ((p[6] & ~(kSamehostCanPull | kSamehostRingOk)) != 0) return std::nullopt;
   SamehostMsg m;
   m.type = static_cast<SamehostMsgType>(p[5]);
   m.flags = p[6];

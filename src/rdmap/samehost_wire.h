@@ -14,7 +14,8 @@ namespace softndk::wire {
 
 // ---- rendezvous messages (SOCK_SEQPACKET, one message per datagram) ----
 inline constexpr uint32_t kSamehostMagic = 0x534E5348;  // "SNSH"
-inline constexpr uint8_t kSamehostVersion = 1;
+// 2: hellos may carry a shared-memory ring (docs/samehost.md section 4).
+inline constexpr uint8_t kSamehostVersion = 2;
 inline constexpr size_t kSamehostMsgSize = 36;
 inline constexpr size_t kSamehostNonceSize = 16;
 
@@ -22,6 +23,9 @@ enum class SamehostMsgType : uint8_t { kHello = 1, kAck = 2 };
 // flags: the sender verified the receiver and can read its memory, so the
 // receiver may send it descriptors instead of payload.
 inline constexpr uint8_t kSamehostCanPull = 0x01;
+// flags: the sender mapped the ring the receiver passed with its hello, so
+// the receiver may move its FPDU stream there (the marker, opcode 0xF).
+inline constexpr uint8_t kSamehostRingOk = 0x02;
 
 struct SamehostMsg {
   SamehostMsgType type = SamehostMsgType::kHello;

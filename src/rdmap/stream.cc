@@ -176,6 +176,8 @@ void Stream::kick_pending() {
 
 void Stream::on_readable() {
   if (stopped_.load(std::memory_order_acquire)) return;
+  // On the ring, the socket's readiness means EOF, an error or stray bytes.
+  if (rx_on_ring_.load(std::memory_order_relaxed)) tcp_check_.store(true);
   bool kick;
   {
     // Blocking on the reactor: a polling thread holds the lock only for a
@@ -268,10 +270,16 @@ void Stream::sync_reactor_rx() {
   // The connection closes its socket only on this thread: fd() is its own.
   if (conn_->closed()) return;
   bool want = polled_.load(std::memory_order_acquire) && !stopped_.load(std::memory_order_acquire);
-  if (want != muted_) {
-    conn_->reactor().mute(conn_->fd(), EPOLLIN, want);
-    muted_ = want;
+  // On the ring the socket carries nothing but EOF and errors: never muted.
+  const bool ring = rx_on_ring_.load(std::memory_order_acquire);
+  const bool mute = want && !ring;
+  if (mute != muted_) {
+    conn_->reactor().mute(conn_->fd(), EPOLLIN, mute);
+    muted_ = mute;
   }
+  // Leaving polled mode on the ring: nobody asked for its doorbell while
+  // the poller read it; this turn reads what is there and asks.
+  if (ring && !want && !stopped_.load(std::memory_order_acquire)) on_ring_data();
   if (want && !watchdog_on_) {
     watchdog_on_ = true;
     watchdog_seen_ = activity();
@@ -343,6 +351,7 @@ void Stream::flushed() {
 
 void Stream::stop() {
   if (stopped_.exchange(true)) return;
+  std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>> rings;
   {
     std::lock_guard tl(tx_mu_);
     std::lock_guard rl(rx_mu_);
@@ -352,6 +361,7 @@ void Stream::stop() {
     cancel_active_receive_locked();
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    rings = {rx_ring_, tx_ring_};
     // Nothing more crosses the socket: close the traces' files now.
     for (auto& t : taps_) t.reset();
     update_hooked_locked();
@@ -360,6 +370,9 @@ void Stream::stop() {
   qp_->receive_cq()->remove_progress(this);
   if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->remove_progress(this);
   auto conn = conn_;
+  // The reactor stops watching the rings' doorbells and the peer's pidfd
+  // (they stay open, held here, until then); nothing if never watched.
+  conn->reactor().post([conn, rings, sh = sh_] { ring_unwatch(conn->reactor(), rings, sh); });
   conn->reactor().post([conn] {
     // The connection may drain for its disconnect: it needs EPOLLIN back.
     if (!conn->closed()) conn->reactor().mute(conn->fd(), EPOLLIN, false);

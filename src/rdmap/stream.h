@@ -26,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "ddp/fpdu_builder.h"
@@ -64,6 +65,10 @@ struct SamehostStats {
   SamehostReason reason = SamehostReason::kNone;
   uint32_t peer_pid = 0;
   uint64_t pulled_octets = 0, pulled_messages = 0, descriptors_sent = 0, tcp_fallbacks = 0;
+  // The stream moved to the shared-memory ring (docs/samehost.md section 4),
+  // per direction, and the bytes that went through it.
+  bool ring_rx = false, ring_tx = false;
+  uint64_t ring_rx_octets = 0, ring_tx_octets = 0;
 };
 
 class WireTap;
@@ -104,6 +109,18 @@ class Stream final : public ndk::QpTransport,
   void stop();
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The FPDU stream moved to the shared-memory ring, per direction (tests).
+  bool rx_on_ring() const { return rx_on_ring_.load(std::memory_order_acquire); }
+  bool tx_on_ring() const { return tx_on_ring_.load(std::memory_order_acquire); }
+  // The rings themselves (tests: corrupt them like a hostile peer would).
+  std::shared_ptr<ShmRing> rx_ring_for_tests() {
+    std::lock_guard lk(rx_mu_);
+    return rx_ring_;
+  }
+  std::shared_ptr<ShmRing> tx_ring_for_tests() {
+    std::lock_guard lk(tx_mu_);
+    return tx_ring_;
+  }
   // The same-host fast path of this stream (any thread).
   SamehostStats samehost_stats() const;
   // layer<<16 | etype<<8 | code, 0xFFFFFFFF when none (SOFTNDK_CONNECTION_INFO).
@@ -204,6 +221,30 @@ class Stream final : public ndk::QpTransport,
   // rx_mu_: the Read Response segment of `len` bytes has landed.
   bool finish_response_segment(uint32_t len, bool last);
 
+  // ---- the stream through a shared-memory ring (stream_ring.cc) ----
+  // tx_mu_, batch empty: once the rendezvous is over, decide whether this
+  // direction moves to the ring; true if the marker batch was built.
+  bool ring_tx_settle();
+  void ring_tx_switched();                        // tx_mu_: the marker is out
+  ssize_t ring_emit(const iovec* iov, int niov);  // tx_mu_: like a non-blocking send
+  // rx_mu_: like recvmsg/recv/MSG_PEEK on the socket, from the ring; the
+  // socket then only says EOF, an error or a protocol error (stray bytes).
+  ssize_t ring_recv(iovec* iov, int niov);
+  ssize_t ring_peek();
+  ssize_t ring_empty();  // the ring had nothing: 1 retry, 0 EOF, -1 errno, kRxFailed
+  bool on_ring_marker(const wire::SegmentInfo& seg);  // rx_mu_
+  // rx_mu_: a corrupt ring, or bytes on TCP after the marker: RDMAP
+  // catastrophic error (stream) Terminate, the stream fails.
+  void ring_protocol_error();
+  void ring_watch(int which);  // posts the reactor watch of a doorbell (0 rx, 1 tx)
+  void on_ring_data();         // reactor: the data doorbell rang
+  void on_peer_exit();         // reactor: the peer process is gone
+  // reactor, from stop(): the rx ring's data doorbell, the tx ring's space
+  // doorbell, the peer's pidfd (those that exist).
+  static void ring_unwatch(
+      tcp::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+      const std::shared_ptr<Rendezvous>& sh);
+
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
   // The data path calls these behind one flag test each (tx_hooked_,
   // rx_hooked_), so they cost one predictable branch when nothing is on.
@@ -280,6 +321,23 @@ class Stream final : public ndk::QpTransport,
   std::deque<std::pair<uint64_t, ULONG>> sh_writes_;
   uint32_t sh_len_ = 0;  // rx_mu_: bytes the current descriptor pulled
   std::atomic<uint64_t> sh_pulled_octets_{0}, sh_pulled_msgs_{0}, sh_desc_sent_{0};
+  // ---- the ring (stream_ring.cc) ----
+  std::shared_ptr<ShmRing> tx_ring_;       // tx_mu_: set once the marker is out
+  std::shared_ptr<ShmRing> tx_ring_next_;  // tx_mu_: the marker is on its way
+  bool tx_ring_settled_ = false;           // tx_mu_: decided (or never)
+  std::shared_ptr<ShmRing> rx_ring_;       // rx_mu_: set by the marker
+  bool rx_marker_ = false;                 // rx_mu_: feed(): the marker was just parsed
+  std::atomic<bool> rx_on_ring_{false}, tx_on_ring_{false};
+  // The reactor saw the socket readable: EOF, an error, or stray bytes.
+  std::atomic<bool> tcp_check_{false};
+  // The peer process has exited (its pidfd): writes into its ring fail
+  // like sends to a reset socket.
+  std::atomic<bool> peer_gone_{false};
+  std::atomic<uint64_t> ring_rx_octets_{0}, ring_tx_octets_{0};
+  // Reactor thread only: what it watches for the rings.
+  bool ring_watched_[2] = {false, false};
+  bool pid_watched_ = false;
+  static constexpr ssize_t kRxFailed = -2;  // a read made the stream fail
 
   // ---- hooks (stream_hooks.cc) ----
   // taps_ change under tx_mu_ and rx_mu_ together; tx_hooked_ is read and
@@ -367,11 +425,13 @@ class Stream final : public ndk::QpTransport,
     // batch is softndk's own (headers, trailers, control bodies, inline
     // data) and a small batch is gathered into `gather` and sent whole.
     bool registered = false;
+    bool ring_switch = false;  // the same-host ring marker: the ring follows it
     alignas(64) uint8_t gather[kGatherBytes];
     void clear() {  // empty, before a new batch is built
       niov = iov_pos = nfpdu = nmarks = mark_pos = 0;
       total = sent = 0;
       registered = false;
+      ring_switch = false;
     }
   };
   std::unique_ptr<Batch> b_;

@@ -58,6 +58,9 @@ void Stream::update_hooked_locked() {
 void Stream::update_tx_hooked() {
   tx_hooked_ =
       taps_[0] != nullptr || taps_[1] != nullptr || (faults_ != nullptr && !faults_->idle());
+  // Hooked before the stream moved to the same-host ring: it stays on TCP
+  // for good, so the trace or the faults see real bytes on the wire.
+  if (tx_hooked_ && tx_ring_ == nullptr) tx_ring_settled_ = true;
 }
 
 void Stream::tap_tx(const iovec* iov, int niov, size_t n, bool boundary) {
@@ -181,6 +184,12 @@ NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
     return STATUS_INVALID_PARAMETER;
   std::lock_guard lk(tx_mu_);
   if (stopped_.load() || tx_done_ || fd_ < 0) return STATUS_CONNECTION_INVALID;
+  // The stream left TCP for the same-host ring: there is no wire to fault
+  // (docs/samehost.md; turn the fast path off to inject faults).
+  if (tx_ring_ != nullptr) return STATUS_NOT_SUPPORTED;
+  // A side with faults sends real bytes on TCP: this direction never moves
+  // to the ring now (docs/samehost.md).
+  tx_ring_settled_ = true;
   if (faults_ == nullptr) faults_ = std::make_unique<TxFaults>();
   switch (type) {
     case SoftNdkFaultDropTx:

@@ -46,8 +46,6 @@ constexpr size_t kTailRead = 64;
 // response_recv(): at least this much of a response must remain after a
 // speculated segment (below it softndk evens out the last two segments).
 constexpr uint64_t kSpecMinTail = 16384 + 64;
-// response_recv(): the parser refused what arrived (the stream is failing).
-constexpr ssize_t kRxFailed = -2;
 
 bool is_send(wire::Opcode op) {
   return op == wire::Opcode::kSend || op == wire::Opcode::kSendInvalidate ||
@@ -81,7 +79,12 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       }
       continue;
     }
-    if (done >= budget) break;  // the socket still readable: EPOLLIN fires again
+    if (done >= budget) {
+      // The socket still readable: EPOLLIN fires again. The ring has no
+      // level-triggered readiness: ring its doorbell ourselves.
+      if (rx_ring_) ShmRing::ring(rx_ring_->data_efd());
+      break;
+    }
     // The last read took less than it asked for: the socket was empty then,
     // and another read now would most likely only say EAGAIN - a syscall
     // between a landed Write and the poller that watches its memory, or on
@@ -92,7 +95,14 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     // than after one more recv() that would most likely say EAGAIN. (Bytes
     // still in the socket wait for the next poll, or the reactor's EPOLLIN
     // when not muted.)
-    if (stop_on_completion && rx_completed_) break;
+    if (stop_on_completion && rx_completed_) {
+      // The ring has no level-triggered readiness: bytes left behind for a
+      // consumer that is not busy-polling (it may arm its CQ and wait next)
+      // get the doorbell now, so the reactor reads them.
+      if (rx_ring_ && !polled_.load(std::memory_order_relaxed) && rx_ring_->readable() > 0)
+        ShmRing::ring(rx_ring_->data_efd());
+      break;
+    }
     ssize_t n;
     // The rest of a large segment's payload goes straight to its target
     // however little is left: loopback TCP hands over whatever skbs are
@@ -112,7 +122,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
         // No staging buffer while the connection has been idle: peek, and
         // take it once bytes are here (EOF and errors are handled below).
         uint8_t probe;
-        n = sock_recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+        n = rx_ring_ ? ring_peek() : sock_recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) {
           staging_.resize(kStagingSize);
           arm_staging_release();
@@ -120,8 +130,13 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       }
       if (!staging_.empty()) {
         size_t want = large_ ? kSmallRead : staging_.size();
-        n = sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
-        rx_short_ = n >= 0 && static_cast<size_t>(n) < want;
+        if (rx_ring_) {
+          iovec v{staging_.data(), want};
+          n = ring_recv(&v, 1);
+        } else {
+          n = sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
+          rx_short_ = n >= 0 && static_cast<size_t>(n) < want;
+        }
         if (n > 0) {
           // Staging was empty: the bytes start where the parser stands.
           if (rx_hooked_)
@@ -131,6 +146,10 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
           st_len_ = static_cast<size_t>(n);
         }
       }
+    }
+    if (n == kRxFailed) {  // the ring or the socket after it broke the protocol
+      rx_done_ = true;
+      return false;
     }
     if (n > 0) {
       ++rx_reads_;
@@ -189,11 +208,20 @@ bool Stream::feed(std::span<const uint8_t>& in) {
         rx_fail_wire(ev.error, ev.segment);
         return false;
     }
+    if (rx_marker_) {
+      // The stream moved to the ring: nothing more may come on TCP.
+      rx_marker_ = false;
+      if (!in.empty()) {
+        ring_protocol_error();
+        return false;
+      }
+    }
   }
   return true;
 }
 
 ssize_t Stream::recv_iov(iovec* iov, int niov) {
+  if (rx_ring_) return ring_recv(iov, niov);
   msghdr m{};
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<size_t>(niov);
@@ -408,6 +436,7 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
   if (op == wire::Opcode::kSamehostWrite || op == wire::Opcode::kSamehostReadResponse)
     return on_samehost_placement(seg);
   if (op == wire::Opcode::kSamehostAck) return on_samehost_ack(seg);
+  if (op == wire::Opcode::kSamehostRing) return on_ring_marker(seg);
   if (is_send(op)) {
     wire::WireError e = send_seq_.on_segment(seg.hdr.msn, seg.hdr.mo, seg.payload_len, seg.last());
     if (e != wire::WireError::kNone) {

@@ -59,6 +59,10 @@ SamehostStats Stream::samehost_stats() const {
   s.pulled_octets = sh_pulled_octets_.load(std::memory_order_relaxed);
   s.pulled_messages = sh_pulled_msgs_.load(std::memory_order_relaxed);
   s.descriptors_sent = sh_desc_sent_.load(std::memory_order_relaxed);
+  s.ring_rx = rx_on_ring_.load(std::memory_order_acquire);
+  s.ring_tx = tx_on_ring_.load(std::memory_order_acquire);
+  s.ring_rx_octets = ring_rx_octets_.load(std::memory_order_relaxed);
+  s.ring_tx_octets = ring_tx_octets_.load(std::memory_order_relaxed);
   return s;
 }
 

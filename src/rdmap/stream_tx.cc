@@ -119,6 +119,7 @@ bool Stream::direct_begin() {
       !b.has_terminate && !msg_.active && !tx_blocked_ && irq_.empty_hint() &&
       !stopped_.load(std::memory_order_relaxed) && !tx_gated_.load(std::memory_order_acquire) &&
       !failed_.load(std::memory_order_acquire) && !term_pending_.load(std::memory_order_acquire) &&
+      (tx_ring_settled_ || (sh_ != nullptr && !sh_->done())) &&
       qp_->state() == ndk::QpState::kConnected)
     return true;
   tx_mu_.unlock();
@@ -162,7 +163,8 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
     b.marks[b.nmarks++] = {n, seq, static_cast<ULONG>(wr->length)};
     ndk::count_qp(qc_.rdma_out_frames);
     tsan::before_send(tsan_edge_);
-    const ssize_t sent = sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t sent =
+        tx_ring_ ? ring_emit(b.iov, 1) : sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (sent == static_cast<ssize_t>(n)) {
       // The common case, finished here: TCP took it all, so it is complete
       // (RFC 5040), and the transmitter is idle again.
@@ -217,7 +219,9 @@ void Stream::run_tx() {
   for (;;) {
     if (b.sent == b.total) {
       retire_marks(true);
+      if (b.ring_switch) ring_tx_switched();
       if (tx_done_) return;
+      if (!tx_ring_settled_ && ring_tx_settle()) continue;  // the marker goes first
       if (!build_batch()) break;
       if (b.total == 0) {
         retire_marks(true);
@@ -245,8 +249,12 @@ void Stream::run_tx() {
       m.msg_iov = &whole;
       m.msg_iovlen = 1;
     }
-    const bool hooked = tx_hooked_;
-    ssize_t n = hooked ? emit_hooked(&m) : emit_sendmsg(fd_, &m);
+    // On the ring a trace still sees the bytes (ring_emit taps them); faults
+    // are refused there (inject_fault).
+    const bool hooked = tx_hooked_ && !tx_ring_;
+    ssize_t n = tx_ring_ ? ring_emit(m.msg_iov, static_cast<int>(m.msg_iovlen))
+                : hooked ? emit_hooked(&m)
+                         : emit_sendmsg(fd_, &m);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -275,7 +283,7 @@ void Stream::run_tx() {
       }
     }
     retire_marks(false);
-    if (static_cast<uint64_t>(n) < asked && !tx_hooked_) {
+    if (static_cast<uint64_t>(n) < asked && !hooked) {
       // A short write: the socket buffer is full now, and the next call
       // would only say EAGAIN.
       tx_block();
@@ -298,6 +306,9 @@ void Stream::tx_block() {
   // Before polled_ is read: whoever ends polled mode stores polled_ and
   // then reads tx_waiting_ (kick_pending), so one of us arms EPOLLOUT.
   tx_waiting_.store(true, std::memory_order_seq_cst);
+  // The ring's space doorbell (armed by ring_emit unless polled) or the
+  // busy poller wakes the transmitter; EPOLLOUT would fire at once.
+  if (tx_ring_) return;
   // A busy poller retries the send itself (progress()): no EPOLLOUT, whose
   // reactor wake-ups take a core from the pollers on every block/unblock.
   if (polled_.load(std::memory_order_seq_cst)) {

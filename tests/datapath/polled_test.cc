@@ -390,8 +390,10 @@ TEST_F(Polled, BurstOfLargeSendsLeavesTogether) {
     std::printf("round %d: %d Sends of 64 KiB in %llu sendmsg calls\n", round, kBurst,
                 static_cast<unsigned long long>(calls));
     // The first rounds may meet a send buffer still growing (short writes).
+    // On the same-host ring (SOFTNDK_SAMEHOST=on) a write is bounded by the
+    // ring's size instead (docs/samehost.md section 4): 512 KiB take more.
     if (round == 3) {
-      EXPECT_LE(calls, 3u);
+      EXPECT_LE(calls, A.stream->tx_on_ring() ? 2 * kBurst : 3u);
     }
   }
 }

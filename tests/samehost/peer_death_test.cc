@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "../datapath/dp_fixture.h"
 
@@ -22,7 +23,9 @@ namespace dptest {
 // The child: an adapter, a QP and a registered, mmap'd region, listening on
 // 127.0.0.1. It prints "<port> <token> <address> <length>\n", accepts one
 // connection (same-host path on) and then obeys lines on stdin: "unmap"
-// unmaps the region (still registered). EOF on stdin ends it.
+// unmaps the region (still registered); "recv" posts 64 receives of 64 KiB
+// in it and answers "ok"; "stall" stops its receiver for good (a thread
+// holds its lock) and answers "ok". EOF on stdin ends it.
 class ChildPeer : public DpTest {
  public:
   void TestBody() override {}
@@ -69,7 +72,23 @@ class ChildPeer : public DpTest {
     b.stream = rdmap::start_stream(b.q, b.conn, so);
     char line[64];
     while (std::fgets(line, sizeof line, stdin) != nullptr) {
-      if (std::string(line) == "unmap\n") ::munmap(mem, kLen);
+      const std::string cmd(line);
+      if (cmd == "unmap\n") ::munmap(mem, kLen);
+      if (cmd == "recv\n") {
+        const UINT32 lt = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+        for (int i = 0; i < 64; ++i) {
+          NDK_SGE s{{static_cast<uint8_t*>(mem) + i * 65536}, 65536, lt};
+          if (b.d()->NdkReceive(b.qp, nullptr, &s, 1) != STATUS_SUCCESS) return 4;
+        }
+      }
+      if (cmd == "stall\n") {
+        std::thread([s = b.stream] { s->with_rx_locked([] { ::pause(); }); }).detach();
+        std::this_thread::sleep_for(20ms);
+      }
+      if (cmd == "recv\n" || cmd == "stall\n") {
+        std::printf("ok\n");
+        std::fflush(stdout);
+      }
     }
     TearDown();
     return 0;
@@ -171,6 +190,15 @@ class SamehostPeer : public DpTest {
   uint32_t token_ = 0;
   uint64_t addr_ = 0;
   size_t len_ = 0;
+
+  // A command to the child, which answers "ok".
+  void tell(const char* cmd) {
+    std::fputs(cmd, to_child_);
+    std::fflush(to_child_);
+    char ok[8] = {};
+    ASSERT_EQ(std::fscanf(from_child_, "%7s", ok), 1);
+    ASSERT_STREQ(ok, "ok");
+  }
 };
 
 TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
@@ -208,6 +236,78 @@ TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
     }
   EXPECT_TRUE(drain(a.icq, 50ms).empty());
   EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+}
+
+// Sends through the ring to a peer that stops reading, fills the ring, and
+// is killed: the peer's exit (pidfd) fails the stream as a reset would on
+// TCP, and every Send completes exactly once, in order, within the bound.
+TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
+  Side& a = new_side();
+  start(a);
+  tell("recv\n");
+  constexpr size_t kLen = 65536;
+  Buf src = reg(a.pd, 64 * kLen, kAll);
+  int ctx[64];
+  for (int i = 0; i < 4; ++i) {
+    NDK_SGE s = src.sge(i * kLen, kLen);
+    ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
+  }
+  ASSERT_EQ(poll(a.icq, 4).size(), 4u);
+  ASSERT_TRUE(a.stream->tx_on_ring());
+  tell("stall\n");
+  // 60 more: more than the ring (2 MiB) holds.
+  for (int i = 4; i < 64; ++i) {
+    NDK_SGE s = src.sge(i * kLen, kLen);
+    ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
+  }
+  // The ring fills (the child may have read a little before it stalled).
+  auto early = drain(a.icq, 200ms);
+  EXPECT_LT(early.size(), 60u);
+  ::kill(child_, SIGKILL);
+  ::waitpid(child_, nullptr, 0);
+  child_ = -1;
+  auto rest = poll(a.icq, 60 - early.size(), 10000ms);
+  ASSERT_EQ(rest.size(), 60 - early.size());  // one completion each
+  EXPECT_NE(rest.back().Status, STATUS_SUCCESS);
+  for (size_t i = 1; i < rest.size(); ++i)
+    if (rest[i - 1].Status != STATUS_SUCCESS) {
+      EXPECT_EQ(rest[i].Status, STATUS_CANCELLED) << i;
+    }
+  for (size_t i = 0; i < rest.size(); ++i)
+    EXPECT_EQ(rest[i].RequestContext, ctx + 4 + early.size() + i);  // posting order
+  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+}
+
+// A peer that read everything and then died: nothing was lost, but a Send
+// posted afterwards must not complete as if delivered (on TCP it would
+// earn a reset): the ring write fails and the QP goes to error.
+TEST_F(SamehostPeer, SendAfterThePeerDiedFailsThroughTheRing) {
+  Side& a = new_side();
+  start(a);
+  tell("recv\n");
+  constexpr size_t kLen = 4096;
+  Buf src = reg(a.pd, 8 * kLen, kAll);
+  int ctx[8];
+  for (int i = 0; i < 4; ++i) {
+    NDK_SGE s = src.sge(i * kLen, kLen);
+    ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
+  }
+  ASSERT_EQ(poll(a.icq, 4).size(), 4u);
+  ASSERT_TRUE(a.stream->tx_on_ring());
+  ::kill(child_, SIGKILL);
+  ::waitpid(child_, nullptr, 0);
+  child_ = -1;
+  std::this_thread::sleep_for(200ms);  // the reactor sees the exit (pidfd)
+  NDK_SGE s = src.sge(4 * kLen, kLen);
+  const NTSTATUS post = a.d()->NdkSend(a.qp, ctx + 4, &s, 1, 0);
+  if (post == STATUS_SUCCESS) {
+    NDK_RESULT_EX r = poll1(a.icq);
+    EXPECT_NE(r.Status, STATUS_SUCCESS);
+    EXPECT_EQ(r.RequestContext, ctx + 4);
+  }
+  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+  EXPECT_TRUE(drain(a.icq, 50ms).empty());
 }
 
 TEST_F(SamehostPeer, UnmappedSourceIsATerminateNotACrash) {

@@ -207,7 +207,8 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     field(os, 2, "mpa_flags", hex(*r.mpa_flags));
     field(os, 2, "crc", crc_policy(*r.mpa_flags, loopback_only(r)).why);
     field(os, 1, "samehost",
-          r.samehost ? "on (same-host peers move Write/Read payloads by copy, SOFTNDK_SAMEHOST)"
+          r.samehost ? "on (same-host peers: Write/Read payloads by copy, the stream through "
+                       "shared memory, SOFTNDK_SAMEHOST)"
                      : "off (SOFTNDK_SAMEHOST=on enables it)");
   }
   if (verbose && r.counters) {

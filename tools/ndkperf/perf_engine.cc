@@ -346,6 +346,9 @@ class Side {
       const char* why = SoftNdkPathReasonName(pi.Reason);
       r.path = name ? name : "?";
       if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr) r.path += std::string(" (") + why + ")";
+      // The FPDU stream itself on the same-host ring (docs/samehost.md 4).
+      if (pi.RingIn || pi.RingOut)
+        r.path += pi.RingIn && pi.RingOut ? " (ring)" : pi.RingOut ? " (ring out)" : " (ring in)";
     }
     SOFTNDK_TCP_INFO ti{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->tcp_info(ti)) {

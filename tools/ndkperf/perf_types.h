@@ -52,7 +52,8 @@ struct PerfResult {
   std::string tcp_congestion;
   uint64_t tcp_retransmits = 0, tcp_bytes_retrans = 0, tcp_out_of_order = 0;
   // The first connection's data path (SoftNdkQueryConnectionPath):
-  // "samehost", or "tcp (<reason>)"; empty: unknown (docs/samehost.md).
+  // "samehost", "samehost (ring)" once the stream moved to the same-host
+  // ring, or "tcp (<reason>)"; empty: unknown (docs/samehost.md).
   std::string path;
 
   // The baseline run beside it (--baseline tcp), if any.
