@@ -116,6 +116,11 @@ sockaddr_un abstract_addr(const std::string& name, socklen_t* len) {
 
 }  // namespace
 
+namespace {
+// We pull, and we map the segments descriptors name (samehost_segments.h).
+constexpr uint8_t kCanPullAndMap = wire::kSamehostCanPull | wire::kSamehostCanMap;
+}  // namespace
+
 int samehost_pull(pid_t pid, uint8_t* dst, uint64_t src, size_t len) {
   while (len > 0) {
     iovec l{dst, len};
@@ -348,16 +353,24 @@ void Rendezvous::on_msg(uint32_t) {
     if (ok) rx_ok_.store(true, std::memory_order_release);
     if (initiator_) {
       grant_ptrace(static_cast<pid_t>(m->pid));  // before our hello: the responder probes us
-      send_hello(ok ? wire::kSamehostCanPull : 0);
+      send_hello(ok ? kCanPullAndMap : 0);
       return;
     }
-    if (m->flags & wire::kSamehostCanPull) tx_ok_.store(true, std::memory_order_release);
-    send_ack(ok ? wire::kSamehostCanPull : 0);
+    take_verdict(m->flags);
+    send_ack(ok ? kCanPullAndMap : 0);
     return finish(ok && tx_ok() ? SamehostReason::kNone : SamehostReason::kPeerDeclined);
   }
   if (m->type != wire::SamehostMsgType::kAck) return finish(SamehostReason::kNotVerified);
-  if (m->flags & wire::kSamehostCanPull) tx_ok_.store(true, std::memory_order_release);
+  take_verdict(m->flags);
   finish(rx_ok() && tx_ok() ? SamehostReason::kNone : SamehostReason::kPeerDeclined);
+}
+
+void Rendezvous::take_verdict(uint8_t f) {
+  if ((f & wire::kSamehostCanPull) == 0) return;
+  // Before tx_ok: a sender that sees tx_ok also sees whether it may name
+  // segments.
+  if (f & wire::kSamehostCanMap) tx_map_ok_.store(true, std::memory_order_release);
+  tx_ok_.store(true, std::memory_order_release);
 }
 
 void Rendezvous::finish(SamehostReason why) {

@@ -36,6 +36,7 @@
 #include "ndk/stag_table.h"
 #include "rdmap/read_queues.h"
 #include "rdmap/samehost.h"
+#include "rdmap/samehost_segments.h"
 #include "rdmap/terminate.h"
 #include "tcp/connection.h"
 
@@ -64,6 +65,11 @@ struct SamehostStats {
   SamehostReason reason = SamehostReason::kNone;
   uint32_t peer_pid = 0;
   uint64_t pulled_octets = 0, pulled_messages = 0, descriptors_sent = 0, tcp_fallbacks = 0;
+  // Of the descriptors pulled: those copied from a mapped shared segment of
+  // the peer, and those that named a segment but fell back to
+  // process_vm_readv (samehost_segments.h).
+  uint64_t mapped_octets = 0, mapped_descriptors = 0, cma_fallbacks = 0;
+  uint64_t segment_descriptors_sent = 0;  // of descriptors_sent, naming a segment
 };
 
 class WireTap;
@@ -198,6 +204,9 @@ class Stream final : public ndk::QpTransport,
   bool on_samehost_placement(const wire::SegmentInfo& seg);  // rx_mu_
   bool on_samehost_done(const wire::SegmentInfo& seg);       // rx_mu_
   bool on_samehost_ack(const wire::SegmentInfo& seg);        // rx_mu_
+  // tx_mu_: a descriptor body (12 bytes, or 40 naming a shared segment); its size.
+  size_t encode_desc(uint64_t source, uint32_t length, uint8_t* body);
+  bool pulled(uint32_t length);  // rx_mu_: a descriptor's bytes are in place
   // rx_mu_: a Read Response segment of `len` bytes matches the oldest
   // outstanding Read (else Terminate, false).
   bool match_response(const wire::SegmentInfo& seg, uint32_t len);
@@ -280,6 +289,9 @@ class Stream final : public ndk::QpTransport,
   std::deque<std::pair<uint64_t, ULONG>> sh_writes_;
   uint32_t sh_len_ = 0;  // rx_mu_: bytes the current descriptor pulled
   std::atomic<uint64_t> sh_pulled_octets_{0}, sh_pulled_msgs_{0}, sh_desc_sent_{0};
+  std::unique_ptr<SegmentMaps> sh_maps_;  // rx_mu_: the peer's segments we mapped
+  std::atomic<uint64_t> sh_mapped_octets_{0}, sh_mapped_descs_{0}, sh_cma_fallbacks_{0},
+      sh_seg_desc_sent_{0};
 
   // ---- hooks (stream_hooks.cc) ----
   // taps_ change under tx_mu_ and rx_mu_ together; tx_hooked_ is read and
