@@ -27,7 +27,7 @@ NTSTATUS SoftNdkFreeSharedMemory(PVOID Address) {
   return guarded([&]() -> NTSTATUS {
     if (Address == nullptr) return STATUS_INVALID_PARAMETER;
     return softndk::rdmap::shared_segment_free(Address) == 0 ? STATUS_SUCCESS
-                                                              : STATUS_INVALID_PARAMETER;
+                                                             : STATUS_INVALID_PARAMETER;
   });
 }
 

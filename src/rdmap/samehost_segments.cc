@@ -62,7 +62,7 @@ int shared_segment_alloc(size_t bytes, void** out) {
   // the seals keeps the promise for the segment's life.
   if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
     return close_keep_errno(fd, errno);
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return close_keep_errno(fd, errno);
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return close_keep_errno(fd, errno);
@@ -103,8 +103,8 @@ std::optional<wire::SamehostSegment> shared_segment_find(uint64_t addr, uint64_t
   --it;
   const uint64_t off = addr - it->first;
   if (off >= it->second.size || len > it->second.size - off) return std::nullopt;
-  return wire::SamehostSegment{static_cast<uint32_t>(it->second.fd), it->second.dev,
-                               it->second.ino, off};
+  return wire::SamehostSegment{static_cast<uint32_t>(it->second.fd), it->second.dev, it->second.ino,
+                               off};
 }
 
 size_t shared_segment_count() { return registry().count.load(std::memory_order_acquire); }
@@ -155,10 +155,9 @@ const SegmentMaps::Map* SegmentMaps::map_new(const wire::SamehostSegment& s) {
   // reports F_SEAL_SEAL alone.
   const int seals = ::fcntl(fd, F_GET_SEALS);
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) return nullptr;
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_ino) != s.ino || static_cast<uint64_t>(st.st_dev) != s.dev ||
-      st.st_size <= 0)
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_ino) != s.ino ||
+      static_cast<uint64_t>(st.st_dev) != s.dev || st.st_size <= 0)
     return nullptr;
   const size_t size = static_cast<size_t>(st.st_size);
   if (s.offset > size) return nullptr;

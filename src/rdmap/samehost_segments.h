@@ -68,10 +68,10 @@ class SegmentMaps {
   const Map* map_new(const wire::SamehostSegment& s);
 
   const pid_t peer_;
-  int pidfd_ = -1;          // opened at the first segment descriptor
+  int pidfd_ = -1;  // opened at the first segment descriptor
   bool pidfd_failed_ = false;
   std::vector<Map> maps_;
-  uint64_t clock_ = 0;      // for least-recently-used eviction
+  uint64_t clock_ = 0;  // for least-recently-used eviction
 };
 
 }  // namespace softndk::rdmap

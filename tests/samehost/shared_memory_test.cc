@@ -73,13 +73,13 @@ TEST(SharedMemory, SegmentsAreSealedMemfdsFoundByRange) {
   const int seals = ::fcntl(static_cast<int>(s->fd), F_GET_SEALS);
   EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
             F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::fstat(static_cast<int>(s->fd), &st), 0);
   EXPECT_EQ(static_cast<uint64_t>(st.st_ino), s->ino);
   EXPECT_EQ(st.st_size, 3 * 4096);
   EXPECT_NE(::ftruncate(static_cast<int>(s->fd), 4096), 0);  // cannot shrink
-  EXPECT_FALSE(shared_segment_find(a + 4096, 8193));          // runs past its end
-  EXPECT_FALSE(shared_segment_find(a - 1, 2));                // starts before it
+  EXPECT_FALSE(shared_segment_find(a + 4096, 8193));         // runs past its end
+  EXPECT_FALSE(shared_segment_find(a - 1, 2));               // starts before it
   int heap = 0;
   EXPECT_FALSE(shared_segment_find(reinterpret_cast<uintptr_t>(&heap), sizeof heap));
   EXPECT_EQ(SoftNdkFreeSharedMemory(p), STATUS_SUCCESS);
@@ -141,7 +141,7 @@ TEST(SegmentMaps, RefusesWhatItCannotTrust) {
   int u = ::memfd_create("unsealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   ASSERT_GE(u, 0);
   ASSERT_EQ(::ftruncate(u, 65536), 0);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::fstat(u, &st), 0);
   SamehostSegment un{static_cast<uint32_t>(u), static_cast<uint64_t>(st.st_dev),
                      static_cast<uint64_t>(st.st_ino), 0};
@@ -223,8 +223,7 @@ class SamehostShm : public Samehost {
     MDL mdl{};
     mdl.VirtualAddress = b.p;
     mdl.ByteCount = static_cast<ULONG>(n);
-    EXPECT_EQ(b.mr->Dispatch->NdkRegisterMr(b.mr, &mdl, n, kAll, nullptr, nullptr),
-              STATUS_SUCCESS);
+    EXPECT_EQ(b.mr->Dispatch->NdkRegisterMr(b.mr, &mdl, n, kAll, nullptr, nullptr), STATUS_SUCCESS);
     b.token = b.mr->Dispatch->NdkGetRemoteTokenFromMr(b.mr);
     segs_.push_back(b.p);
     return b;
