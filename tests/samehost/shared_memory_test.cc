@@ -288,5 +288,52 @@ TEST_F(SamehostShm, WriteAndReadFromSharedMemoryAreMappedCopies) {
   EXPECT_EQ(sb.pulled_octets, kLen + 131072);
 }
 
+// The segment's fd number in the sender now names another file (an
+// unsealed memfd put there with dup2, as a hostile or buggy sender could):
+// the receiver refuses to map it, pulls by process_vm_readv instead, and
+// the data still lands; the fallback is counted.
+TEST_F(SamehostShm, ASegmentTheReceiverCannotUseFallsBackToCma) {
+  Side& a = new_side();
+  Side& b = new_side();
+  link(a, b, true, true);
+  SamehostStats sa = settled(a), sb = settled(b);
+  ASSERT_TRUE(sa.rx && sa.tx && sb.rx && sb.tx);
+  constexpr size_t kLen = 1 << 20;
+  ShmBuf src = shm(a.pd, kLen);
+  Buf dst = reg(b.pd, kLen, kAll);
+  fill_pattern(src.p, kLen, 6);
+  auto seg = shared_segment_find(src.addr(), kLen);
+  ASSERT_TRUE(seg);
+  const int fd = static_cast<int>(seg->fd);
+  const int saved = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // the real segment, put back below
+  ASSERT_GE(saved, 0);
+  int other = ::memfd_create("unsealed", MFD_CLOEXEC);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(::ftruncate(other, kLen), 0);
+  ASSERT_EQ(::dup2(other, fd), fd);
+  ::close(other);
+  NDK_SGE sg = src.sge(0, kLen);
+  ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &sg, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
+  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+  fence(a, b);
+  EXPECT_EQ(std::memcmp(src.p, dst.data(), kLen), 0);
+  sb = b.stream->samehost_stats();
+  EXPECT_EQ(a.stream->samehost_stats().segment_descriptors_sent, 1u);
+  EXPECT_EQ(sb.cma_fallbacks, 1u);
+  EXPECT_EQ(sb.mapped_descriptors, 0u);
+  EXPECT_EQ(sb.pulled_octets, kLen);
+  // The real segment back under its number: the next Write is mapped.
+  ASSERT_EQ(::dup2(saved, fd), fd);
+  ::close(saved);
+  fill_pattern(src.p, kLen, 8);
+  ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &sg, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
+  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+  fence(a, b);
+  EXPECT_EQ(std::memcmp(src.p, dst.data(), kLen), 0);
+  sb = b.stream->samehost_stats();
+  EXPECT_EQ(sb.mapped_descriptors, 1u);
+  EXPECT_EQ(sb.cma_fallbacks, 1u);
+}
+
 }  // namespace
 }  // namespace dptest
