@@ -131,13 +131,17 @@ TEST(SamehostWire, CanMapFlagParsesOnlyAsAKnownFlag) {
   EXPECT_FALSE(parse_samehost_msg(b));
 }
 
-// A same-host descriptor FPDU as the transmitter builds it.
-std::vector<uint8_t> descriptor_fpdu(Opcode op, uint32_t stag) {
-  uint8_t body[kSamehostDescSize];
-  encode_samehost_desc({0x5000, 4096, {}}, body);
+// A same-host descriptor FPDU as the transmitter builds it (body_len 12 or
+// 40; any other length to test the parser's refusal).
+std::vector<uint8_t> descriptor_fpdu(Opcode op, uint32_t stag,
+                                     size_t body_len = kSamehostDescSize) {
+  uint8_t body[64] = {};
+  encode_samehost_desc({0x5000, 4096, std::nullopt}, body);
+  if (body_len == kSamehostSegDescSize)
+    encode_samehost_desc({0x5000, 4096, SamehostSegment{9, 1, 2, 0x1000}}, body);
   FpduScratch s;
   FpduWriter w;
-  auto h = w.begin(DdpHeader::tagged_hdr(op, true, stag, 0x9000), {body, sizeof body}, 0, false, s);
+  auto h = w.begin(DdpHeader::tagged_hdr(op, true, stag, 0x9000), {body, body_len}, 0, false, s);
   auto t = w.finish();
   std::vector<uint8_t> out(h.size() + t.size());
   std::memcpy(out.data(), h.data(), h.size());
@@ -175,6 +179,32 @@ TEST(SamehostWire, ParserRefusesSamehostOpcodesUnlessAsked) {
   auto f = descriptor_fpdu(Opcode::kSamehostWrite, 0);
   std::span<const uint8_t> in(f);
   EXPECT_EQ(p.next(in).kind, EventKind::kError);
+}
+
+TEST(SamehostWire, ParserTakesTheSegmentFormAndNoOtherLength) {
+  ParserConfig c;
+  c.accept_samehost = true;
+  for (Opcode op : {Opcode::kSamehostWrite, Opcode::kSamehostReadResponse}) {
+    auto f = descriptor_fpdu(op, 0x77, kSamehostSegDescSize);
+    StreamParser p(c);
+    std::span<const uint8_t> in(f);
+    Event ev = p.next(in);
+    ASSERT_EQ(ev.kind, EventKind::kPlacement);
+    ASSERT_EQ(ev.segment->body.size(), kSamehostSegDescSize);
+    auto d = parse_samehost_desc(ev.segment->body);
+    ASSERT_TRUE(d && d->segment);
+    EXPECT_EQ(d->segment->fd, 9u);
+    EXPECT_EQ(d->segment->offset, 0x1000u);
+    EXPECT_EQ(p.next(in).kind, EventKind::kSegmentDone);
+    for (size_t n : {size_t{16}, size_t{24}, size_t{44}}) {
+      auto g = descriptor_fpdu(op, 0x77, n);
+      StreamParser q(c);
+      std::span<const uint8_t> gin(g);
+      Event e = q.next(gin);
+      ASSERT_EQ(e.kind, EventKind::kError) << n;
+      EXPECT_EQ(e.error, WireError::kReservedOpcode) << n;
+    }
+  }
 }
 
 }  // namespace
