@@ -20,8 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (encode_samehost_msg(*m, out) != size || std::memcmp(out, data, size) != 0) std::abort();
   }
   if (auto d = parse_samehost_desc(in)) {
-    uint8_t out[kSamehostDescSize];
+    uint8_t out[kSamehostSegDescSize];
     if (d->length == 0 || d->source + d->length < d->source) std::abort();
+    if (d->segment &&
+        (d->segment->fd > 0x7FFFFFFFu || d->segment->offset + d->length < d->segment->offset))
+      std::abort();
     if (encode_samehost_desc(*d, out) != size || std::memcmp(out, data, size) != 0) std::abort();
   }
   if (auto n = parse_samehost_ack(in)) {
@@ -58,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ev.kind == EventKind::kPlacement) {
       const uint8_t op = static_cast<uint8_t>(ev.segment->opcode());
       if (op >= 0xC && ev.segment->payload_len != 0) std::abort();
-      if (op >= 0xC && op <= 0xD && ev.segment->body.size() != kSamehostDescSize) std::abort();
+      if (op >= 0xC && op <= 0xD && ev.segment->body.size() != kSamehostDescSize &&
+          ev.segment->body.size() != kSamehostSegDescSize)
+        std::abort();
       if (op == 0xE && ev.segment->body.size() != kSamehostAckSize) std::abort();
       if (op == 0xF && (ev.segment->payload_len != 0 || ev.segment->body.size() != 4)) std::abort();
     }

@@ -5,11 +5,14 @@
 #   bench/samehost/samehost_bench.sh [NDKPERF] [-r REPS] [-D SECS]
 #
 # For each test (1 MiB RDMA Write and Read, 64 KiB Send, 8-byte Send
-# latency busy-polled and in event mode (ndkperf -e; no UCX figure: its
-# am_lat is busy-polled)) it runs, REPS times and interleaved, ndkperf with
-# SOFTNDK_SAMEHOST=on, ndkperf with SOFTNDK_SAMEHOST=off and ucx_perftest
+# latency, busy-polled) it runs, REPS times and interleaved, ndkperf with
+# SOFTNDK_SAMEHOST=on and buffers from SoftNdkAllocateSharedMemory
+# (--shm-buffers: the peer maps them and copies with memcpy; Write and Read
+# only), ndkperf with SOFTNDK_SAMEHOST=on and heap buffers (process_vm_readv),
+# ndkperf with SOFTNDK_SAMEHOST=off (loopback TCP) and ucx_perftest
 # (UCX_TLS=posix,cma,self; package ucx-utils; skipped if missing), then
-# prints the medians and the ratios fast/TCP and fast/UCX. Both ends of
+# prints the medians and the ratios of the fastest same-host figure
+# (mapped, else CMA) to TCP and UCX. Both ends of
 # every run are on this machine (ndkperf loopback; ucx_perftest server and
 # client on 127.0.0.1).
 set -euo pipefail
@@ -30,11 +33,11 @@ command -v ucx_perftest >/dev/null && HAVE_UCX=1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# ndkperf TEST SIZE MODE [FLAGS] -> "<figure>" (GB/s for bw, median us for lat)
+# ndkperf TEST SIZE MODE [ARGS] -> "<figure> <path>" (GB/s for bw, median us for lat)
 ndk() {
-  local test=$1 size=$2 mode=$3 flags=${4:-} out
-  # shellcheck disable=SC2086 # flags are words
-  out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" -s "$size" -D "$DUR" $flags --json --quiet)
+  local test=$1 size=$2 mode=$3 out
+  shift 3
+  out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" -s "$size" -D "$DUR" --json --quiet "$@")
   python3 -c '
 import json, sys
 r = json.load(sys.stdin)["results"][0]
@@ -62,37 +65,44 @@ ucx() {
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-printf '%-22s %10s %10s %10s %12s %12s  %s\n' test fast tcp ucx fast/tcp fast/ucx path
+printf '%-22s %10s %10s %10s %10s %12s %12s  %s\n' test mapped cma tcp ucx best/tcp best/ucx path
 row() {
-  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6 flags=${7:-}  # ucx_perftest wants plain bytes
-  : > "$TMP/on"; : > "$TMP/off"; : > "$TMP/ucx"
+  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6 shm=$7  # ucx_perftest wants plain bytes
+  : > "$TMP/shm"; : > "$TMP/on"; : > "$TMP/off"; : > "$TMP/ucx"
   local path="?"
   for ((i = 0; i < REPS; i++)); do
-    read -r f path < <(ndk "$test" "$size" on "$flags")
+    if [[ $shm == 1 ]]; then
+      read -r f path < <(ndk "$test" "$size" on --shm-buffers)
+      echo "$f" >> "$TMP/shm"
+    fi
+    read -r f p2 < <(ndk "$test" "$size" on)
+    [[ $shm == 1 ]] || path=$p2
     echo "$f" >> "$TMP/on"
-    read -r f _ < <(ndk "$test" "$size" off "$flags")
+    read -r f _ < <(ndk "$test" "$size" off)
     echo "$f" >> "$TMP/off"
-    if [[ $HAVE_UCX == 1 && $utest != - ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
+    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
   done
-  local on off u
+  local sh on off u
+  sh=$([[ -s $TMP/shm ]] && median < "$TMP/shm" || echo nan)
   on=$(median < "$TMP/on"); off=$(median < "$TMP/off")
   u=$([[ -s $TMP/ucx ]] && median < "$TMP/ucx" || echo nan)
-  # Ratios say "how much better the fast path is": bandwidth fast/x,
-  # latency x/fast, so above 1 is better for both.
-  python3 - "$name" "$unit" "$on" "$off" "$u" "$path" <<'PY'
+  # Ratios say "how much better the best same-host figure is" (mapped if
+  # measured, else CMA): bandwidth best/x, latency x/best, so above 1 is
+  # better for both.
+  python3 - "$name" "$unit" "$sh" "$on" "$off" "$u" "$path" <<'PY'
 import math, sys
-name, unit, on, off, u, path = sys.argv[1:]
-on, off, u = float(on), float(off), float(u)
+name, unit, sh, on, off, u, path = sys.argv[1:]
+sh, on, off, u = float(sh), float(on), float(off), float(u)
 lat = unit == "us"
-r1 = off / on if lat else on / off
-r2 = (u / on if lat else on / u) if not math.isnan(u) else float("nan")
-print(f"{name + ' [' + unit + ']':22s} {on:10.3f} {off:10.3f} {u:10.3f} {r1:12.2f} {r2:12.2f}  {path}")
+best = on if math.isnan(sh) else sh
+r1 = off / best if lat else best / off
+r2 = (u / best if lat else best / u) if not math.isnan(u) else float("nan")
+print(f"{name + ' [' + unit + ']':22s} {sh:10.3f} {on:10.3f} {off:10.3f} {u:10.3f} {r1:12.2f} {r2:12.2f}  {path}")
 PY
 }
-row "write 1MiB" write_bw 1M ucp_put_bw GB/s 1048576
-row "read 1MiB" read_bw 1M ucp_get GB/s 1048576
-row "send 64KiB" send_bw 64K ucp_am_bw GB/s 65536
-row "send_lat 8B" send_lat 8 ucp_am_lat us 8
-row "send_lat 8B event" send_lat 8 - us 8 -e
+row "write 1MiB" write_bw 1M ucp_put_bw GB/s 1048576 1
+row "read 1MiB" read_bw 1M ucp_get GB/s 1048576 1
+row "send 64KiB" send_bw 64K ucp_am_bw GB/s 65536 0
+row "send_lat 8B" send_lat 8 ucp_am_lat us 8 0
 echo "(ratios: above 1 means the fast path is better; median of $REPS interleaved runs," \
-  "-D $DUR s each; ucx: UCX_TLS=posix,cma,self)"
+  "-D $DUR s each; mapped: --shm-buffers; ucx: UCX_TLS=posix,cma,self)"

@@ -344,10 +344,14 @@ NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP
  * connection on one host find each other after MPA, and large RDMA Write
  * and Read Response payloads are then copied from the sender's memory
  * (process_vm_readv) instead of crossing loopback TCP; every FPDU, and so
- * ordering, Terminate, disconnect and peer death, stays on TCP. Size must be
- * sizeof(SOFTNDK_PATH_INFO) (smaller: STATUS_INVALID_PARAMETER, nothing
- * written); a connector without a connected QP: STATUS_CONNECTION_INVALID.
- * Added in 0.1.0 after SoftNdkQueryConnectionTcpInfo. */
+ * ordering, Terminate, disconnect and peer death, stays on TCP. Size is
+ * sizeof(SOFTNDK_PATH_INFO) of the caller's header: at least
+ * SOFTNDK_PATH_INFO_V1_SIZE (smaller: STATUS_INVALID_PARAMETER, nothing
+ * written); only the first Size bytes are written, so a caller built before
+ * a field was appended keeps working. A connector without a connected QP:
+ * STATUS_CONNECTION_INVALID. Added in 0.1.0 after
+ * SoftNdkQueryConnectionTcpInfo; the Mapped and Cma fields were appended
+ * with SoftNdkAllocateSharedMemory. */
 #define SOFTNDK_PATH_TCP 0      /* every byte crosses TCP */
 #define SOFTNDK_PATH_SAMEHOST 1 /* both directions may use the fast path */
 #define SOFTNDK_PATH_PROBING 2  /* still looking for a same-host peer (TCP meanwhile) */
@@ -377,7 +381,18 @@ typedef struct _SOFTNDK_PATH_INFO {
   BOOLEAN RingOut;      /* we send through our ring */
   UINT64 RingInOctets;  /* bytes read from the ring */
   UINT64 RingOutOctets; /* bytes written into the ring */
+  /* Appended (SoftNdkAllocateSharedMemory): of the descriptors this end
+   * pulled, those copied from the peer's shared memory mapped here (memcpy),
+   * and those that named a shared segment this end could not use and so
+   * were pulled with process_vm_readv; of DescriptorsSent, those naming one
+   * of our shared segments. */
+  UINT64 MappedOctets;
+  UINT64 MappedDescriptors;
+  UINT64 CmaFallbacks;
+  UINT64 SegmentDescriptorsSent;
 } SOFTNDK_PATH_INFO;
+/* The size of SOFTNDK_PATH_INFO before the Ring and Mapped fields. */
+#define SOFTNDK_PATH_INFO_V1_SIZE 48
 
 NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_INFO* pInfo);
 
@@ -386,6 +401,26 @@ NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_I
  * NULL for unknown values. */
 const char* SoftNdkPathName(ULONG Path);
 const char* SoftNdkPathReasonName(ULONG Reason);
+
+/* Memory a same-host peer can map (docs/samehost.md, "Shared memory").
+ * SoftNdkAllocateSharedMemory returns Bytes (rounded up to whole pages) of
+ * zeroed, page-aligned, read-write memory in *Address, backed by a memfd
+ * sealed against shrinking and growing that stays open (one file
+ * descriptor per allocation, close-on-exec) until SoftNdkFreeSharedMemory.
+ * Use it like any memory: register it as an MR, put it in SGEs and MDLs.
+ * When the same-host fast path is on and a large RDMA Write or Read
+ * Response comes from such memory, the peer maps the segment read-only and
+ * copies from it with memcpy instead of process_vm_readv. The mapping is
+ * MAP_SHARED: a child made by fork() shares it rather than copying it, and
+ * a same-host peer that mapped it keeps seeing what is written there.
+ * Bytes 0 or above 2^46: STATUS_INVALID_PARAMETER, as is a NULL Address;
+ * no memory or file descriptors left: STATUS_INSUFFICIENT_RESOURCES.
+ * SoftNdkFreeSharedMemory takes exactly an address that
+ * SoftNdkAllocateSharedMemory returned and has not been freed (anything
+ * else: STATUS_INVALID_PARAMETER). Deregister MRs over it first. Both may
+ * be called from any thread. */
+NTSTATUS SoftNdkAllocateSharedMemory(SIZE_T Bytes, PVOID* Address);
+NTSTATUS SoftNdkFreeSharedMemory(PVOID Address);
 
 /* Write this QP's wire traffic to a pcap file: the bytes exactly as sent
  * and received, in synthetic Ethernet/IPv4-or-IPv6/TCP framing with the

@@ -165,8 +165,10 @@ __attribute__((always_inline)) inline WireError validate_ddp_header(const DdpHea
     case Opcode::kSamehostReadResponse:
     case Opcode::kSamehostAck:
     case Opcode::kSamehostRing:
-      // Fixed bodies (docs/samehost.md); a descriptor names a real STag.
-      if (body != info->min_body) return WireError::kReservedOpcode;
+      // Fixed bodies (docs/samehost.md: a descriptor is 12 bytes, or 40
+      // naming a segment; an ack and the ring marker 4); a descriptor names
+      // a real STag.
+      if (body != info->min_body && body != info->max_body) return WireError::kReservedOpcode;
       if (h.tagged() && h.stag == 0) return WireError::kZeroStagWrite;
       break;
     case Opcode::kTerminate:

@@ -41,7 +41,7 @@ NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_I
     Connector* c;
     NTSTATUS s = live(pNdkConnector, NdkObjectTypeConnector, &c);
     if (s != STATUS_SUCCESS) return s;
-    if (pInfo == nullptr || pInfo->Size < sizeof(SOFTNDK_PATH_INFO))
+    if (pInfo == nullptr || pInfo->Size < SOFTNDK_PATH_INFO_V1_SIZE)
       return STATUS_INVALID_PARAMETER;
     return c->net().query_path(pInfo);
   });

@@ -30,8 +30,8 @@ constinit const OpcodeInfo kOpcodeTable[12] = {
 };
 
 constinit const OpcodeInfo kSamehostOpcodeTable[4] = {
-    {"softndk Same-host Write", true, kQnAny, false, false, false, 12, 12},
-    {"softndk Same-host Read Response", true, kQnAny, false, false, false, 12, 12},
+    {"softndk Same-host Write", true, kQnAny, false, false, false, 12, 40},
+    {"softndk Same-host Read Response", true, kQnAny, false, false, false, 12, 40},
     {"softndk Same-host Ack", false, kQnAny, true, false, false, 4, 4},
     {"softndk Same-host Ring", false, kQnAny, true, false, false, 4, 4},
 };

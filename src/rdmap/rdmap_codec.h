@@ -32,8 +32,8 @@ enum class Opcode : uint8_t {
   // softndk's same-host fast path (docs/samehost.md): reserved opcodes that
   // go only to a softndk peer that completed the rendezvous, and that a
   // parser accepts only with ParserConfig::accept_samehost.
-  kSamehostWrite = 0xC,         // tagged, 12-byte descriptor body
-  kSamehostReadResponse = 0xD,  // tagged, 12-byte descriptor body
+  kSamehostWrite = 0xC,         // tagged, 12- or 40-byte descriptor body
+  kSamehostReadResponse = 0xD,  // tagged, 12- or 40-byte descriptor body
   kSamehostAck = 0xE,           // untagged, 4-byte count body
   kSamehostRing = 0xF,          // untagged, 4-byte ring size: the stream moves to the ring
 };

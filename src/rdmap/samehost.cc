@@ -117,6 +117,11 @@ sockaddr_un abstract_addr(const std::string& name, socklen_t* len) {
 
 }  // namespace
 
+namespace {
+// We pull, and we map the segments descriptors name (samehost_segments.h).
+constexpr uint8_t kCanPullAndMap = wire::kSamehostCanPull | wire::kSamehostCanMap;
+}  // namespace
+
 int samehost_pull(pid_t pid, uint8_t* dst, uint64_t src, size_t len) {
   while (len > 0) {
     iovec l{dst, len};
@@ -369,7 +374,7 @@ void Rendezvous::on_msg(uint32_t) {
     peer_pid_.store(static_cast<pid_t>(m->pid), std::memory_order_release);
     // Before telling the peer: it may send descriptors as soon as it knows.
     if (ok) rx_ok_.store(true, std::memory_order_release);
-    uint8_t flags = ok ? wire::kSamehostCanPull : 0;
+    uint8_t flags = ok ? kCanPullAndMap : 0;
     if (ok && fds[1] >= 0) {
       // The peer's ring, mapped before we say so: its marker may follow
       // at once. The pidfd tells a sender on the ring that the peer died
@@ -387,17 +392,24 @@ void Rendezvous::on_msg(uint32_t) {
       send_hello(flags);
       return;
     }
-    if (m->flags & wire::kSamehostCanPull) tx_ok_.store(true, std::memory_order_release);
-    if ((m->flags & wire::kSamehostRingOk) && tx_ring_ != nullptr)
-      tx_ring_ok_.store(true, std::memory_order_release);
+    take_verdict(m->flags);
     send_ack(flags);
     return finish(ok && tx_ok() ? SamehostReason::kNone : SamehostReason::kPeerDeclined);
   }
   if (m->type != wire::SamehostMsgType::kAck) return finish(SamehostReason::kNotVerified);
-  if (m->flags & wire::kSamehostCanPull) tx_ok_.store(true, std::memory_order_release);
-  if ((m->flags & wire::kSamehostRingOk) && tx_ring_ != nullptr)
-    tx_ring_ok_.store(true, std::memory_order_release);
+  take_verdict(m->flags);
   finish(rx_ok() && tx_ok() ? SamehostReason::kNone : SamehostReason::kPeerDeclined);
+}
+
+void Rendezvous::take_verdict(uint8_t f) {
+  // The peer mapped the ring we passed with our hello: our stream may move.
+  if ((f & wire::kSamehostRingOk) && tx_ring_ != nullptr)
+    tx_ring_ok_.store(true, std::memory_order_release);
+  if ((f & wire::kSamehostCanPull) == 0) return;
+  // Before tx_ok: a sender that sees tx_ok also sees whether it may name
+  // segments.
+  if (f & wire::kSamehostCanMap) tx_map_ok_.store(true, std::memory_order_release);
+  tx_ok_.store(true, std::memory_order_release);
 }
 
 void Rendezvous::finish(SamehostReason why) {

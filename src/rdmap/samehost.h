@@ -61,6 +61,8 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
 
   bool rx_ok() const { return rx_ok_.load(std::memory_order_acquire); }
   bool tx_ok() const { return tx_ok_.load(std::memory_order_acquire); }
+  // The peer also maps shared segments: descriptors may name them.
+  bool tx_map_ok() const { return tx_map_ok_.load(std::memory_order_acquire); }
   bool done() const { return done_.load(std::memory_order_acquire); }
   pid_t peer_pid() const { return peer_pid_.load(std::memory_order_acquire); }
   SamehostReason reason() const { return reason_.load(std::memory_order_acquire); }
@@ -92,6 +94,7 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   void on_msg(uint32_t ev);
   void send_hello(uint8_t flags);
   void send_ack(uint8_t flags);
+  void take_verdict(uint8_t peer_flags);  // the peer's CanPull/CanMap
   // Checks the peer's hello (and its passed TCP socket): true if we can
   // pull from it; otherwise records why.
   bool verify(const wire::SamehostMsg& m, int peer_tcp);
@@ -108,11 +111,11 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   int retries_ = 0;
   bool got_hello_ = false;
   alignas(16) uint8_t nonce_[wire::kSamehostNonceSize] = {};  // read by the peer
-  std::atomic<bool> rx_ok_{false}, tx_ok_{false}, done_{false};
   // Written on the reactor before the matching flag is published.
   std::shared_ptr<ShmRing> tx_ring_, rx_ring_;
   int pidfd_ = -1;
   std::atomic<bool> rx_ring_ok_{false}, tx_ring_ok_{false};
+  std::atomic<bool> rx_ok_{false}, tx_ok_{false}, tx_map_ok_{false}, done_{false};
   std::atomic<pid_t> peer_pid_{0};
   std::atomic<SamehostReason> reason_{SamehostReason::kNone};
 };

@@ -42,7 +42,7 @@ std::optional<SamehostMsg> parse_samehost_msg(std::span<const uint8_t> in) {
   if (p[5] != static_cast<uint8_t>(SamehostMsgType::kHello) &&
       p[5] != static_cast<uint8_t>(SamehostMsgType::kAck))
     return std::nullopt;
-  if ((p[6] & ~(kSamehostCanPull | kSamehostRingOk)) != 0) return std::nullopt;
+  if ((p[6] & ~(kSamehostCanPull | kSamehostRingOk | kSamehostCanMap)) != 0) return std::nullopt;
   SamehostMsg m;
   m.type = static_cast<SamehostMsgType>(p[5]);
   m.flags = p[6];
@@ -55,16 +55,30 @@ std::optional<SamehostMsg> parse_samehost_msg(std::span<const uint8_t> in) {
 }
 
 size_t encode_samehost_desc(const SamehostDesc& d, std::span<uint8_t> out) {
-  if (out.size() < kSamehostDescSize) return 0;
-  put64(out.data(), d.source);
-  put32(out.data() + 8, d.length);
-  return kSamehostDescSize;
+  const size_t n = d.segment ? kSamehostSegDescSize : kSamehostDescSize;
+  if (out.size() < n) return 0;
+  uint8_t* p = out.data();
+  put64(p, d.source);
+  put32(p + 8, d.length);
+  if (d.segment) {
+    put32(p + 12, d.segment->fd);
+    put64(p + 16, d.segment->dev);
+    put64(p + 24, d.segment->ino);
+    put64(p + 32, d.segment->offset);
+  }
+  return n;
 }
 
 std::optional<SamehostDesc> parse_samehost_desc(std::span<const uint8_t> in) {
-  if (in.size() != kSamehostDescSize) return std::nullopt;
-  SamehostDesc d{get64(in.data()), get32(in.data() + 8)};
+  if (in.size() != kSamehostDescSize && in.size() != kSamehostSegDescSize) return std::nullopt;
+  const uint8_t* p = in.data();
+  SamehostDesc d{get64(p), get32(p + 8), std::nullopt};
   if (d.length == 0 || d.source == 0 || d.source + d.length < d.source) return std::nullopt;
+  if (in.size() == kSamehostSegDescSize) {
+    SamehostSegment s{get32(p + 12), get64(p + 16), get64(p + 24), get64(p + 32)};
+    if (s.fd > 0x7FFFFFFFu || s.offset + d.length < s.offset) return std::nullopt;
+    d.segment = s;
+  }
   return d;
 }
 

@@ -26,6 +26,10 @@ inline constexpr uint8_t kSamehostCanPull = 0x01;
 // flags: the sender mapped the ring the receiver passed with its hello, so
 // the receiver may move its FPDU stream there (the marker, opcode 0xF).
 inline constexpr uint8_t kSamehostRingOk = 0x02;
+// flags, only with kSamehostCanPull: the sender also takes segment
+// descriptors (kSamehostSegDescSize) and maps the segments they name. A
+// peer without this flag only ever gets the 12-byte form.
+inline constexpr uint8_t kSamehostCanMap = 0x04;
 
 struct SamehostMsg {
   SamehostMsgType type = SamehostMsgType::kHello;
@@ -45,13 +49,25 @@ std::optional<SamehostMsg> parse_samehost_msg(std::span<const uint8_t> in);
 // place at the tagged header's STag/TO are `length` bytes at `source` in
 // the sender's process.
 inline constexpr size_t kSamehostDescSize = 12;
+// The segment form (only to a peer that said kSamehostCanMap): the same 12
+// bytes, then the sender's shared-memory segment that holds the whole
+// source range: its fd number in the sender, its identity (st_dev, st_ino)
+// and where the range starts in it - u32 fd, u64 dev, u64 ino, u64 offset.
+inline constexpr size_t kSamehostSegDescSize = 40;
+struct SamehostSegment {
+  uint32_t fd = 0;
+  uint64_t dev = 0, ino = 0, offset = 0;
+};
 struct SamehostDesc {
   uint64_t source = 0;
   uint32_t length = 0;
+  std::optional<SamehostSegment> segment;
 };
+// Writes 12 bytes, or 40 with a segment; returns that size (0 if short).
 size_t encode_samehost_desc(const SamehostDesc& d, std::span<uint8_t> out);
-// nullopt unless exactly 12 bytes with a nonzero length and a source range
-// that does not wrap.
+// nullopt unless exactly 12 or 40 bytes with a nonzero length and a source
+// range that does not wrap; in the 40-byte form also an fd that fits an
+// int and an offset range that does not wrap.
 std::optional<SamehostDesc> parse_samehost_desc(std::span<const uint8_t> in);
 
 // Ack (opcode kSamehostAck): the receiver pulled this many more Write

@@ -37,6 +37,7 @@
 #include "ndk/stag_table.h"
 #include "rdmap/read_queues.h"
 #include "rdmap/samehost.h"
+#include "rdmap/samehost_segments.h"
 #include "rdmap/terminate.h"
 #include "tcp/connection.h"
 
@@ -69,6 +70,11 @@ struct SamehostStats {
   // per direction, and the bytes that went through it.
   bool ring_rx = false, ring_tx = false;
   uint64_t ring_rx_octets = 0, ring_tx_octets = 0;
+  // Of the descriptors pulled: those copied from a mapped shared segment of
+  // the peer, and those that named a segment but fell back to
+  // process_vm_readv (samehost_segments.h).
+  uint64_t mapped_octets = 0, mapped_descriptors = 0, cma_fallbacks = 0;
+  uint64_t segment_descriptors_sent = 0;  // of descriptors_sent, naming a segment
 };
 
 class WireTap;
@@ -215,6 +221,9 @@ class Stream final : public ndk::QpTransport,
   bool on_samehost_placement(const wire::SegmentInfo& seg);  // rx_mu_
   bool on_samehost_done(const wire::SegmentInfo& seg);       // rx_mu_
   bool on_samehost_ack(const wire::SegmentInfo& seg);        // rx_mu_
+  // tx_mu_: a descriptor body (12 bytes, or 40 naming a shared segment); its size.
+  size_t encode_desc(uint64_t source, uint32_t length, uint8_t* body);
+  bool pulled(uint32_t length);  // rx_mu_: a descriptor's bytes are in place
   // rx_mu_: a Read Response segment of `len` bytes matches the oldest
   // outstanding Read (else Terminate, false).
   bool match_response(const wire::SegmentInfo& seg, uint32_t len);
@@ -338,6 +347,9 @@ class Stream final : public ndk::QpTransport,
   bool ring_watched_[2] = {false, false};
   bool pid_watched_ = false;
   static constexpr ssize_t kRxFailed = -2;  // a read made the stream fail
+  std::unique_ptr<SegmentMaps> sh_maps_;  // rx_mu_: the peer's segments we mapped
+  std::atomic<uint64_t> sh_mapped_octets_{0}, sh_mapped_descs_{0}, sh_cma_fallbacks_{0},
+      sh_seg_desc_sent_{0};
 
   // ---- hooks (stream_hooks.cc) ----
   // taps_ change under tx_mu_ and rx_mu_ together; tx_hooked_ is read and

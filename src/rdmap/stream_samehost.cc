@@ -63,6 +63,10 @@ SamehostStats Stream::samehost_stats() const {
   s.ring_tx = tx_on_ring_.load(std::memory_order_acquire);
   s.ring_rx_octets = ring_rx_octets_.load(std::memory_order_relaxed);
   s.ring_tx_octets = ring_tx_octets_.load(std::memory_order_relaxed);
+  s.mapped_octets = sh_mapped_octets_.load(std::memory_order_relaxed);
+  s.mapped_descriptors = sh_mapped_descs_.load(std::memory_order_relaxed);
+  s.cma_fallbacks = sh_cma_fallbacks_.load(std::memory_order_relaxed);
+  s.segment_descriptors_sent = sh_seg_desc_sent_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -70,6 +74,16 @@ bool Stream::samehost_tx(uint64_t length) const {
   // A trace or a fault hook wants the bytes on the wire: such messages go
   // as payload (docs/samehost.md).
   return sh_ != nullptr && length >= kSamehostMinBytes && !tx_hooked_ && sh_->tx_ok();
+}
+
+size_t Stream::encode_desc(uint64_t source, uint32_t length, uint8_t* body) {
+  wire::SamehostDesc d{source, length, std::nullopt};
+  // Name the shared segment holding the whole range, if any, to a peer
+  // that maps segments: it then copies with memcpy from its own mapping
+  // instead of process_vm_readv.
+  if (sh_->tx_map_ok()) d.segment = shared_segment_find(source, length);
+  if (d.segment) sh_seg_desc_sent_.fetch_add(1, std::memory_order_relaxed);
+  return wire::encode_samehost_desc(d, {body, wire::kSamehostSegDescSize});
 }
 
 bool Stream::add_samehost_write() {
@@ -90,12 +104,12 @@ bool Stream::add_samehost_write() {
     const NDK_SGE& s = wr.sge[i];
     if (s.Length == 0) continue;
     ++k;
-    uint8_t body[wire::kSamehostDescSize];
-    wire::encode_samehost_desc({reinterpret_cast<uintptr_t>(s.VirtualAddress), s.Length}, body);
+    uint8_t body[wire::kSamehostSegDescSize];
+    const size_t blen = encode_desc(reinterpret_cast<uintptr_t>(s.VirtualAddress), s.Length, body);
     auto h = wire::DdpHeader::tagged_hdr(wire::Opcode::kSamehostWrite, k == n, wr.remote_token,
                                          wr.remote_addr + off);
     wire::FpduWriter w;
-    auto hdr = w.begin(h, {body, sizeof body}, 0, crc_, b.scratch[b.nfpdu++]);
+    auto hdr = w.begin(h, {body, blen}, 0, crc_, b.scratch[b.nfpdu++]);
     auto tr = w.finish();
     b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
     b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
@@ -113,12 +127,12 @@ bool Stream::add_samehost_write() {
 bool Stream::add_samehost_response(const InboundRead& r) {
   if (!batch_room(0)) return false;
   Batch& b = *b_;
-  uint8_t body[wire::kSamehostDescSize];
-  wire::encode_samehost_desc({reinterpret_cast<uintptr_t>(r.source), r.size}, body);
+  uint8_t body[wire::kSamehostSegDescSize];
+  const size_t blen = encode_desc(reinterpret_cast<uintptr_t>(r.source), r.size, body);
   auto h = wire::DdpHeader::tagged_hdr(wire::Opcode::kSamehostReadResponse, true, r.sink_stag,
                                        r.sink_to);
   wire::FpduWriter w;
-  auto hdr = w.begin(h, {body, sizeof body}, 0, crc_, b.scratch[b.nfpdu++]);
+  auto hdr = w.begin(h, {body, blen}, 0, crc_, b.scratch[b.nfpdu++]);
   auto tr = w.finish();
   b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
   b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
@@ -173,6 +187,17 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
     if (!match_response(seg, d->length)) return false;
     dst = rd_.sink + rd_off_;
   }
+  if (d->segment) {
+    if (sh_maps_ == nullptr) sh_maps_ = std::make_unique<SegmentMaps>(pid);
+    if (sh_maps_->copy(*d->segment, d->length, dst)) {
+      sh_mapped_octets_.fetch_add(d->length, std::memory_order_relaxed);
+      sh_mapped_descs_.fetch_add(1, std::memory_order_relaxed);
+      return pulled(d->length);
+    }
+    // Not a segment we can map (closed, not sealed, another inode, out of
+    // its range): the address is still the sender's, so pull it.
+    sh_cma_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+  }
   const int e = samehost_pull(pid, dst, d->source, d->length);
   if (e != 0) {
     if (e == ESRCH) {
@@ -188,9 +213,13 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
                  STATUS_CANCELLED);
     return false;
   }
-  sh_len_ = d->length;
-  sh_pulled_octets_.fetch_add(d->length, std::memory_order_relaxed);
-  ndk::count_qp(qc_.rdma_in_octets, d->length);
+  return pulled(d->length);
+}
+
+bool Stream::pulled(uint32_t length) {
+  sh_len_ = length;
+  sh_pulled_octets_.fetch_add(length, std::memory_order_relaxed);
+  ndk::count_qp(qc_.rdma_in_octets, length);
   return true;
 }
 

@@ -110,9 +110,17 @@ TEST_F(PathTest, SameHostPeersReportTheFastPath) {
   EXPECT_EQ(ps.PulledMessages, 1u);
   EXPECT_EQ(pc.DescriptorsSent, 1u);
   SOFTNDK_PATH_INFO small{};
-  small.Size = sizeof small - 1;
+  small.Size = SOFTNDK_PATH_INFO_V1_SIZE - 1;
   EXPECT_EQ(SoftNdkQueryConnectionPath(c.conn, &small), STATUS_INVALID_PARAMETER);
   EXPECT_EQ(small.Path, 0u);
+  // A caller built before the Mapped/Cma fields: its bytes only.
+  SOFTNDK_PATH_INFO old;
+  std::memset(&old, 0xEE, sizeof old);
+  old.Size = SOFTNDK_PATH_INFO_V1_SIZE;
+  EXPECT_EQ(SoftNdkQueryConnectionPath(c.conn, &old), STATUS_SUCCESS);
+  EXPECT_EQ(old.Path, static_cast<ULONG>(SOFTNDK_PATH_SAMEHOST));
+  EXPECT_EQ(old.DescriptorsSent, 1u);
+  EXPECT_EQ(old.MappedOctets, 0xEEEEEEEEEEEEEEEEull);  // not written
   EXPECT_EQ(SoftNdkQueryConnectionPath(c.conn, nullptr), STATUS_INVALID_PARAMETER);
   close_end(c);
   close_end(s);

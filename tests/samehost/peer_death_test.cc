@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../datapath/dp_fixture.h"
+#include "softndk/softndk.h"
 
 extern char** environ;
 
@@ -23,18 +24,24 @@ namespace dptest {
 // The child: an adapter, a QP and a registered, mmap'd region, listening on
 // 127.0.0.1. It prints "<port> <token> <address> <length>\n", accepts one
 // connection (same-host path on) and then obeys lines on stdin: "unmap"
-// unmaps the region (still registered); "recv" posts 64 receives of 64 KiB
-// in it and answers "ok"; "stall" stops its receiver for good (a thread
-// holds its lock) and answers "ok". EOF on stdin ends it.
+// unmaps the region (still registered) - with `shm` the region comes from
+// SoftNdkAllocateSharedMemory, and "unmap" frees it; "recv" posts 64
+// receives of 64 KiB in it and answers "ok"; "stall" stops its receiver for
+// good (a thread holds its lock) and answers "ok". EOF on stdin ends it.
 class ChildPeer : public DpTest {
  public:
   void TestBody() override {}
-  int run() {
+  int run(bool shm) {
     SetUp();
     Side& b = new_side();
     constexpr size_t kLen = 16 << 20;
-    void* mem = ::mmap(nullptr, kLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) return 2;
+    void* mem = nullptr;
+    if (shm) {
+      if (SoftNdkAllocateSharedMemory(kLen, &mem) != STATUS_SUCCESS) return 2;
+    } else {
+      mem = ::mmap(nullptr, kLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (mem == MAP_FAILED) return 2;
+    }
     fill_pattern(static_cast<uint8_t*>(mem), kLen, 5);
     NDK_MR* mr = nullptr;
     if (b.pd->Dispatch->NdkCreateMr(b.pd, FALSE, nullptr, nullptr, &mr) != STATUS_SUCCESS) return 2;
@@ -73,7 +80,12 @@ class ChildPeer : public DpTest {
     char line[64];
     while (std::fgets(line, sizeof line, stdin) != nullptr) {
       const std::string cmd(line);
-      if (cmd == "unmap\n") ::munmap(mem, kLen);
+      if (cmd == "unmap\n") {
+        if (shm)
+          SoftNdkFreeSharedMemory(mem);
+        else
+          ::munmap(mem, kLen);
+      }
       if (cmd == "recv\n") {
         const UINT32 lt = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
         for (int i = 0; i < 64; ++i) {
@@ -95,9 +107,9 @@ class ChildPeer : public DpTest {
   }
 };
 
-int run_samehost_child() {
+int run_samehost_child(bool shm) {
   ChildPeer c;
-  return c.run();
+  return c.run(shm);
 }
 
 namespace {
@@ -115,7 +127,7 @@ class SamehostPeer : public DpTest {
   }
 
   // Starts the child and connects side a to it with the same-host path on.
-  void start(Side& a) {
+  void start(Side& a, bool shm = false) {
     int in[2], out[2];
     ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
     ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
@@ -127,8 +139,8 @@ class SamehostPeer : public DpTest {
     ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     ASSERT_GT(n, 0);
     self[n] = '\0';
-    char arg1[] = "--samehost-child";
-    char* argv[] = {self, arg1, nullptr};
+    char arg1[] = "--samehost-child", arg2[] = "shm";
+    char* argv[] = {self, arg1, shm ? arg2 : nullptr, nullptr};
     ASSERT_EQ(posix_spawn(&child_, self, &fa, nullptr, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     ::close(in[0]);
@@ -327,6 +339,42 @@ TEST_F(SamehostPeer, UnmappedSourceIsATerminateNotACrash) {
   }
   ASSERT_TRUE(refused);
   // RDMAP remote operation, catastrophic (stream): the peer's source is gone.
+  EXPECT_EQ(a.stream->last_terminate_sent(), 0x00000207u);
+  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+}
+
+// The peer's memory is shared memory: its Read Responses name its segment,
+// which we map and copy from; then it frees the segment mid-stream (still
+// registered): its next descriptor names plain memory that is gone, which is
+// the same Terminate as an unmapped source - our mapping of the old segment
+// is never used for it, and nothing crashes.
+TEST_F(SamehostPeer, SharedMemoryOfAnotherProcessIsMappedUntilItIsFreed) {
+  Side& a = new_side();
+  start(a, /*shm=*/true);
+  Buf sink = reg(a.pd, 8 << 20, kAll, 0x33);
+  int ctx[256];
+  post_reads(a, sink, 8, ctx);
+  auto first = poll(a.icq, 8);
+  ASSERT_EQ(first.size(), 8u);
+  for (auto& r : first) EXPECT_EQ(r.Status, STATUS_SUCCESS);
+  std::vector<uint8_t> want(8 << 20);
+  fill_pattern(want.data(), want.size(), 5);  // the child's pattern
+  EXPECT_EQ(0, std::memcmp(sink.data(), want.data(), want.size()));
+  auto s = a.stream->samehost_stats();
+  EXPECT_EQ(s.mapped_descriptors, 8u);
+  EXPECT_EQ(s.mapped_octets, 8u << 20);
+  EXPECT_EQ(s.cma_fallbacks, 0u);
+  std::fputs("unmap\n", to_child_);
+  std::fflush(to_child_);
+  bool refused = false;
+  for (int round = 0; round < 50 && !refused; ++round) {
+    post_reads(a, sink, 1, ctx);
+    NDK_RESULT_EX r = poll1(a.icq);
+    refused = r.Status != STATUS_SUCCESS;
+    if (!refused) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(refused);
   EXPECT_EQ(a.stream->last_terminate_sent(), 0x00000207u);
   EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
   EXPECT_TRUE(drain(a.icq, 50ms).empty());

@@ -5,12 +5,12 @@
 #include <cstring>
 
 namespace dptest {
-int run_samehost_child();
+int run_samehost_child(bool shm);
 }
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--samehost-child") == 0)
-    return dptest::run_samehost_child();
+  if (argc >= 2 && std::strcmp(argv[1], "--samehost-child") == 0)
+    return dptest::run_samehost_child(argc == 3 && std::strcmp(argv[2], "shm") == 0);
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -9,99 +9,13 @@
 
 #include <functional>
 
-#include "../datapath/dp_fixture.h"
 #include "relay.h"
+#include "samehost_fixture.h"
 #include "tcp/tcp_stats.h"
 #include "util/netns.h"
 
 namespace dptest {
 namespace {
-
-namespace ns = softndk::test::netns;
-using softndk::rdmap::SamehostReason;
-using softndk::rdmap::SamehostStats;
-
-struct NsRoute {
-  const ns::NetNs* listen_ns = nullptr;  // listener's namespace (null: ours)
-  const ns::NetNs* connect_ns = nullptr;
-  std::string listen_ip = "127.0.0.1";
-  // The port to connect to, given the listener's (a relay's port).
-  std::function<uint16_t(uint16_t)> via;
-};
-
-class Samehost : public DpTest {
- protected:
-  // a (initiator) to b (responder), each with its own SOFTNDK_SAMEHOST.
-  void link(Side& a, Side& b, bool a_on, bool b_on, const NsRoute& r = NsRoute()) {
-    auto in = [](const ns::NetNs* n) -> std::function<void(const std::function<void()>&)> {
-      if (n == nullptr) return nullptr;
-      return [n](const std::function<void()>& f) { ASSERT_TRUE(n->run(f)); };
-    };
-    DpTest::Route route;
-    route.listen_in = in(r.listen_ns);
-    route.connect_in = in(r.connect_ns);
-    route.listen_ip = r.listen_ip.c_str();
-    route.via = r.via;
-    establish(&a.conn, &b.conn, 16, 16, false, 0, 0, route);
-    ASSERT_TRUE(a.conn && b.conn);
-    rdmap::StreamOptions ao, bo;
-    ao.samehost = a_on ? 1 : 0;
-    bo.samehost = b_on ? 1 : 0;
-    a.stream = rdmap::start_stream(a.q, a.conn, ao);
-    b.stream = rdmap::start_stream(b.q, b.conn, bo);
-    ASSERT_TRUE(a.stream && b.stream);
-    wait_connected(a);
-    wait_connected(b);
-  }
-
-  // The rendezvous' verdict, once it has one (it gives up after 2 s).
-  SamehostStats settled(Side& s) {
-    EXPECT_TRUE(eventually([&] { return !s.stream->samehost_stats().probing; }, 4000ms));
-    return s.stream->samehost_stats();
-  }
-
-  // A Send a -> b behind earlier Writes: b's receive completion says they
-  // are in place, and orders b's placement before this thread's reads of
-  // b's memory (polling that memory while b writes it is a data race).
-  void fence(Side& a, Side& b) {
-    Buf rbuf = reg(b.pd, 64, kAll), sbuf = reg(a.pd, 64, kAll, 0x5a);
-    NDK_SGE rs = rbuf.sge(0, 64), ss = sbuf.sge(0, 64);
-    ASSERT_EQ(b.d()->NdkReceive(b.qp, &rbuf, &rs, 1), STATUS_SUCCESS);
-    ASSERT_EQ(a.d()->NdkSend(a.qp, &sbuf, &ss, 1, 0), STATUS_SUCCESS);
-    EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
-    ASSERT_EQ(poll1(b.cq).Status, STATUS_SUCCESS);
-  }
-
-  // A 1 MiB Write a -> b (two SGEs) and a 1 MiB Read of b's memory into a:
-  // both arrive intact and complete once.
-  void write_and_read(Side& a, Side& b) {
-    constexpr size_t kLen = 1 << 20;
-    Buf src = reg(a.pd, kLen, kAll), dst = reg(b.pd, kLen, kAll);
-    fill_pattern(src.data(), kLen, 7);
-    NDK_SGE sg[2] = {src.sge(0, kLen / 4), src.sge(kLen / 4, kLen - kLen / 4)};
-    ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, sg, 2, dst.addr(), dst.token, 0), STATUS_SUCCESS);
-    NDK_RESULT_EX w = poll1(a.icq);
-    EXPECT_EQ(w.Status, STATUS_SUCCESS);
-    EXPECT_EQ(w.BytesTransferred, kLen);
-    EXPECT_EQ(w.RequestContext, &src);
-    // The Write's completion means TCP took it (or, on the fast path, that
-    // the target pulled it); a Send behind it lands after it, so b's receive
-    // completion says the Write is in place (and orders b's placement before
-    // this thread's read of dst: polling dst while b writes it is a race).
-    fence(a, b);
-    ASSERT_EQ(std::memcmp(src.data(), dst.data(), kLen), 0);
-
-    Buf rsrc = reg(b.pd, kLen, kAll), sink = reg(a.pd, kLen, kAll);
-    fill_pattern(rsrc.data(), kLen, 9);
-    NDK_SGE s = sink.sge(0, kLen);
-    ASSERT_EQ(a.d()->NdkRead(a.qp, &sink, &s, 1, rsrc.addr(), rsrc.token, 0), STATUS_SUCCESS);
-    NDK_RESULT_EX r = poll1(a.icq);
-    EXPECT_EQ(r.Status, STATUS_SUCCESS);
-    EXPECT_EQ(r.BytesTransferred, kLen);
-    EXPECT_EQ(0, std::memcmp(rsrc.data(), sink.data(), kLen));
-    EXPECT_TRUE(drain(a.icq, 20ms).empty());
-  }
-};
 
 TEST_F(Samehost, LoopbackPairMovesWritesAndReadsByCopy) {
   Side& a = new_side();
@@ -121,6 +35,10 @@ TEST_F(Samehost, LoopbackPairMovesWritesAndReadsByCopy) {
   EXPECT_EQ(sb.pulled_messages, 1u);
   EXPECT_EQ(sb.descriptors_sent, 1u);
   EXPECT_EQ(sa.pulled_octets, 1u << 20);
+  // Plain (heap) memory is no shared segment: every pull was process_vm_readv.
+  EXPECT_EQ(sa.mapped_descriptors + sb.mapped_descriptors, 0u);
+  EXPECT_EQ(sa.segment_descriptors_sent + sb.segment_descriptors_sent, 0u);
+  EXPECT_EQ(sa.cma_fallbacks + sb.cma_fallbacks, 0u);
   // The RDMA octet counters count the payload moved ...
   SOFTNDK_COUNTERS c{};
   ASSERT_EQ(SoftNdkQueryQpCounters(a.qp, &c), STATUS_SUCCESS);

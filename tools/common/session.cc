@@ -234,11 +234,21 @@ ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline) {
 // ---------------------------------------------------------------------------
 // Buffer
 
-Buffer::Buffer(Adapter& a, Pd& pd, size_t length, ULONG mr_flags) : a_(a), length_(length) {
+Buffer::Buffer(Adapter& a, Pd& pd, size_t length, ULONG mr_flags, bool shared)
+    : a_(a), shared_(shared), length_(length) {
   size_t alloc = (std::max<size_t>(length, 1) + 4095) & ~size_t{4095};
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(4096, alloc));
-  if (!data_) throw ToolError("out of memory for a " + std::to_string(length) + "-byte buffer");
-  std::memset(data_, 0, alloc);
+  if (shared) {
+    void* p = nullptr;
+    NTSTATUS st = SoftNdkAllocateSharedMemory(alloc, &p);
+    if (st != STATUS_SUCCESS)
+      throw ToolError("SoftNdkAllocateSharedMemory of " + std::to_string(alloc) +
+                      " bytes: " + status_name(st));
+    data_ = static_cast<uint8_t*>(p);  // zeroed
+  } else {
+    data_ = static_cast<uint8_t*>(std::aligned_alloc(4096, alloc));
+    if (!data_) throw ToolError("out of memory for a " + std::to_string(length) + "-byte buffer");
+    std::memset(data_, 0, alloc);
+  }
   auto* p = new Pending;
   NDK_MR* mr = nullptr;
   NTSTATUS st = pd.get()->Dispatch->NdkCreateMr(pd.get(), FALSE, &Pending::on_create, p, &mr);
@@ -273,7 +283,12 @@ Buffer::~Buffer() {
     freed_ok = close_object(&mr_->Header, mr_->Dispatch->NdkCloseMr, a_.timeout()) && freed_ok;
   }
   // Memory still registered (a close that timed out) is leaked, not freed.
-  if (freed_ok) std::free(data_);
+  if (!freed_ok) return;
+  if (shared_) {
+    SoftNdkFreeSharedMemory(data_);
+  } else {
+    std::free(data_);
+  }
 }
 
 NDK_SGE Buffer::sge(size_t offset, size_t length) const {

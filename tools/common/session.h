@@ -141,7 +141,9 @@ class Cq {
 // A page-aligned buffer registered as one memory region.
 class Buffer {
  public:
-  Buffer(Adapter& a, Pd& pd, size_t length, ULONG mr_flags);
+  // shared: the memory comes from SoftNdkAllocateSharedMemory (a same-host
+  // peer maps it and copies with memcpy instead of process_vm_readv).
+  Buffer(Adapter& a, Pd& pd, size_t length, ULONG mr_flags, bool shared = false);
   ~Buffer();
   uint8_t* data() const { return data_; }
   size_t size() const { return length_; }
@@ -154,6 +156,7 @@ class Buffer {
   Adapter& a_;
   NDK_MR* mr_ = nullptr;
   bool registered_ = false;
+  bool shared_ = false;
   uint8_t* data_ = nullptr;
   size_t length_;
   MDL mdl_{};

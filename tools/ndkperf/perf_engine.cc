@@ -115,7 +115,8 @@ class Side {
         cq_(adapter_, cq_depth),
         data_(adapter_, pd_, 2 * max_size,
               NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                  NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK) {
+                  NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+              cfg.shm_buffers) {
     if (adapter_.info().MaxTransferLength && max_size > adapter_.info().MaxTransferLength)
       throw ToolError("message size " + std::to_string(max_size) +
                       " is above the adapter's MaxTransferLength " +
@@ -349,6 +350,8 @@ class Side {
       // The FPDU stream itself on the same-host ring (docs/samehost.md 4).
       if (pi.RingIn || pi.RingOut)
         r.path += pi.RingIn && pi.RingOut ? " (ring)" : pi.RingOut ? " (ring out)" : " (ring in)";
+      // Shared memory (--shm-buffers) copied from a mapping, by either end.
+      if (pi.MappedDescriptors > 0 || pi.SegmentDescriptorsSent > 0) r.path += " (mapped)";
     }
     SOFTNDK_TCP_INFO ti{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->tcp_info(ti)) {

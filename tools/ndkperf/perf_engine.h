@@ -38,6 +38,7 @@ struct EngineConfig {
   unsigned tx_depth = 128;
   unsigned inline_size = 0;
   bool events = false;
+  bool shm_buffers = false;  // the RDMA buffer from SoftNdkAllocateSharedMemory
   double timeout = 10;
   bool progress = true;  // client: progress line on stderr for long phases
   tools::AdapterOptions adapter;

@@ -60,6 +60,8 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_option("--mpa-rev", o.mpa_revision, "MPA revision 1|2 (default 2)")
       ->check(CLI::IsMember({1u, 2u}));
   app.add_flag("-e,--events", o.events, "wait for CQ notifications instead of busy-polling");
+  app.add_flag("--shm-buffers", o.shm_buffers,
+               "RDMA buffers from SoftNdkAllocateSharedMemory (a same-host peer maps them)");
   app.add_flag("--json", o.json, "print the results as one JSON document");
   app.add_flag("--csv", o.csv, "print the results as CSV");
   app.add_option("--plot", o.plot, "write bandwidth/latency vs size as SVG to this file");

@@ -31,6 +31,7 @@ struct PerfOptions {
   int crc = -1;  // -1 default, 0 off, 1 on
   unsigned mpa_revision = 0;
   bool events = false;
+  bool shm_buffers = false;
   bool json = false;
   bool csv = false;
   std::string plot;      // SVG path, "" = none

@@ -30,6 +30,7 @@ EngineConfig engine_config(const PerfOptions& o, Test t) {
   c.tx_depth = tx_depth_for(o, t);
   c.inline_size = inline_for(o, t);
   c.events = o.events;
+  c.shm_buffers = o.shm_buffers;
   c.timeout = o.timeout;
   c.progress = !o.quiet;
   c.adapter.crc = o.crc;

@@ -2,6 +2,8 @@
 // lists, MDLs (chains on IRPs, double free, probing unmapped memory).
 #include <sys/mman.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -27,6 +29,51 @@ TEST_F(MemoryTest, Pool2ZeroesUnlessUninitialized) {
   ASSERT_NE(z, nullptr);
   EXPECT_EQ(static_cast<unsigned char*>(z)[63], 0);
   ExFreePoolWithTag(z, kTestTag | PROTECTED_POOL);  // the protected bit is ignored
+  ExpectNone();
+}
+
+// The mapping /proc/self/maps shows for address p ("" if none).
+std::string MappingOf(const void* p) {
+  FILE* f = std::fopen("/proc/self/maps", "r");
+  if (f == nullptr) return "";
+  char line[512];
+  std::string found;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi) {
+      found = line;
+      break;
+    }
+  }
+  std::fclose(f);
+  return found;
+}
+
+// With the same-host fast path on (registered again as
+// wdk.pool_shared_on with SOFTNDK_SAMEHOST=on), a large non-paged block is
+// a shared-memory segment a same-host peer can map; small or paged blocks,
+// and every block with the fast path off, stay on the heap.
+TEST_F(MemoryTest, LargeNonPagedPoolIsSharedMemoryOnlyWithTheFastPathOn) {
+  const char* env = std::getenv("SOFTNDK_SAMEHOST");
+  const bool on = env != nullptr && (std::strcmp(env, "on") == 0 || std::strcmp(env, "1") == 0);
+  void* big = ExAllocatePool2(POOL_FLAG_NON_PAGED, 1 << 20, kTestTag);
+  void* nx = ExAllocatePoolWithTag(NonPagedPoolNx, 64 * 1024, kTestTag);
+  void* small = ExAllocatePool2(POOL_FLAG_NON_PAGED, 4096, kTestTag);
+  void* paged = ExAllocatePool2(POOL_FLAG_PAGED, 1 << 20, kTestTag);
+  ASSERT_TRUE(big && nx && small && paged);
+  for (size_t i = 0; i < (1 << 20); i += 4096) ASSERT_EQ(static_cast<char*>(big)[i], 0);
+  const std::string kShared = "memfd:softndk-shared";
+  EXPECT_EQ(MappingOf(big).find(kShared) != std::string::npos, on) << MappingOf(big);
+  EXPECT_EQ(MappingOf(nx).find(kShared) != std::string::npos, on) << MappingOf(nx);
+  EXPECT_EQ(MappingOf(small).find(kShared), std::string::npos);
+  EXPECT_EQ(MappingOf(paged).find(kShared), std::string::npos);
+  std::memset(big, 1, 1 << 20);
+  ExFreePoolWithTag(big, kTestTag);
+  ExFreePool(nx);
+  ExFreePool(small);
+  ExFreePool(paged);
+  EXPECT_EQ(MappingOf(big).find(kShared), std::string::npos);  // unmapped by the free
   ExpectNone();
 }
 

@@ -1,6 +1,9 @@
 // Pool: ExAllocatePool2 and the older allocators, ExFreePool(WithTag)
 // (softndk_wdk/ex.h). Blocks are malloc'ed and registered with their tag, size
-// and call site; frees are checked against the registry.
+// and call site; frees are checked against the registry. With the same-host
+// fast path on (SOFTNDK_SAMEHOST=on), large non-paged blocks come from
+// SoftNdkAllocateSharedMemory instead, so a same-host peer maps the buffers
+// a driver registers and copies them with memcpy (docs/samehost.md).
 #include "kernel/pool.h"
 
 #include <cstdlib>
@@ -10,6 +13,7 @@
 #include "irql/checker.h"
 #include "irql/irql.h"
 #include "kernel/registry.h"
+#include "softndk/softndk.h"
 
 namespace softndk::wdk {
 namespace {
@@ -19,7 +23,21 @@ struct Block {
   SIZE_T size = 0;
   const void* site = nullptr;
   const char* call = "";
+  bool shared = false;  // from SoftNdkAllocateSharedMemory
 };
+
+// Non-paged blocks this large are shared memory when the fast path is on:
+// an RDMA buffer is typically that large, and each segment costs a file
+// descriptor, so small blocks stay on malloc.
+constexpr SIZE_T kSharedPoolMin = 64 * 1024;
+
+bool SharedPoolOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("SOFTNDK_SAMEHOST");
+    return v != nullptr && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
+  }();
+  return on;
+}
 
 LiveRegistry<Block>& Pool() {
   static auto* r = new LiveRegistry<Block>;  // never destroyed: checked at exit
@@ -66,7 +84,7 @@ std::string TagName(ULONG tag) {
 }
 
 PVOID AllocatePool(SIZE_T bytes, ULONG tag, bool zero, bool cache_aligned, const char* call,
-                   const void* site) {
+                   const void* site, bool nonpaged) {
   (void)kRegistered;
   RequireIrqlAtMost(DISPATCH_LEVEL, call, site);
   if (tag == 0) {
@@ -75,6 +93,12 @@ PVOID AllocatePool(SIZE_T bytes, ULONG tag, bool zero, bool cache_aligned, const
   }
   if (bytes == 0) bytes = 1;  // Windows returns a (small) block for 0 bytes
   void* p = nullptr;
+  if (nonpaged && bytes >= kSharedPoolMin && SharedPoolOn() &&
+      SoftNdkAllocateSharedMemory(bytes, &p) == STATUS_SUCCESS) {
+    // Page-aligned and zeroed; out of file descriptors: malloc below.
+    Pool().Add(p, Block{tag, bytes, site, call, true});
+    return p;
+  }
   if (cache_aligned) {
     size_t rounded = (bytes + 63) & ~size_t{63};
     p = std::aligned_alloc(64, rounded);
@@ -112,7 +136,11 @@ void FreePool(PVOID p, ULONG tag, bool check_tag, const char* call, const void* 
   const void* first_free = nullptr;
   auto state = Pool().Remove(p, site, &b, &first_free);
   if (state == LiveRegistry<Block>::State::kLive) {
-    std::free(p);
+    if (b.shared) {
+      SoftNdkFreeSharedMemory(p);
+    } else {
+      std::free(p);
+    }
     return;
   }
   if (state == LiveRegistry<Block>::State::kFreed) {
@@ -142,7 +170,7 @@ bool CacheAligned(POOL_TYPE t) {
 PVOID AllocateTyped(POOL_TYPE type, SIZE_T bytes, ULONG tag, bool zero, const char* call,
                     const void* site) {
   if (Paged(type)) RequireIrqlAtMost(APC_LEVEL, call, site);
-  return AllocatePool(bytes, tag, zero, CacheAligned(type), call, site);
+  return AllocatePool(bytes, tag, zero, CacheAligned(type), call, site, !Paged(type));
 }
 }  // namespace
 
@@ -161,7 +189,8 @@ PVOID ExAllocatePool2(POOL_FLAGS Flags, SIZE_T NumberOfBytes, ULONG Tag) {
   }
   if ((Flags & POOL_FLAG_PAGED) != 0) RequireIrqlAtMost(APC_LEVEL, "ExAllocatePool2", site);
   PVOID p = AllocatePool(NumberOfBytes, Tag, (Flags & POOL_FLAG_UNINITIALIZED) == 0,
-                         (Flags & POOL_FLAG_CACHE_ALIGNED) != 0, "ExAllocatePool2", site);
+                         (Flags & POOL_FLAG_CACHE_ALIGNED) != 0, "ExAllocatePool2", site,
+                         (Flags & POOL_FLAG_PAGED) == 0);
   if (p == nullptr && (Flags & POOL_FLAG_RAISE_ON_FAILURE) != 0) {
     ExRaiseStatus(STATUS_INSUFFICIENT_RESOURCES);
   }
