@@ -127,7 +127,7 @@ TEST(SamehostWire, CanMapFlagParsesOnlyAsAKnownFlag) {
   auto p = parse_samehost_msg(b);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->flags, kSamehostCanPull | kSamehostCanMap);
-  b[6] = 0x02;  // not a flag of this version
+  b[6] = 0x08;  // not a flag of this version
   EXPECT_FALSE(parse_samehost_msg(b));
 }
 
