@@ -14,12 +14,18 @@ namespace softndk::baseline {
 
 const char* ucx_test_name(UcxTest t) {
   switch (t) {
-    case UcxTest::PutBw: return "ucp_put_bw";
-    case UcxTest::GetBw: return "ucp_get";
-    case UcxTest::AmBw: return "ucp_am_bw";
-    case UcxTest::AmLat: return "ucp_am_lat";
-    case UcxTest::PutLat: return "ucp_put_lat";
-    case UcxTest::GetLat: return "ucp_get";
+    case UcxTest::PutBw:
+      return "ucp_put_bw";
+    case UcxTest::GetBw:
+      return "ucp_get";
+    case UcxTest::AmBw:
+      return "ucp_am_bw";
+    case UcxTest::AmLat:
+      return "ucp_am_lat";
+    case UcxTest::PutLat:
+      return "ucp_put_lat";
+    case UcxTest::GetLat:
+      return "ucp_get";
   }
   return "?";
 }
@@ -88,9 +94,10 @@ BaselineResult run_ucx_perftest(UcxTest test, size_t size, const Limits& limits,
       return r;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + 100 * attempt));
-    std::vector<std::string> cli = {"ucx_perftest", "127.0.0.1",          "-p", ps,
-                                    "-t",           ucx_test_name(test),  "-s", std::to_string(size),
-                                    "-n",           std::to_string(n),    "-w", std::to_string(warm)};
+    std::vector<std::string> cli = {
+        "ucx_perftest", "127.0.0.1",         "-p", ps,
+        "-t",           ucx_test_name(test), "-s", std::to_string(size),
+        "-n",           std::to_string(n),   "-w", std::to_string(warm)};
     if (mode == Mode::Blocking) {
       cli.push_back("-E");
       cli.push_back("sleep");

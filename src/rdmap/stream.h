@@ -347,7 +347,7 @@ class Stream final : public ndk::QpTransport,
   bool ring_watched_[2] = {false, false};
   bool pid_watched_ = false;
   static constexpr ssize_t kRxFailed = -2;  // a read made the stream fail
-  std::unique_ptr<SegmentMaps> sh_maps_;  // rx_mu_: the peer's segments we mapped
+  std::unique_ptr<SegmentMaps> sh_maps_;    // rx_mu_: the peer's segments we mapped
   std::atomic<uint64_t> sh_mapped_octets_{0}, sh_mapped_descs_{0}, sh_cma_fallbacks_{0},
       sh_seg_desc_sent_{0};
 
