@@ -118,13 +118,14 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
     a->tcp_congestion_ = cc;
     if (!tcp::congestion_allowed(a->tcp_congestion_)) return STATUS_INVALID_PARAMETER;
   }
-  // Also environment only: the same-host fast path, "on" or "off" (the
-  // default); anything else fails the open.
+  // Also environment only: the same-host fast path, "on" (the default:
+  // unset or empty) or "off"; anything else fails the open.
+  a->samehost_ = true;
   if (const char* sh = std::getenv("SOFTNDK_SAMEHOST")) {
     std::string v = sh;
-    if (v == "on" || v == "1") {
-      a->samehost_ = true;
-    } else if (v != "off" && v != "0" && !v.empty()) {
+    if (v == "off" || v == "0") {
+      a->samehost_ = false;
+    } else if (v != "on" && v != "1" && !v.empty()) {
       return STATUS_INVALID_PARAMETER;
     }
   }

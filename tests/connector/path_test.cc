@@ -4,33 +4,15 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <optional>
 #include <string>
 
 #include "ends.h"
+#include "util/samehost_env.h"
 
 namespace connector_test {
 namespace {
 
-// Sets SOFTNDK_SAMEHOST for the adapters opened in its scope and restores
-// what the environment said before (the suite also runs with it on).
-class SamehostEnv {
- public:
-  explicit SamehostEnv(const char* v) {
-    if (const char* old = std::getenv("SOFTNDK_SAMEHOST")) old_ = old;
-    ::setenv("SOFTNDK_SAMEHOST", v, 1);
-  }
-  ~SamehostEnv() {
-    if (old_) {
-      ::setenv("SOFTNDK_SAMEHOST", old_->c_str(), 1);
-    } else {
-      ::unsetenv("SOFTNDK_SAMEHOST");
-    }
-  }
-
- private:
-  std::optional<std::string> old_;
-};
+using softndk_test::SamehostEnv;
 
 class PathTest : public EndsTest {
  protected:
@@ -151,6 +133,22 @@ TEST_F(PathTest, SwitchedOffSideKeepsTcpAndSaysWhy) {
   close_end(c);
   close_end(s);
   EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+}
+
+// The fast path is on unless SOFTNDK_SAMEHOST says "off" or "0"; unset or
+// empty is the default (docs/samehost.md).
+TEST_F(PathTest, OnUnlessSwitchedOff) {
+  SamehostEnv env("on");
+  ::unsetenv("SOFTNDK_SAMEHOST");
+  EXPECT_TRUE(adapter_samehost(open()));
+  for (const char* v : {"", "on", "1"}) {
+    ::setenv("SOFTNDK_SAMEHOST", v, 1);
+    EXPECT_TRUE(adapter_samehost(open())) << '"' << v << '"';
+  }
+  for (const char* v : {"off", "0"}) {
+    ::setenv("SOFTNDK_SAMEHOST", v, 1);
+    EXPECT_FALSE(adapter_samehost(open())) << v;
+  }
 }
 
 TEST_F(PathTest, UnknownSettingFailsTheOpen) {

@@ -50,13 +50,13 @@ std::string MappingOf(const void* p) {
   return found;
 }
 
-// With the same-host fast path on (registered again as
-// wdk.pool_shared_on with SOFTNDK_SAMEHOST=on), a large non-paged block is
+// With the same-host fast path on (the default; registered again as
+// wdk.pool_shared_off with SOFTNDK_SAMEHOST=off), a large non-paged block is
 // a shared-memory segment a same-host peer can map; small or paged blocks,
 // and every block with the fast path off, stay on the heap.
 TEST_F(MemoryTest, LargeNonPagedPoolIsSharedMemoryOnlyWithTheFastPathOn) {
   const char* env = std::getenv("SOFTNDK_SAMEHOST");
-  const bool on = env != nullptr && (std::strcmp(env, "on") == 0 || std::strcmp(env, "1") == 0);
+  const bool on = env == nullptr || (std::strcmp(env, "off") != 0 && std::strcmp(env, "0") != 0);
   void* big = ExAllocatePool2(POOL_FLAG_NON_PAGED, 1 << 20, kTestTag);
   void* nx = ExAllocatePoolWithTag(NonPagedPoolNx, 64 * 1024, kTestTag);
   void* small = ExAllocatePool2(POOL_FLAG_NON_PAGED, 4096, kTestTag);

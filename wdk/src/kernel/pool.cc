@@ -33,8 +33,9 @@ constexpr SIZE_T kSharedPoolMin = 64 * 1024;
 
 bool SharedPoolOn() {
   static const bool on = [] {
+    // The adapter's rule (docs/samehost.md): on unless "off" or "0".
     const char* v = std::getenv("SOFTNDK_SAMEHOST");
-    return v != nullptr && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
+    return v == nullptr || (std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0);
   }();
   return on;
 }
