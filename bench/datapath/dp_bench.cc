@@ -1,8 +1,8 @@
 // dp_bench.cc - the issue-5 comparison table: the QP data path beside raw
 // TCP, iperf3, libfabric's tcp provider and UCX's ucx_perftest (the
 // same-host reference, issue 21), measured in one run and printed as ratios
-// (bench/README.md "The issue-5 table"). SOFTNDK_SAMEHOST=on in the
-// environment measures softndk's same-host path (docs/samehost.md).
+// (bench/README.md "The issue-5 table"). By default softndk
+// takes its same-host path (SOFTNDK_SAMEHOST=off measures loopback TCP) (docs/samehost.md).
 //   dp_bench [-D SECS] [-n ITERS] [-r REPS] [--only bw|write|read|send,small,lat,event,rate]
 //            [--json FILE]
 // Both ends run in this process over 127.0.0.1; every baseline uses the
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   std::printf("  TCP congestion control: softndk %s, references %s (system default)\n",
               cc_soft.c_str(), cc_ref.c_str());
   const std::string path = b.path();
-  std::printf("  softndk data path: %s (SOFTNDK_SAMEHOST=on selects the same-host path)\n",
+  std::printf("  softndk data path: %s (SOFTNDK_SAMEHOST=off selects loopback TCP)\n",
               path.c_str());
 
   Runner run;

@@ -5,7 +5,7 @@
 #   bench/samehost/samehost_bench.sh [NDKPERF] [-r REPS] [-D SECS]
 #
 # For each test (1 MiB RDMA Write and Read, 64 KiB Send, 8-byte Send
-# latency, busy-polled) it runs, REPS times and interleaved, ndkperf with
+# latency, busy-polled and in event mode) it runs, REPS times and interleaved, ndkperf with
 # SOFTNDK_SAMEHOST=on and buffers from SoftNdkAllocateSharedMemory
 # (--shm-buffers: the peer maps them and copies with memcpy; Write and Read
 # only), ndkperf with SOFTNDK_SAMEHOST=on and heap buffers (process_vm_readv),
@@ -48,13 +48,14 @@ print(r["latency_us"]["median"] if lat else r["mbps"] / 1e3, r.get("path", "?"))
 
 # ucx_perftest TEST SIZE -> figure (GB/s for bw, typical one-way us for lat)
 ucx() {
-  local test=$1 size=$2 port=$((20000 + RANDOM % 20000)) iters
+  local test=$1 size=$2 extra=$3 port=$((20000 + RANDOM % 20000)) iters
   iters=$([[ $test == *lat ]] && echo 20000 || echo 5000)
   UCX_TLS=posix,cma,self timeout 60 ucx_perftest -p "$port" >/dev/null 2>&1 &
   local srv=$!
   sleep 0.3
+  # shellcheck disable=SC2086 # $extra is a word list
   UCX_TLS=posix,cma,self timeout 60 ucx_perftest 127.0.0.1 -p "$port" -t "$test" -s "$size" \
-    -n "$iters" > "$TMP/ucx.txt" 2>&1 || true
+    -n "$iters" $extra > "$TMP/ucx.txt" 2>&1 || true
   kill "$srv" 2>/dev/null || true
   wait "$srv" 2>/dev/null || true
   # The "Final:" line: iterations, latency typical/avg/overall (usec),
@@ -67,20 +68,25 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 
 printf '%-22s %10s %10s %10s %10s %12s %12s  %s\n' test mapped cma tcp ucx best/tcp best/ucx path
 row() {
-  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6 shm=$7  # ucx_perftest wants plain bytes
+  # ucx_perftest wants plain bytes; EXTRA: more ndkperf words (e.g. -e, event
+  # mode) and UEXTRA more ucx_perftest words (e.g. "-E sleep")
+  local name=$1 test=$2 size=$3 utest=$4 unit=$5 usize=$6 shm=$7 extra=${8:-} uextra=${9:-}
   : > "$TMP/shm"; : > "$TMP/on"; : > "$TMP/off"; : > "$TMP/ucx"
   local path="?"
   for ((i = 0; i < REPS; i++)); do
     if [[ $shm == 1 ]]; then
-      read -r f path < <(ndk "$test" "$size" on --shm-buffers)
+      # shellcheck disable=SC2086
+      read -r f path < <(ndk "$test" "$size" on --shm-buffers $extra)
       echo "$f" >> "$TMP/shm"
     fi
-    read -r f p2 < <(ndk "$test" "$size" on)
+    # shellcheck disable=SC2086
+    read -r f p2 < <(ndk "$test" "$size" on $extra)
     [[ $shm == 1 ]] || path=$p2
     echo "$f" >> "$TMP/on"
-    read -r f _ < <(ndk "$test" "$size" off)
+    # shellcheck disable=SC2086
+    read -r f _ < <(ndk "$test" "$size" off $extra)
     echo "$f" >> "$TMP/off"
-    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$usize" >> "$TMP/ucx"; fi
+    if [[ $HAVE_UCX == 1 ]]; then ucx "$utest" "$usize" "$uextra" >> "$TMP/ucx"; fi
   done
   local sh on off u
   sh=$([[ -s $TMP/shm ]] && median < "$TMP/shm" || echo nan)
@@ -104,5 +110,6 @@ row "write 1MiB" write_bw 1M ucp_put_bw GB/s 1048576 1
 row "read 1MiB" read_bw 1M ucp_get GB/s 1048576 1
 row "send 64KiB" send_bw 64K ucp_am_bw GB/s 65536 0
 row "send_lat 8B" send_lat 8 ucp_am_lat us 8 0
+row "send_lat 8B event" send_lat 8 ucp_am_lat us 8 0 -e "-E sleep"
 echo "(ratios: above 1 means the fast path is better; median of $REPS interleaved runs," \
   "-D $DUR s each; mapped: --shm-buffers; ucx: UCX_TLS=posix,cma,self)"

@@ -209,7 +209,7 @@ typedef struct _SOFTNDK_ADAPTER_ATTR {
                                  walk them with SOFTNDK_NEXT_PORT_ATTR */
 } SOFTNDK_ADAPTER_ATTR;
 /* In SOFTNDK_ADAPTER_ATTR.Flags: this instance looks for same-host peers
- * (SOFTNDK_SAMEHOST=on when it was opened; docs/samehost.md). */
+ * (the default; clear when SOFTNDK_SAMEHOST=off at open; docs/samehost.md). */
 #define SOFTNDK_ADAPTER_SAMEHOST 0x80000000u
 #define SOFTNDK_NEXT_PORT_ATTR(p) \
   ((SOFTNDK_PORT_ATTR*)((char*)(p) + ((SOFTNDK_PORT_ATTR*)(p))->Size))
@@ -338,13 +338,14 @@ typedef struct _SOFTNDK_TCP_INFO {
 
 NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP_INFO* pInfo);
 
-/* Which path a connection's data takes (docs/samehost.md). With
- * SOFTNDK_SAMEHOST=on (environment, read at SoftNdkOpenAdapter; "off", the
- * default, keeps every connection on TCP), the two softndk ends of a
- * connection on one host find each other after MPA, and large RDMA Write
- * and Read Response payloads are then copied from the sender's memory
- * (process_vm_readv) instead of crossing loopback TCP; every FPDU, and so
- * ordering, Terminate, disconnect and peer death, stays on TCP. Size is
+/* Which path a connection's data takes (docs/samehost.md). By default
+ * (SOFTNDK_SAMEHOST unset, empty, "on" or "1"; read at SoftNdkOpenAdapter;
+ * "off" or "0" keeps every connection on TCP), the two softndk ends of a
+ * connection on one host find each other after MPA; each direction's FPDU
+ * stream then moves to a shared-memory ring, and large RDMA Write and Read
+ * Response payloads are copied from the sender's memory instead of
+ * crossing loopback TCP. Ordering, Terminate, disconnect and peer death
+ * keep their TCP semantics. Size is
  * sizeof(SOFTNDK_PATH_INFO) of the caller's header: at least
  * SOFTNDK_PATH_INFO_V1_SIZE (smaller: STATUS_INVALID_PARAMETER, nothing
  * written); only the first Size bytes are written, so a caller built before
@@ -357,7 +358,7 @@ NTSTATUS SoftNdkQueryConnectionTcpInfo(NDK_CONNECTOR* pNdkConnector, SOFTNDK_TCP
 #define SOFTNDK_PATH_PROBING 2  /* still looking for a same-host peer (TCP meanwhile) */
 /* Why a connection is on TCP (Reason) */
 #define SOFTNDK_PATH_REASON_NONE 0
-#define SOFTNDK_PATH_REASON_DISABLED 1      /* SOFTNDK_SAMEHOST not on */
+#define SOFTNDK_PATH_REASON_DISABLED 1      /* SOFTNDK_SAMEHOST=off */
 #define SOFTNDK_PATH_REASON_NO_PEER 2       /* no same-host softndk end answered */
 #define SOFTNDK_PATH_REASON_NOT_VERIFIED 3  /* an answer that is not this connection's peer */
 #define SOFTNDK_PATH_REASON_NO_ACCESS 4     /* the peer's memory cannot be read (ptrace policy) */

@@ -122,8 +122,8 @@ class Adapter {
   // SOFTNDK_TCP_CONGESTION at open ("" if unset): tcp::ConnSettings::
   // congestion for this adapter's connections, both directions.
   const std::string& tcp_congestion() const { return tcp_congestion_; }
-  // SOFTNDK_SAMEHOST (docs/samehost.md): look for a same-host peer after
-  // MPA and move RDMA Write / Read Response payloads without TCP.
+  // SOFTNDK_SAMEHOST (docs/samehost.md; on unless "off"): look for a
+  // same-host peer after MPA and move the stream and payloads off TCP.
   bool samehost() const { return samehost_; }
 
   // Resource caps: reserve before creating, unreserve on failure (retire()

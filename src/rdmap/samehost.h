@@ -40,7 +40,7 @@ namespace softndk::rdmap {
 // Why a connection stays on TCP (SOFTNDK_PATH_INFO.Reason).
 enum class SamehostReason : uint32_t {
   kNone = 0,          // on the fast path, or still probing
-  kDisabled = 1,      // SOFTNDK_SAMEHOST=off (or not on where off is the default)
+  kDisabled = 1,      // SOFTNDK_SAMEHOST=off
   kNoPeer = 2,        // nobody answered: another host, a relay, another netns, not softndk
   kNotVerified = 3,   // a peer answered but is not the other end of this connection
   kNoAccess = 4,      // its memory cannot be read (ptrace policy, non-dumpable)

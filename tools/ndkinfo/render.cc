@@ -209,7 +209,7 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     field(os, 1, "samehost",
           r.samehost ? "on (same-host peers: Write/Read payloads by copy, the stream through "
                        "shared memory, SOFTNDK_SAMEHOST)"
-                     : "off (SOFTNDK_SAMEHOST=on enables it)");
+                     : "off (SOFTNDK_SAMEHOST=off; unset it to enable)");
   }
   if (verbose && r.counters) {
     field(os, 1, "counters", "");

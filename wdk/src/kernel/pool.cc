@@ -1,7 +1,7 @@
 // Pool: ExAllocatePool2 and the older allocators, ExFreePool(WithTag)
 // (softndk_wdk/ex.h). Blocks are malloc'ed and registered with their tag, size
 // and call site; frees are checked against the registry. With the same-host
-// fast path on (SOFTNDK_SAMEHOST=on), large non-paged blocks come from
+// fast path on (the default; SOFTNDK_SAMEHOST=off turns it off), large non-paged blocks come from
 // SoftNdkAllocateSharedMemory instead, so a same-host peer maps the buffers
 // a driver registers and copies them with memcpy (docs/samehost.md).
 #include "kernel/pool.h"
