@@ -6,7 +6,8 @@
 //   - tcp::ConnectionHandler: the reactor drives receive (EPOLLIN) and a
 //     blocked transmitter (EPOLLOUT);
 //   - ndk::ProgressSource: NdkGetCqResults on an empty CQ drives receive.
-// docs/datapath.md is the design; stream_tx.cc and stream_rx.cc the halves.
+// docs/datapath.md is the design; stream_tx*.cc, stream_local.cc,
+// stream_rx.cc and stream_place.cc the halves.
 //
 // Locks (never held while calling the consumer; CQ notifications run on the
 // reactor by the CQ's own mechanism):
@@ -172,13 +173,15 @@ class Stream final : public ndk::QpTransport,
   void leave_tx(uint32_t seen);
   void run_tx();          // tx_mu_ held
   void run_local_head();  // tx_mu_ held, gated: local requests at the SQ head
-  bool build_batch();     // tx_mu_ held: false if nothing to send
-  bool add_sq_work();     // one SQ turn; false if the SQ cannot progress
-  bool add_irq_work();    // one Read Response turn
+  // (stream_tx_build.cc)
+  bool build_batch();   // tx_mu_ held: false if nothing to send
+  bool add_sq_work();   // one SQ turn; false if the SQ cannot progress
+  bool add_irq_work();  // one Read Response turn
   // add_irq_work() unless the IRQ is empty (no q_mu_ then).
   bool irq_turn() { return !irq_.empty_hint() && add_irq_work(); }
   bool add_message_fpdus(uint64_t budget);
   bool add_read_request();
+  // (stream_local.cc)
   void execute_local(const ndk::WorkRequest& wr, uint64_t seq);
   // A request failed locally (bad local key, failed FastRegister/Bind/
   // Invalidate): it completes with `st`, the peer gets a Terminate (RDMAP
@@ -195,6 +198,8 @@ class Stream final : public ndk::QpTransport,
   // once a completion was produced and the staged bytes are parsed.
   bool run_rx(size_t budget, bool stop_on_completion = false);
   bool feed(std::span<const uint8_t>& in);
+  // The parser's callbacks (on_*, place, refuse_*, rx_fail_*) are in
+  // stream_place.cc; the reading below in stream_rx.cc.
   bool on_placement(const wire::SegmentInfo& seg);
   bool on_segment_done(const wire::SegmentInfo& seg);
   void place(uint32_t seg_off, const uint8_t* data, size_t n);
@@ -491,6 +496,10 @@ class Stream final : public ndk::QpTransport,
   bool kick_after_rx_ = false;
   bool rx_completed_ = false;  // run_rx produced a completion
 };
+
+// The RDMAP opcode of a Send work request: solicited and/or with
+// invalidate (stream_tx.cc; the direct path and the batch builder use it).
+wire::Opcode send_opcode(const ndk::WorkRequestHead& wr);
 
 // The hook the connection layer calls once the connection is established
 // (initiator: after CompleteConnect and the RTR; responder: Accept done).

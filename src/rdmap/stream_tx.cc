@@ -1,6 +1,8 @@
-// rdmap/stream_tx.cc - the transmitter: SQ messages and Read Responses cut
-// into FPDUs and handed to TCP with scatter-gather sendmsg straight from
-// registered memory (docs/datapath.md "Transmit").
+// rdmap/stream_tx.cc - the transmitter: who runs it (kicks), direct sends
+// from the posting thread, and the run loop that hands batches of FPDUs to
+// TCP (or the same-host ring) with scatter-gather sendmsg straight from
+// registered memory (docs/datapath.md "Transmit"). Building a batch is in
+// stream_tx_build.cc, local work requests in stream_local.cc.
 //
 // Every kick (a posting thread, the receiver with Read Responses to send or
 // an ORD slot freed, the reactor on EPOLLOUT) counts itself in tx_kicks_;
@@ -14,9 +16,6 @@
 #include <cstring>
 
 #include "ndk/adapter.h"
-#include "ndk/mr.h"
-#include "ndk/mw.h"
-#include "rdmap/fr_map.h"
 #include "rdmap/placement.h"
 #include "rdmap/sock_io.h"
 #include "rdmap/stream.h"
@@ -38,26 +37,9 @@ __attribute__((noinline)) ssize_t emit_sendmsg(int fd, const msghdr* m) {
 }
 
 namespace {
-// Fairness (docs/datapath.md): one turn of the SQ or of the Read Responses
-// adds at most this much before the other side gets a turn.
-constexpr uint64_t kTurnBytes = 256 * 1024;
 // One sendmsg carries at most this much (many FPDUs).
 constexpr uint64_t kBatchBytes = 2u << 20;
-
-// Payload of the next DDP segment when `rem` bytes of the message are left:
-// full segments, except that a short tail is avoided by splitting the last
-// two segments evenly. A 64 KiB Send becomes two 32 KiB FPDUs, not 65516 +
-// 20 bytes: a tiny tail segment costs the receiver a read of its own, and
-// the staging read after it pulls the next message's payload through the
-// staging buffer (a copy). Equal segments all through measured slower on
-// loopback than full ones, so only the last two are evened out.
-uint32_t next_segment(uint64_t rem, uint32_t maxp) {
-  if (rem <= maxp) return static_cast<uint32_t>(rem);
-  constexpr uint64_t kMinTail = 16384;
-  if (rem >= uint64_t{maxp} + kMinTail) return maxp;
-  uint64_t half = ((rem + 1) / 2 + 63) & ~uint64_t{63};
-  return static_cast<uint32_t>(std::min<uint64_t>(half, maxp));
-}
+}  // namespace
 
 wire::Opcode send_opcode(const ndk::WorkRequestHead& wr) {
   bool se = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
@@ -65,7 +47,6 @@ wire::Opcode send_opcode(const ndk::WorkRequestHead& wr) {
   if (inv) return se ? wire::Opcode::kSendSolicitedInvalidate : wire::Opcode::kSendInvalidate;
   return se ? wire::Opcode::kSendSolicited : wire::Opcode::kSend;
 }
-}  // namespace
 
 void Stream::kick_tx() {
   // A "set a flag, try-lock, leave if busy" protocol lost kicks: the lock is
@@ -339,299 +320,6 @@ void Stream::retire_marks(bool all) {
     tx_shutdown();
     tx_done_ = true;
   }
-}
-
-bool Stream::build_batch() {
-  Batch& b = *b_;
-  b.clear();
-  // failed_ first: whoever fails queues its Terminate before setting it.
-  bool failed = failed_.load(std::memory_order_acquire);
-  if (!failed && qp_->state() == ndk::QpState::kError) {
-    // CQ overrun (NDKPI 8): the QP is dead, nothing more goes out.
-    fail(STATUS_CANCELLED, ECONNABORTED);
-    failed = true;
-  }
-  if (term_pending_.load(std::memory_order_acquire)) {
-    std::lock_guard lk(q_mu_);
-    if (term_pending_.load(std::memory_order_relaxed)) {
-      term_pending_.store(false, std::memory_order_relaxed);
-      size_t n = std::min(term_len_, sizeof b.term);
-      std::memcpy(b.term, term_fpdu_, n);
-      b.iov[b.niov++] = {b.term, n};
-      b.total = n;
-      b.has_terminate = true;
-      return true;
-    }
-  }
-  if (failed) {
-    tx_shutdown();
-    tx_done_ = true;
-    return false;
-  }
-  add_samehost_ack();  // Writes the peer's descriptors named are in place
-  for (;;) {
-    bool progressed;
-    if (sq_turn_) {
-      progressed = add_sq_work() || irq_turn();
-    } else {
-      progressed = irq_turn() || add_sq_work();
-    }
-    sq_turn_ = !sq_turn_;
-    if (!progressed || !batch_room(2)) break;
-  }
-  // FPDUs the fault queue takes are counted when they reach the socket.
-  if (b.nfpdu > 0 && (!tx_hooked_ || !tx_through_faults()))
-    ndk::count_qp(qc_.rdma_out_frames, static_cast<uint64_t>(b.nfpdu));
-  return b.total > 0 || b.nmarks > 0;
-}
-
-bool Stream::add_sq_work() {
-  if (failed_.load(std::memory_order_relaxed)) return false;
-  if (!msg_.active) {
-    if (!batch_room(2)) return false;
-    if (!qp_->sq_start(&msg_.wr, &msg_.seq)) return false;
-    msg_.active = true;
-    msg_.off = 0;
-    msg_.sge = msg_.sge_off = 0;
-    msg_.msn = 0;
-    const ndk::WorkRequest& wr = msg_.wr;
-    if (wr.inline_data == nullptr &&
-        (wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite ||
-         wr.type == NdkOperationTypeRead)) {
-      // Local keys are checked when the request is processed, in SQ order
-      // (an earlier FastRegister/Invalidate of this queue may change them),
-      // before any byte of it goes out. Inline data was copied at post
-      // time; its tokens are ignored (NDKPI 2.3).
-      const uint32_t need =
-          wr.type == NdkOperationTypeRead ? ndk::kAccessLocalWrite : ndk::kAccessLocalRead;
-      // msg_.wr is our copy: fast-registered SGEs are translated in it.
-      if (!check_local_sgl(stags_, pd_, msg_.wr.sge, wr.nsge, need)) {
-        msg_.active = false;
-        fail_local(msg_.seq, STATUS_ACCESS_VIOLATION);
-        return true;
-      }
-    }
-  }
-  const ndk::WorkRequest& wr = msg_.wr;
-  if (wr.flags & NDK_OP_FLAG_READ_FENCE) {
-    // Local only (NDKPI 12): wait for every earlier Read's response.
-    std::lock_guard lk(q_mu_);
-    if (!orq_.empty()) return false;
-  }
-  switch (wr.type) {
-    case NdkOperationTypeWrite:
-      if (msg_.off == 0 && wr.inline_data == nullptr && samehost_tx(wr.length))
-        return add_samehost_write();
-      return add_message_fpdus(kTurnBytes);
-    case NdkOperationTypeSend:
-      return add_message_fpdus(kTurnBytes);
-    case NdkOperationTypeRead:
-      return add_read_request();
-    default:
-      execute_local(wr, msg_.seq);
-      msg_.active = false;
-      return true;
-  }
-}
-
-bool Stream::add_message_fpdus(uint64_t budget) {
-  Batch& b = *b_;
-  ndk::WorkRequest& wr = msg_.wr;
-  const bool tagged = wr.type == NdkOperationTypeWrite;
-  const uint32_t maxp = tagged ? max_tagged_ : max_untagged_;
-  if (!tagged && msg_.msn == 0) msg_.msn = send_msn_.next();
-  uint64_t added = 0;
-  bool progressed = false;
-  while (added < budget) {
-    uint32_t len = next_segment(wr.length - msg_.off, maxp);
-    int pieces = wr.inline_data != nullptr ? 1 : static_cast<int>(wr.nsge) + 1;
-    if (!batch_room(pieces)) break;
-    bool last = msg_.off + len == wr.length;
-    wire::DdpHeader h =
-        tagged ? wire::DdpHeader::tagged_hdr(wire::Opcode::kWrite, last, wr.remote_token,
-                                             wr.remote_addr + msg_.off)
-               : wire::DdpHeader::untagged_hdr(send_opcode(wr), last, wire::kQnSend, msg_.msn,
-                                               static_cast<uint32_t>(msg_.off), wr.stag);
-    wire::FpduWriter w;
-    auto hdr = w.begin(h, {}, len, crc_, b.scratch[b.nfpdu++]);
-    b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
-    if (wr.inline_data != nullptr) {
-      if (len > 0) {
-        const uint8_t* p = wr.inline_data + msg_.off;
-        w.add_payload({p, len});
-        b.iov[b.niov++] = {const_cast<uint8_t*>(p), len};
-      }
-    } else {
-      uint32_t rem = len;
-      while (rem > 0) {
-        const NDK_SGE& s = wr.sge[msg_.sge];
-        uint32_t avail = s.Length - msg_.sge_off;
-        if (avail == 0) {
-          ++msg_.sge;
-          msg_.sge_off = 0;
-          continue;
-        }
-        uint32_t take = std::min(avail, rem);
-        const uint8_t* p = static_cast<const uint8_t*>(s.VirtualAddress) + msg_.sge_off;
-        w.add_payload({p, take});
-        b.iov[b.niov++] = {const_cast<uint8_t*>(p), take};
-        b.registered = true;
-        msg_.sge_off += take;
-        rem -= take;
-      }
-    }
-    auto tr = w.finish();
-    b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
-    b.total += hdr.size() + len + tr.size();
-    msg_.off += len;
-    added += len;
-    progressed = true;
-    if (last) {
-      b.marks[b.nmarks++] = {b.total, msg_.seq, static_cast<ULONG>(wr.length)};
-      msg_.active = false;
-      break;
-    }
-  }
-  return progressed;
-}
-
-bool Stream::add_read_request() {
-  const ndk::WorkRequest& wr = msg_.wr;
-  if (ord_ == 0) {
-    // No outbound reads were negotiated: the peer would refuse it.
-    qp_->sq_complete(msg_.seq, STATUS_REMOTE_RESOURCES, 0);
-    msg_.active = false;
-    return true;
-  }
-  {
-    std::lock_guard lk(q_mu_);
-    if (orq_.full(ord_)) return false;  // ORD: wait for a response
-  }
-  if (!batch_room(0)) return false;
-  Batch& b = *b_;
-  OutboundRead r;
-  r.seq = msg_.seq;
-  r.size = static_cast<uint32_t>(wr.length);
-  if (wr.nsge > 0) {
-    r.sink_stag = wr.sge[0].MemoryRegionToken;
-    r.sink = static_cast<uint8_t*>(wr.sge[0].VirtualAddress);
-    r.sink_to = reinterpret_cast<uintptr_t>(r.sink);
-  }
-  r.local_invalidate = wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
-  wire::ReadRequestBody body{r.sink_stag, r.sink_to, r.size, wr.remote_token, wr.remote_addr};
-  uint8_t raw[wire::kReadRequestBodySize];
-  wire::encode_read_request(body, raw);
-  wire::DdpHeader h = wire::DdpHeader::untagged_hdr(wire::Opcode::kReadRequest, true,
-                                                    wire::kQnReadRequest, rreq_msn_.next(), 0);
-  wire::FpduWriter w;
-  auto hdr = w.begin(h, {raw, sizeof raw}, 0, crc_, b.scratch[b.nfpdu++]);
-  auto tr = w.finish();
-  b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
-  b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
-  b.total += hdr.size() + tr.size();
-  {
-    // Before the bytes leave: the response may come back at once.
-    std::lock_guard lk(q_mu_);
-    orq_.push(r);
-  }
-  msg_.active = false;
-  return true;
-}
-
-bool Stream::add_irq_work() {
-  InboundRead r;
-  {
-    std::lock_guard lk(q_mu_);
-    if (irq_.empty()) return false;
-    r = irq_.front();
-  }
-  if (resp_off_ == 0 && r.size > 0 && samehost_tx(r.size)) return add_samehost_response(r);
-  Batch& b = *b_;
-  uint64_t added = 0;
-  bool progressed = false;
-  while (added < kTurnBytes && batch_room(1)) {
-    uint32_t len = next_segment(r.size - resp_off_, max_tagged_);
-    bool last = resp_off_ + len == r.size;
-    auto h = wire::DdpHeader::tagged_hdr(wire::Opcode::kReadResponse, last, r.sink_stag,
-                                         r.sink_to + resp_off_);
-    wire::FpduWriter w;
-    auto hdr = w.begin(h, {}, len, crc_, b.scratch[b.nfpdu++]);
-    b.iov[b.niov++] = {const_cast<uint8_t*>(hdr.data()), hdr.size()};
-    if (len > 0) {
-      const uint8_t* p = r.source + resp_off_;
-      w.add_payload({p, len});
-      b.iov[b.niov++] = {const_cast<uint8_t*>(p), len};
-      b.registered = true;
-    }
-    auto tr = w.finish();
-    b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
-    b.total += hdr.size() + len + tr.size();
-    resp_off_ += len;
-    added += len;
-    progressed = true;
-    if (last) {
-      // Responses go out strictly in request order (IWARP.md 4.4).
-      std::lock_guard lk(q_mu_);
-      irq_.pop();
-      resp_off_ = 0;
-      break;
-    }
-  }
-  return progressed;
-}
-
-void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
-  // Local STag state changes, executed in SQ order (NDKPI 12).
-  NTSTATUS st = STATUS_SUCCESS;
-  switch (wr.type) {
-    case NdkOperationTypeFastRegister: {
-      // This request's own page array, taken whatever happens next.
-      std::vector<NDK_LOGICAL_ADDRESS> pages = wr.mr->take_fr_pages(wr.fr_ticket);
-      // The MR must be invalid (never registered, or invalidated locally or
-      // by the peer) - the iWARP verbs rule that siw and RNICs enforce.
-      // With one token per MR's lifetime this is what keeps a token that
-      // is still advertised from silently moving to a new range.
-      ndk::StagInfo cur;
-      if (!stags_.lookup(wr.stag, &cur) || cur.valid) {
-        st = STATUS_INVALID_PARAMETER;
-        break;
-      }
-      bool contiguous = !pages.empty();
-      for (size_t i = 1; i < pages.size() && contiguous; ++i)
-        contiguous =
-            pages[i].QuadPart == pages[0].QuadPart + static_cast<int64_t>(i * NDK_PAGE_SIZE);
-      int64_t delta = contiguous ? pages[0].QuadPart + static_cast<int64_t>(wr.fbo) -
-                                       static_cast<int64_t>(wr.va)
-                                 : 0;
-      fr_set(&stags_, wr.stag, delta, contiguous);
-      if (!stags_.validate(wr.stag, wr.va, wr.length, wr.access)) st = STATUS_INVALID_PARAMETER;
-      break;
-    }
-    case NdkOperationTypeBind:
-      if (!wr.mw->execute_bind(wr.mr, wr.stag, wr.va, wr.length, wr.access, qp_))
-        st = STATUS_INVALID_PARAMETER;
-      break;
-    case NdkOperationTypeInvalidate:
-      if (!local_invalidate(stags_, wr.stag, pd_)) st = STATUS_INVALID_PARAMETER;
-      break;
-    default:
-      st = STATUS_INVALID_PARAMETER;
-  }
-  if (st != STATUS_SUCCESS) {
-    // Like a local protection/operation error on an RNIC: the failed
-    // request completes with its status and the QP goes to error.
-    fail_local(seq, st);
-    return;
-  }
-  qp_->sq_complete(seq, st, 0);
-}
-
-void Stream::fail_local(uint64_t seq, NTSTATUS st) {
-  qp_->sq_complete(seq, st, 0);
-  wire::TerminateMessage t;
-  t.code = {wire::TermLayer::kRdmap, wire::term::kRdmapLocalCatastrophic, 0x00};
-  queue_terminate(t);
-  fail(st, ECONNABORTED);
 }
 
 }  // namespace softndk::rdmap
