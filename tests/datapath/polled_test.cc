@@ -16,6 +16,19 @@ struct Notes {
   static void cb(PVOID ctx, NTSTATUS) { static_cast<Notes*>(ctx)->n++; }
 };
 
+// Runnable tasks on the whole machine (procs_running in /proc/stat, this
+// sampling thread included), or -1 when it cannot be read.
+int runnable_tasks() {
+  std::FILE* f = std::fopen("/proc/stat", "re");
+  if (f == nullptr) return -1;
+  char line[256];
+  int n = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "procs_running %d", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
 class Polled : public DpTest {
  protected:
   // Enough empty polls to enter polled mode (32 with no arm in between).
@@ -253,8 +266,10 @@ TEST_F(Polled, BusyResponderKeepsReactorOff) {
   NDK_SGE sg = sink.sge(0, kLen);
   auto& engine = adapter_->engine().at(0);
   // One second of back-to-back Reads with both CQs busy-polled: the
-  // reactor's wake-ups meanwhile.
-  auto measure = [&](int& reads) -> uint64_t {
+  // reactor's wake-ups meanwhile, and how many tasks were runnable on the
+  // machine beyond the two pollers and the reactor (the mean of samples
+  // every 5 ms).
+  auto measure = [&](int& reads, double& others) -> uint64_t {
     std::atomic<bool> stop{false};
     std::thread responder([&] {
       NDK_RESULT r[4];
@@ -266,9 +281,16 @@ TEST_F(Polled, BusyResponderKeepsReactorOff) {
     bool counting = false;
     auto t_count = std::chrono::steady_clock::now() + 200ms;  // both polled by then
     auto t_end = t_count + 1s;
+    auto t_sample = t_count;
+    int samples = 0, sum = 0;
     NDK_RESULT r[16];
     for (;;) {
       auto now = std::chrono::steady_clock::now();
+      if (counting && now >= t_sample && now < t_end) {
+        sum += std::max(0, runnable_tasks() - 3);
+        ++samples;
+        t_sample = now + 5ms;
+      }
       if (!counting && now >= t_count) {
         counting = true;
         w0 = engine.io_wakeups();
@@ -286,23 +308,34 @@ TEST_F(Polled, BusyResponderKeepsReactorOff) {
     stop = true;
     responder.join();
     reads = done;
+    others = samples > 0 ? static_cast<double>(sum) / samples : 0;
     return wakeups;
   };
   // A poller the scheduler keeps off its core for over a period does stop
-  // polling, and the watchdog rightly hands EPOLLIN back; ctest runs two
-  // tests at a time here, so the best of three seconds counts.
+  // polling, and the watchdog rightly hands EPOLLIN (or the ring's
+  // doorbell) back: a second in which other tasks wanted the two cores
+  // measured the machine, not the engine (a CPU hog pair here: 400-2,000
+  // wake-ups in either mode). Such seconds do not count; up to 8 tries.
   uint64_t best = UINT64_MAX;
-  for (int attempt = 0; attempt < 3 && best >= 300; ++attempt) {
+  int quiet = 0;
+  for (int attempt = 0; attempt < 8 && quiet < 3 && best >= 300; ++attempt) {
     int reads = 0;
-    uint64_t w = measure(reads);
-    std::printf("reactor wake-ups: %llu in 1 s of Reads (%d Reads of 1 MiB)\n",
-                static_cast<unsigned long long>(w), reads);
+    double others = 0;
+    uint64_t w = measure(reads, others);
+    std::printf(
+        "reactor wake-ups: %llu in 1 s of Reads (%d Reads of 1 MiB), %.2f other tasks runnable\n",
+        static_cast<unsigned long long>(w), reads, others);
+    if (others >= 0.5) continue;
+    ++quiet;
     best = std::min(best, w);
   }
   ASSERT_EQ(std::memcmp(sink.data(), src.data(), kLen), 0);
+  if (quiet == 0) GTEST_SKIP() << "other tasks wanted the cores in every second: nothing measured";
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   // Before: 514-1,738 a second on an otherwise idle machine; now 0-4
-  // (135 once).
+  // (135 once). On the same-host ring, before the pulls counted as the
+  // poller's activity: 200-500 (the initiator's progress() pulling 16 MiB
+  // of Read Responses looked idle to the watchdog); now 0-26.
   EXPECT_LT(best, 300u) << best;
 #endif
 }
