@@ -291,7 +291,8 @@ void Stream::sync_reactor_rx() {
 }
 
 uint64_t Stream::activity() const {
-  return polls_.load(std::memory_order_relaxed) + tx_beats_.load(std::memory_order_relaxed);
+  return polls_.load(std::memory_order_relaxed) + tx_beats_.load(std::memory_order_relaxed) +
+         rx_beats_.load(std::memory_order_relaxed);
 }
 
 void Stream::polled_watchdog() {

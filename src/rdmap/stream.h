@@ -286,7 +286,7 @@ class Stream final : public ndk::QpTransport,
   void kick_pending();        // tx_pending_ -> kick_tx()
   void sync_reactor_rx();     // reactor thread: EPOLLIN muted iff polled
   void polled_watchdog();     // reactor thread: polling stopped -> unmute
-  uint64_t activity() const;  // polls_ + tx_beats_: moves while a poller works
+  uint64_t activity() const;  // polls_ + tx_beats_ + rx_beats_: moves while a poller works
 
   // ---- errors (stream.cc) ----
   // Records a fatal error: the QP goes to error after the caller unlocks.
@@ -378,6 +378,12 @@ class Stream final : public ndk::QpTransport,
   // these too, or it handed EPOLLIN back to the reactor every period and
   // the reactor then took a core from the two pollers for each Read Request.
   std::atomic<uint64_t> tx_beats_{0};
+  // Same-host payloads pulled (written by the receiver, under rx_mu_): a
+  // poller's progress() may likewise take milliseconds pulling a window of
+  // large Read Responses (16 x 1 MiB) parsed from one ring read; without
+  // these the watchdog handed the ring to the reactor every period or so
+  // (50-150 times a second with both pollers on their cores).
+  std::atomic<uint64_t> rx_beats_{0};
   std::atomic<bool> polled_{false};
   bool muted_ = false;        // reactor thread: EPOLLIN muted now
   bool watchdog_on_ = false;  // reactor thread: polled_watchdog() scheduled

@@ -219,6 +219,7 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
 bool Stream::pulled(uint32_t length) {
   sh_len_ = length;
   sh_pulled_octets_.fetch_add(length, std::memory_order_relaxed);
+  rx_beats_.store(rx_beats_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   ndk::count_qp(qc_.rdma_in_octets, length);
   return true;
 }

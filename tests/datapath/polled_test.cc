@@ -3,8 +3,10 @@
 // again when the consumer stops polling or arms the CQ, so that passive
 // work (a Read Request to serve, a receive to notify) never waits for a
 // poll that will not come.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "dp_fixture.h"
 
@@ -15,6 +17,29 @@ struct Notes {
   std::atomic<int> n{0};
   static void cb(PVOID ctx, NTSTATUS) { static_cast<Notes*>(ctx)->n++; }
 };
+
+// Runnable tasks of other processes: procs_running in /proc/stat (the
+// whole machine) less this process's threads in state R.
+int others_runnable() {
+  int all = 0, ours = 0;
+  std::FILE* f = std::fopen("/proc/stat", "re");
+  if (f == nullptr) return 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "procs_running %d", &all) == 1) break;
+  std::fclose(f);
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::FILE* s = std::fopen((t.path() / "stat").c_str(), "re");
+    if (s == nullptr) continue;
+    char buf[512] = {};
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, s);
+    std::fclose(s);
+    // "pid (comm) S ...": the state follows the last ')'.
+    const char* p = std::strrchr(buf, ')');
+    if (n > 0 && p != nullptr && p[1] == ' ' && p[2] == 'R') ++ours;
+  }
+  return std::max(0, all - ours);
+}
 
 class Polled : public DpTest {
  protected:
@@ -253,8 +278,9 @@ TEST_F(Polled, BusyResponderKeepsReactorOff) {
   NDK_SGE sg = sink.sge(0, kLen);
   auto& engine = adapter_->engine().at(0);
   // One second of back-to-back Reads with both CQs busy-polled: the
-  // reactor's wake-ups meanwhile.
-  auto measure = [&](int& reads) -> uint64_t {
+  // reactor's wake-ups meanwhile, and how many tasks of other processes
+  // were runnable (the mean of samples every 5 ms).
+  auto measure = [&](int& reads, double& others) -> uint64_t {
     std::atomic<bool> stop{false};
     std::thread responder([&] {
       NDK_RESULT r[4];
@@ -266,9 +292,16 @@ TEST_F(Polled, BusyResponderKeepsReactorOff) {
     bool counting = false;
     auto t_count = std::chrono::steady_clock::now() + 200ms;  // both polled by then
     auto t_end = t_count + 1s;
+    auto t_sample = t_count;
+    int samples = 0, sum = 0;
     NDK_RESULT r[16];
     for (;;) {
       auto now = std::chrono::steady_clock::now();
+      if (counting && now >= t_sample && now < t_end) {
+        sum += others_runnable();
+        ++samples;
+        t_sample = now + 5ms;
+      }
       if (!counting && now >= t_count) {
         counting = true;
         w0 = engine.io_wakeups();
@@ -286,23 +319,34 @@ TEST_F(Polled, BusyResponderKeepsReactorOff) {
     stop = true;
     responder.join();
     reads = done;
+    others = samples > 0 ? static_cast<double>(sum) / samples : 0;
     return wakeups;
   };
   // A poller the scheduler keeps off its core for over a period does stop
-  // polling, and the watchdog rightly hands EPOLLIN back; ctest runs two
-  // tests at a time here, so the best of three seconds counts.
+  // polling, and the watchdog rightly hands EPOLLIN (or the ring's
+  // doorbell) back: a second in which other tasks wanted the two cores
+  // measured the machine, not the engine (a CPU hog pair here: 400-2,000
+  // wake-ups in either mode). Such seconds do not count; up to 8 tries.
   uint64_t best = UINT64_MAX;
-  for (int attempt = 0; attempt < 3 && best >= 300; ++attempt) {
+  int quiet = 0;
+  for (int attempt = 0; attempt < 8 && quiet < 3 && best >= 300; ++attempt) {
     int reads = 0;
-    uint64_t w = measure(reads);
-    std::printf("reactor wake-ups: %llu in 1 s of Reads (%d Reads of 1 MiB)\n",
-                static_cast<unsigned long long>(w), reads);
+    double others = 0;
+    uint64_t w = measure(reads, others);
+    std::printf(
+        "reactor wake-ups: %llu in 1 s of Reads (%d Reads of 1 MiB), %.2f other tasks runnable\n",
+        static_cast<unsigned long long>(w), reads, others);
+    if (others >= 0.5) continue;
+    ++quiet;
     best = std::min(best, w);
   }
   ASSERT_EQ(std::memcmp(sink.data(), src.data(), kLen), 0);
+  if (quiet == 0) GTEST_SKIP() << "other tasks wanted the cores in every second: nothing measured";
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   // Before: 514-1,738 a second on an otherwise idle machine; now 0-4
-  // (135 once).
+  // (135 once). On the same-host ring, before the pulls counted as the
+  // poller's activity: 200-500 (the initiator's progress() pulling 16 MiB
+  // of Read Responses looked idle to the watchdog); now 0-26.
   EXPECT_LT(best, 300u) << best;
 #endif
 }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../datapath/dp_fixture.h"
 #include "softndk/softndk.h"
@@ -196,6 +197,54 @@ class SamehostPeer : public DpTest {
     }
   }
 
+  // Starts the child, has it post receives, and sends it 4 Sends of `len`
+  // (contexts ctx[0..3]) that complete once the stream moved to the ring.
+  void start_on_ring(Side& a, Buf& src, size_t len, int* ctx) {
+    ASSERT_NO_FATAL_FAILURE(start(a));
+    ASSERT_NO_FATAL_FAILURE(tell("recv\n"));
+    for (int i = 0; i < 4; ++i) {
+      NDK_SGE s = src.sge(i * len, len);
+      ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
+    }
+    ASSERT_EQ(poll(a.icq, 4).size(), 4u);
+    ASSERT_TRUE(a.stream->tx_on_ring());
+  }
+
+  void kill_child() {
+    ::kill(child_, SIGKILL);
+    ::waitpid(child_, nullptr, 0);
+    child_ = -1;
+  }
+
+  // Completions in posting order: once one failed, every later one is
+  // flushed.
+  static void expect_flushed_after_failure(const std::vector<NDK_RESULT_EX>& rest) {
+    for (size_t i = 1; i < rest.size(); ++i)
+      if (rest[i - 1].Status != STATUS_SUCCESS) {
+        EXPECT_EQ(rest[i].Status, STATUS_CANCELLED) << i;
+      }
+  }
+
+  // Tells the child to unmap (or free) its region, then Reads it until one
+  // fails: a Terminate (RDMAP remote operation, catastrophic (stream): the
+  // peer's source is gone), the QP in error, nothing more on the CQ.
+  void unmapped_source_is_a_terminate(Side& a, Buf& sink, int* ctx) {
+    std::fputs("unmap\n", to_child_);
+    std::fflush(to_child_);
+    // The child unmaps asynchronously: read until a Read fails.
+    bool refused = false;
+    for (int round = 0; round < 50 && !refused; ++round) {
+      post_reads(a, sink, 1, ctx);
+      NDK_RESULT_EX r = poll1(a.icq);
+      refused = r.Status != STATUS_SUCCESS;
+      if (!refused) std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(a.stream->last_terminate_sent(), 0x00000207u);
+    EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
+    EXPECT_TRUE(drain(a.icq, 50ms).empty());
+  }
+
   pid_t child_ = -1;
   FILE* to_child_ = nullptr;
   FILE* from_child_ = nullptr;
@@ -215,7 +264,7 @@ class SamehostPeer : public DpTest {
 
 TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
   Side& a = new_side();
-  start(a);
+  ASSERT_NO_FATAL_FAILURE(start(a));
   Buf sink = reg(a.pd, 8 << 20, kAll);
   int ctx[256];
   // Reads flow (pulled from the child) ...
@@ -226,9 +275,7 @@ TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
   EXPECT_GE(a.stream->samehost_stats().pulled_octets, 16u << 20);
   // ... until the child dies with 128 MiB of Reads queued (ORD 16).
   post_reads(a, sink, 128, ctx + 16);
-  ::kill(child_, SIGKILL);
-  ::waitpid(child_, nullptr, 0);
-  child_ = -1;
+  kill_child();
   auto rest = poll(a.icq, 128, 10000ms);
   ASSERT_EQ(rest.size(), 128u);  // one completion each, within the TCP bound
   int failed = 0;
@@ -241,11 +288,7 @@ TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
       break;
     }
   }
-  // In posting order: once one failed, every later one is flushed.
-  for (size_t i = 1; i < rest.size(); ++i)
-    if (rest[i - 1].Status != STATUS_SUCCESS) {
-      EXPECT_EQ(rest[i].Status, STATUS_CANCELLED) << i;
-    }
+  expect_flushed_after_failure(rest);
   EXPECT_TRUE(drain(a.icq, 50ms).empty());
   EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
 }
@@ -255,17 +298,10 @@ TEST_F(SamehostPeer, KilledPeerFlushesEveryReadOnce) {
 // TCP, and every Send completes exactly once, in order, within the bound.
 TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
   Side& a = new_side();
-  start(a);
-  tell("recv\n");
   constexpr size_t kLen = 65536;
   Buf src = reg(a.pd, 64 * kLen, kAll);
   int ctx[64];
-  for (int i = 0; i < 4; ++i) {
-    NDK_SGE s = src.sge(i * kLen, kLen);
-    ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
-  }
-  ASSERT_EQ(poll(a.icq, 4).size(), 4u);
-  ASSERT_TRUE(a.stream->tx_on_ring());
+  ASSERT_NO_FATAL_FAILURE(start_on_ring(a, src, kLen, ctx));
   tell("stall\n");
   // 60 more: more than the ring (2 MiB) holds.
   for (int i = 4; i < 64; ++i) {
@@ -275,16 +311,11 @@ TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
   // The ring fills (the child may have read a little before it stalled).
   auto early = drain(a.icq, 200ms);
   EXPECT_LT(early.size(), 60u);
-  ::kill(child_, SIGKILL);
-  ::waitpid(child_, nullptr, 0);
-  child_ = -1;
+  kill_child();
   auto rest = poll(a.icq, 60 - early.size(), 10000ms);
   ASSERT_EQ(rest.size(), 60 - early.size());  // one completion each
   EXPECT_NE(rest.back().Status, STATUS_SUCCESS);
-  for (size_t i = 1; i < rest.size(); ++i)
-    if (rest[i - 1].Status != STATUS_SUCCESS) {
-      EXPECT_EQ(rest[i].Status, STATUS_CANCELLED) << i;
-    }
+  expect_flushed_after_failure(rest);
   for (size_t i = 0; i < rest.size(); ++i)
     EXPECT_EQ(rest[i].RequestContext, ctx + 4 + early.size() + i);  // posting order
   EXPECT_TRUE(drain(a.icq, 50ms).empty());
@@ -296,20 +327,11 @@ TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
 // earn a reset): the ring write fails and the QP goes to error.
 TEST_F(SamehostPeer, SendAfterThePeerDiedFailsThroughTheRing) {
   Side& a = new_side();
-  start(a);
-  tell("recv\n");
   constexpr size_t kLen = 4096;
   Buf src = reg(a.pd, 8 * kLen, kAll);
   int ctx[8];
-  for (int i = 0; i < 4; ++i) {
-    NDK_SGE s = src.sge(i * kLen, kLen);
-    ASSERT_EQ(a.d()->NdkSend(a.qp, ctx + i, &s, 1, 0), STATUS_SUCCESS);
-  }
-  ASSERT_EQ(poll(a.icq, 4).size(), 4u);
-  ASSERT_TRUE(a.stream->tx_on_ring());
-  ::kill(child_, SIGKILL);
-  ::waitpid(child_, nullptr, 0);
-  child_ = -1;
+  ASSERT_NO_FATAL_FAILURE(start_on_ring(a, src, kLen, ctx));
+  kill_child();
   std::this_thread::sleep_for(200ms);  // the reactor sees the exit (pidfd)
   NDK_SGE s = src.sge(4 * kLen, kLen);
   const NTSTATUS post = a.d()->NdkSend(a.qp, ctx + 4, &s, 1, 0);
@@ -324,24 +346,10 @@ TEST_F(SamehostPeer, SendAfterThePeerDiedFailsThroughTheRing) {
 
 TEST_F(SamehostPeer, UnmappedSourceIsATerminateNotACrash) {
   Side& a = new_side();
-  start(a);
+  ASSERT_NO_FATAL_FAILURE(start(a));
   Buf sink = reg(a.pd, 8 << 20, kAll, 0x33);
-  std::fputs("unmap\n", to_child_);
-  std::fflush(to_child_);
-  // The child unmaps asynchronously: read until a Read fails.
   int ctx[256];
-  bool refused = false;
-  for (int round = 0; round < 50 && !refused; ++round) {
-    post_reads(a, sink, 1, ctx);
-    NDK_RESULT_EX r = poll1(a.icq);
-    refused = r.Status != STATUS_SUCCESS;
-    if (!refused) std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_TRUE(refused);
-  // RDMAP remote operation, catastrophic (stream): the peer's source is gone.
-  EXPECT_EQ(a.stream->last_terminate_sent(), 0x00000207u);
-  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
-  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+  unmapped_source_is_a_terminate(a, sink, ctx);
 }
 
 // The peer's memory is shared memory: its Read Responses name its segment,
@@ -351,7 +359,7 @@ TEST_F(SamehostPeer, UnmappedSourceIsATerminateNotACrash) {
 // is never used for it, and nothing crashes.
 TEST_F(SamehostPeer, SharedMemoryOfAnotherProcessIsMappedUntilItIsFreed) {
   Side& a = new_side();
-  start(a, /*shm=*/true);
+  ASSERT_NO_FATAL_FAILURE(start(a, /*shm=*/true));
   Buf sink = reg(a.pd, 8 << 20, kAll, 0x33);
   int ctx[256];
   post_reads(a, sink, 8, ctx);
@@ -365,19 +373,7 @@ TEST_F(SamehostPeer, SharedMemoryOfAnotherProcessIsMappedUntilItIsFreed) {
   EXPECT_EQ(s.mapped_descriptors, 8u);
   EXPECT_EQ(s.mapped_octets, 8u << 20);
   EXPECT_EQ(s.cma_fallbacks, 0u);
-  std::fputs("unmap\n", to_child_);
-  std::fflush(to_child_);
-  bool refused = false;
-  for (int round = 0; round < 50 && !refused; ++round) {
-    post_reads(a, sink, 1, ctx);
-    NDK_RESULT_EX r = poll1(a.icq);
-    refused = r.Status != STATUS_SUCCESS;
-    if (!refused) std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(a.stream->last_terminate_sent(), 0x00000207u);
-  EXPECT_TRUE(eventually([&] { return a.q->state() == ndk::QpState::kError; }));
-  EXPECT_TRUE(drain(a.icq, 50ms).empty());
+  unmapped_source_is_a_terminate(a, sink, ctx);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "../datapath/dp_fixture.h"
 #include "rdmap/shm_ring.h"
+#include "samehost_fixture.h"
 #include "tcp/tcp_stats.h"
 
 namespace dptest {
@@ -23,7 +23,7 @@ struct Notes {
   static void cb(PVOID ctx, NTSTATUS) { static_cast<Notes*>(ctx)->n.fetch_add(1); }
 };
 
-class Ring : public DpTest {
+class Ring : public Samehost {
  protected:
   Side& side(Notes* notes = nullptr) {
     SideConfig c;
@@ -34,23 +34,6 @@ class Ring : public DpTest {
     }
     return new_side(c);
   }
-  // a (initiator) to b (responder), each with its own fast-path switch;
-  // returns once the rendezvous has a verdict.
-  void link(Side& a, Side& b, bool a_on = true, bool b_on = true) {
-    establish(&a.conn, &b.conn, 16, 16, false, 0, 0);
-    ASSERT_TRUE(a.conn && b.conn);
-    rdmap::StreamOptions ao, bo;
-    ao.samehost = a_on ? 1 : 0;
-    bo.samehost = b_on ? 1 : 0;
-    a.stream = rdmap::start_stream(a.q, a.conn, ao);
-    b.stream = rdmap::start_stream(b.q, b.conn, bo);
-    ASSERT_TRUE(a.stream && b.stream);
-    wait_connected(a);
-    wait_connected(b);
-    for (Side* s : {&a, &b})
-      ASSERT_TRUE(eventually([&] { return !s->stream->samehost_stats().probing; }, 4000ms));
-  }
-
   // One Send from -> to of `len` bytes (pattern `seed`), checked on arrival.
   void send_one(Side& from, Side& to, size_t len, uint32_t seed) {
     Buf src = reg(from.pd, len + 1, kAll), dst = reg(to.pd, len + 1, kAll, 0xee);
@@ -109,7 +92,7 @@ TEST(RingIndex, ValidatesWhatThePeerWrites) {
 TEST_F(Ring, SendsOfManySizesTakeTheRingBothWays) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   uint32_t seed = 1;
   for (size_t len : {1u, 8u, 100u, 1000u, 4096u, 16384u, 65536u, 65537u, 200000u, 600000u})
     send_one(a, b, len, seed++);
@@ -134,7 +117,7 @@ TEST_F(Ring, SendsOfManySizesTakeTheRingBothWays) {
 TEST_F(Ring, WritesSendsAndReadsKeepTheirOrderThroughTheRing) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   constexpr size_t kBig = 1 << 20, kSmall = 4096;
   Buf src = reg(a.pd, kBig, kAll), dst = reg(b.pd, kBig, kAll);
   fill_pattern(src.data(), kBig, 3);
@@ -167,7 +150,7 @@ TEST_F(Ring, WritesSendsAndReadsKeepTheirOrderThroughTheRing) {
 TEST_F(Ring, BusyPolledPingPong) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   Buf ab = reg(a.pd, 64, kAll), bb = reg(b.pd, 64, kAll);
   NDK_SGE as = ab.sge(0, 8), bs = bb.sge(0, 8);
   for (uint64_t i = 0; i < 2000; ++i) {
@@ -198,7 +181,7 @@ TEST_F(Ring, EventModeReceivesAreWokenByTheDoorbell) {
   Notes nb;
   Side& a = side();
   Side& b = side(&nb);
-  link(a, b);
+  link_settled(a, b);
   Buf ab = reg(a.pd, 64, kAll), bb = reg(b.pd, 64, kAll);
   NDK_SGE as = ab.sge(0, 8), bs = bb.sge(0, 8);
   for (uint64_t i = 0; i < 200; ++i) {
@@ -222,7 +205,7 @@ TEST_F(Ring, EventModeReceivesAreWokenByTheDoorbell) {
 TEST_F(Ring, AFullRingWaitsAndDrains) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   send_one(a, b, 8, 1);  // the stream moves to the ring
   ASSERT_TRUE(a.stream->tx_on_ring());
   constexpr int kN = 2 * kRingDataSize / (64 * 1024);  // twice the ring
@@ -260,7 +243,7 @@ TEST_F(Ring, AFullRingWaitsAndDrains) {
 TEST_F(Ring, GracefulDisconnectDeliversTheRingFirst) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   constexpr int kN = 16;
   constexpr size_t kLen = 8192;  // all of them fit the ring
   Buf src = reg(a.pd, kN * kLen, kAll), dst = reg(b.pd, kN * kLen, kAll);
@@ -296,7 +279,7 @@ TEST_F(Ring, GracefulDisconnectDeliversTheRingFirst) {
 TEST_F(Ring, AProducerIndexBeyondTheRingIsATerminate) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   send_one(a, b, 8, 1);
   corrupt_and_check(a, b, [](ShmRing& r) { r.shared_prod()->fetch_add(kRingDataSize + 1); });
   // RDMAP remote operation, catastrophic (stream).
@@ -306,7 +289,7 @@ TEST_F(Ring, AProducerIndexBeyondTheRingIsATerminate) {
 TEST_F(Ring, GarbageBytesInTheRingAreATerminate) {
   Side& a = side();
   Side& b = side();
-  link(a, b);
+  link_settled(a, b);
   send_one(a, b, 8, 1);
   corrupt_and_check(a, b, [](ShmRing& r) {
     const uint64_t p = r.shared_prod()->load();
@@ -319,7 +302,7 @@ TEST_F(Ring, OffOnOneSideMeansNoRing) {
   for (int off_side = 0; off_side < 2; ++off_side) {
     Side& a = side();
     Side& b = side();
-    link(a, b, off_side != 0, off_side == 0);
+    link_settled(a, b, off_side != 0, off_side == 0);
     send_one(a, b, 8, 1);
     send_one(b, a, 70000, 2);
     EXPECT_FALSE(a.stream->tx_on_ring() || a.stream->rx_on_ring());

@@ -1,5 +1,6 @@
 // samehost_fixture.h - two QPs of this process linked with the same-host
-// fast path on or off on each side (samehost_test.cc, shared_memory_test.cc).
+// fast path on or off on each side (samehost_test.cc, shared_memory_test.cc,
+// ring_test.cc).
 #pragma once
 
 #include <functional>
@@ -47,10 +48,29 @@ class Samehost : public DpTest {
     wait_connected(b);
   }
 
-  // The rendezvous' verdict, once it has one (it gives up after 2 s).
+  // Whether the rendezvous reached a verdict (it gives up after 2 s).
+  bool verdict(Side& s) {
+    return eventually([&] { return !s.stream->samehost_stats().probing; }, 4000ms);
+  }
+
+  // The rendezvous' verdict, once it has one.
   SamehostStats settled(Side& s) {
-    EXPECT_TRUE(eventually([&] { return !s.stream->samehost_stats().probing; }, 4000ms));
+    EXPECT_TRUE(verdict(s));
     return s.stream->samehost_stats();
+  }
+
+  // link(), returning once both sides have a verdict.
+  void link_settled(Side& a, Side& b, bool a_on = true, bool b_on = true) {
+    ASSERT_NO_FATAL_FAILURE(link(a, b, a_on, b_on));
+    ASSERT_TRUE(verdict(a));
+    ASSERT_TRUE(verdict(b));
+  }
+
+  // link() with the fast path on at both ends, which both take both ways.
+  void link_fast(Side& a, Side& b) {
+    ASSERT_NO_FATAL_FAILURE(link_settled(a, b));
+    SamehostStats sa = a.stream->samehost_stats(), sb = b.stream->samehost_stats();
+    ASSERT_TRUE(sa.rx && sa.tx && sb.rx && sb.tx);
   }
 
   // A Send a -> b behind earlier Writes: b's receive completion says they
@@ -63,6 +83,40 @@ class Samehost : public DpTest {
     ASSERT_EQ(a.d()->NdkSend(a.qp, &sbuf, &ss, 1, 0), STATUS_SUCCESS);
     EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
     ASSERT_EQ(poll1(b.cq).Status, STATUS_SUCCESS);
+  }
+
+  // One Write a -> b of `len` bytes (pattern `seed`): it completes, and is
+  // in place once a Send behind it arrived.
+  void write_one(Side& a, Side& b, size_t len, uint32_t seed) {
+    Buf src = reg(a.pd, len, kAll), dst = reg(b.pd, len, kAll);
+    fill_pattern(src.data(), len, seed);
+    NDK_SGE s = src.sge(0, len);
+    ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
+    EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+    fence(a, b);
+    ASSERT_EQ(std::memcmp(src.data(), dst.data(), len), 0);
+  }
+
+  // A 64 KiB Write of a's to b's region, at `offset` into it with its token
+  // XOR `token_xor`, that b must refuse: b sends Terminate `code`, the Write
+  // completes once (flushed: it was never pulled), and no byte lands.
+  void refused_write(uint64_t offset, uint32_t token_xor, uint32_t code) {
+    Side& a = new_side();
+    Side& b = new_side();
+    ASSERT_NO_FATAL_FAILURE(link_fast(a, b));
+    constexpr size_t kLen = 64 * 1024;
+    Buf src = reg(a.pd, kLen, kAll, 0xEE), dst = reg(b.pd, kLen, kAll, 0x11);
+    NDK_SGE s = src.sge(0, kLen);
+    ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &s, 1, dst.addr() + offset, dst.token ^ token_xor, 0),
+              STATUS_SUCCESS);
+    ASSERT_TRUE(eventually([&] { return b.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
+    EXPECT_EQ(b.stream->last_terminate_sent(), code);
+    NDK_RESULT_EX w = poll1(a.icq);
+    EXPECT_EQ(w.RequestContext, &src);
+    EXPECT_EQ(w.Status, STATUS_CANCELLED);
+    EXPECT_TRUE(drain(a.icq, 50ms).empty());
+    for (size_t i = 0; i < kLen; ++i) ASSERT_EQ(dst.data()[i], 0x11) << i;
+    EXPECT_EQ(b.stream->samehost_stats().pulled_octets, 0u);
   }
 
   // A 1 MiB Write a -> b (two SGEs) and a 1 MiB Read of b's memory into a:

@@ -20,14 +20,13 @@ namespace {
 TEST_F(Samehost, LoopbackPairMovesWritesAndReadsByCopy) {
   Side& a = new_side();
   Side& b = new_side();
-  link(a, b, true, true);
-  SamehostStats sa = settled(a), sb = settled(b);
-  EXPECT_TRUE(sa.rx && sa.tx && sb.rx && sb.tx);
+  link_fast(a, b);
+  SamehostStats sa = a.stream->samehost_stats();
   EXPECT_EQ(sa.reason, SamehostReason::kNone);
   EXPECT_EQ(sa.peer_pid, static_cast<uint32_t>(::getpid()));
   write_and_read(a, b);
   sa = a.stream->samehost_stats();
-  sb = b.stream->samehost_stats();
+  SamehostStats sb = b.stream->samehost_stats();
   // Write: two descriptors (one per SGE) pulled by b; Read: one descriptor
   // sent by b, pulled by a.
   EXPECT_EQ(sa.descriptors_sent, 2u);
@@ -98,13 +97,7 @@ TEST_F(Samehost, ATraceOnTheSenderKeepsItsPayloadOnTheWire) {
   ::close(fd);
   ASSERT_EQ(SoftNdkTraceQp(a.qp, path), STATUS_SUCCESS);
   constexpr size_t kLen = 256 * 1024;
-  Buf src = reg(a.pd, kLen, kAll), dst = reg(b.pd, kLen, kAll);
-  fill_pattern(src.data(), kLen, 11);
-  NDK_SGE s = src.sge(0, kLen);
-  ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
-  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
-  fence(a, b);
-  ASSERT_EQ(std::memcmp(src.data(), dst.data(), kLen), 0);
+  write_one(a, b, kLen, 11);
   EXPECT_EQ(b.stream->samehost_stats().pulled_octets, 0u);  // it crossed TCP
   ASSERT_EQ(SoftNdkTraceQp(a.qp, nullptr), STATUS_SUCCESS);
   struct stat st {};
@@ -112,8 +105,7 @@ TEST_F(Samehost, ATraceOnTheSenderKeepsItsPayloadOnTheWire) {
   EXPECT_GT(st.st_size, static_cast<off_t>(kLen));  // the payload is in the trace
   ::unlink(path);
   // Trace off: the next large Write takes the fast path again.
-  ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
-  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
+  write_one(a, b, kLen, 12);
   EXPECT_EQ(b.stream->samehost_stats().pulled_octets, kLen);
 }
 
@@ -131,14 +123,7 @@ TEST_F(Samehost, ATraceFromBeforeTheConnectionTakesNoDescriptors) {
   EXPECT_EQ(sb.reason, SamehostReason::kHooked);
   EXPECT_FALSE(sa.tx);
   EXPECT_TRUE(sa.rx);  // b's own messages may still go as descriptors
-  constexpr size_t kLen = 256 * 1024;
-  Buf src = reg(a.pd, kLen, kAll), dst = reg(b.pd, kLen, kAll);
-  fill_pattern(src.data(), kLen, 13);
-  NDK_SGE s = src.sge(0, kLen);
-  ASSERT_EQ(a.d()->NdkWrite(a.qp, nullptr, &s, 1, dst.addr(), dst.token, 0), STATUS_SUCCESS);
-  EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
-  fence(a, b);
-  ASSERT_EQ(std::memcmp(src.data(), dst.data(), kLen), 0);
+  write_one(a, b, 256 * 1024, 13);
   EXPECT_EQ(a.stream->samehost_stats().descriptors_sent, 0u);
   ASSERT_EQ(SoftNdkTraceQp(b.qp, nullptr), STATUS_SUCCESS);
   ::unlink(path);
@@ -207,40 +192,14 @@ TEST_F(Samehost, TwoNetworkNamespacesKeepTcp) {
   teardown_side(b);
 }
 
+// Descriptors b must refuse before any byte lands (remote access checks):
+// a bad STag, and a range past the region's end.
 TEST_F(Samehost, BadStagOnADescriptorIsRefusedBeforeAnyByteLands) {
-  Side& a = new_side();
-  Side& b = new_side();
-  link(a, b, true, true);
-  ASSERT_TRUE(settled(a).tx);
-  constexpr size_t kLen = 64 * 1024;
-  Buf src = reg(a.pd, kLen, kAll, 0xEE), dst = reg(b.pd, kLen, kAll, 0x11);
-  NDK_SGE s = src.sge(0, kLen);
-  ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &s, 1, dst.addr(), dst.token ^ 0x100, 0), STATUS_SUCCESS);
-  ASSERT_TRUE(eventually([&] { return b.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
-  EXPECT_EQ(b.stream->last_terminate_sent(), 0x00010100u);  // DDP tagged, invalid STag
-  // Exactly one completion: never pulled, so flushed when the Terminate came.
-  NDK_RESULT_EX w = poll1(a.icq);
-  EXPECT_EQ(w.RequestContext, &src);
-  EXPECT_EQ(w.Status, STATUS_CANCELLED);
-  EXPECT_TRUE(drain(a.icq, 50ms).empty());
-  for (size_t i = 0; i < kLen; ++i) ASSERT_EQ(dst.data()[i], 0x11) << i;
-  // A Write past the region's end is refused the same way (bounds).
-  EXPECT_EQ(b.stream->samehost_stats().pulled_octets, 0u);
+  refused_write(0, 0x100, 0x00010100u);  // DDP tagged, invalid STag
 }
 
 TEST_F(Samehost, DescriptorBeyondTheRegionIsRefused) {
-  Side& a = new_side();
-  Side& b = new_side();
-  link(a, b, true, true);
-  ASSERT_TRUE(settled(a).tx);
-  constexpr size_t kLen = 64 * 1024;
-  Buf src = reg(a.pd, 2 * kLen, kAll, 0xEE), dst = reg(b.pd, kLen, kAll, 0x11);
-  NDK_SGE s = src.sge(0, kLen);
-  ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, &s, 1, dst.addr() + 16, dst.token, 0), STATUS_SUCCESS);
-  ASSERT_TRUE(eventually([&] { return b.stream->last_terminate_sent() != 0xFFFFFFFFu; }));
-  EXPECT_EQ(b.stream->last_terminate_sent(), 0x00010101u);  // DDP tagged, base or bounds
-  EXPECT_EQ(poll1(a.icq).Status, STATUS_CANCELLED);
-  for (size_t i = 0; i < kLen; ++i) ASSERT_EQ(dst.data()[i], 0x11) << i;
+  refused_write(16, 0, 0x00010101u);  // DDP tagged, base or bounds
 }
 
 }  // namespace

@@ -213,7 +213,11 @@ struct ShmBuf {
 
 class SamehostShm : public Samehost {
  protected:
-  ShmBuf shm(NDK_PD* pd, size_t n) {
+  static constexpr size_t kLen = 1 << 20;
+
+  // A registered shared segment of `n` bytes holding pattern `seed`, freed
+  // at TearDown.
+  ShmBuf shm(NDK_PD* pd, size_t n, uint32_t seed) {
     ShmBuf b;
     void* v = nullptr;
     EXPECT_EQ(SoftNdkAllocateSharedMemory(n, &v), STATUS_SUCCESS);
@@ -226,6 +230,7 @@ class SamehostShm : public Samehost {
     EXPECT_EQ(b.mr->Dispatch->NdkRegisterMr(b.mr, &mdl, n, kAll, nullptr, nullptr), STATUS_SUCCESS);
     b.token = b.mr->Dispatch->NdkGetRemoteTokenFromMr(b.mr);
     segs_.push_back(b.p);
+    if (b.p != nullptr) fill_pattern(b.p, n, seed);
     return b;
   }
   void TearDown() override {
@@ -238,13 +243,9 @@ class SamehostShm : public Samehost {
 TEST_F(SamehostShm, WriteAndReadFromSharedMemoryAreMappedCopies) {
   Side& a = new_side();
   Side& b = new_side();
-  link(a, b, true, true);
-  SamehostStats sa = settled(a), sb = settled(b);
-  ASSERT_TRUE(sa.rx && sa.tx && sb.rx && sb.tx);
-  constexpr size_t kLen = 1 << 20;
-  ShmBuf src = shm(a.pd, kLen);
+  link_fast(a, b);
+  ShmBuf src = shm(a.pd, kLen, 3);
   Buf dst = reg(b.pd, kLen, kAll);
-  fill_pattern(src.p, kLen, 3);
   NDK_SGE sg[2] = {src.sge(0, kLen / 2), src.sge(kLen / 2, kLen / 2)};
   ASSERT_EQ(a.d()->NdkWrite(a.qp, &src, sg, 2, dst.addr(), dst.token, 0), STATUS_SUCCESS);
   NDK_RESULT_EX w = poll1(a.icq);
@@ -252,23 +253,22 @@ TEST_F(SamehostShm, WriteAndReadFromSharedMemoryAreMappedCopies) {
   EXPECT_EQ(w.BytesTransferred, kLen);
   fence(a, b);
   ASSERT_EQ(std::memcmp(src.p, dst.data(), kLen), 0);
-  sb = b.stream->samehost_stats();
+  SamehostStats sb = b.stream->samehost_stats();
   EXPECT_EQ(sb.mapped_descriptors, 2u);
   EXPECT_EQ(sb.mapped_octets, kLen);
   EXPECT_EQ(sb.cma_fallbacks, 0u);
   EXPECT_EQ(a.stream->samehost_stats().segment_descriptors_sent, 2u);
 
   // A Read of b's shared memory: b's Read Response names b's segment.
-  ShmBuf rsrc = shm(b.pd, kLen);
+  ShmBuf rsrc = shm(b.pd, kLen, 4);
   Buf sink = reg(a.pd, kLen, kAll);
-  fill_pattern(rsrc.p, kLen, 4);
   NDK_SGE s = sink.sge(0, kLen);
   ASSERT_EQ(a.d()->NdkRead(a.qp, &sink, &s, 1, rsrc.addr(), rsrc.token, 0), STATUS_SUCCESS);
   NDK_RESULT_EX r = poll1(a.icq);
   EXPECT_EQ(r.Status, STATUS_SUCCESS);
   EXPECT_EQ(r.BytesTransferred, kLen);
   EXPECT_EQ(0, std::memcmp(rsrc.p, sink.data(), kLen));
-  sa = a.stream->samehost_stats();
+  SamehostStats sa = a.stream->samehost_stats();
   EXPECT_EQ(sa.mapped_descriptors, 1u);
   EXPECT_EQ(sa.mapped_octets, kLen);
   EXPECT_EQ(sa.cma_fallbacks, 0u);
@@ -295,13 +295,9 @@ TEST_F(SamehostShm, WriteAndReadFromSharedMemoryAreMappedCopies) {
 TEST_F(SamehostShm, ASegmentTheReceiverCannotUseFallsBackToCma) {
   Side& a = new_side();
   Side& b = new_side();
-  link(a, b, true, true);
-  SamehostStats sa = settled(a), sb = settled(b);
-  ASSERT_TRUE(sa.rx && sa.tx && sb.rx && sb.tx);
-  constexpr size_t kLen = 1 << 20;
-  ShmBuf src = shm(a.pd, kLen);
+  link_fast(a, b);
+  ShmBuf src = shm(a.pd, kLen, 6);
   Buf dst = reg(b.pd, kLen, kAll);
-  fill_pattern(src.p, kLen, 6);
   auto seg = shared_segment_find(src.addr(), kLen);
   ASSERT_TRUE(seg);
   const int fd = static_cast<int>(seg->fd);
@@ -317,7 +313,7 @@ TEST_F(SamehostShm, ASegmentTheReceiverCannotUseFallsBackToCma) {
   EXPECT_EQ(poll1(a.icq).Status, STATUS_SUCCESS);
   fence(a, b);
   EXPECT_EQ(std::memcmp(src.p, dst.data(), kLen), 0);
-  sb = b.stream->samehost_stats();
+  SamehostStats sb = b.stream->samehost_stats();
   EXPECT_EQ(a.stream->samehost_stats().segment_descriptors_sent, 1u);
   EXPECT_EQ(sb.cma_fallbacks, 1u);
   EXPECT_EQ(sb.mapped_descriptors, 0u);
