@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <span>
 
-#include "rdmap/rdmap_codec.h"
-#include "rdmap/terminate.h"
+#include "ddp/rdmap_control.h"
+#include "ddp/wire_error.h"
 #include "util/bytes.h"
 
 namespace softndk::wire {

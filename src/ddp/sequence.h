@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "rdmap/terminate.h"
+#include "ddp/wire_error.h"
 
 namespace softndk::wire {
 

@@ -37,8 +37,8 @@
 #include <span>
 
 #include "ddp/ddp_header.h"
-#include "rdmap/rdmap_codec.h"
-#include "rdmap/terminate.h"
+#include "ddp/rdmap_control.h"
+#include "ddp/wire_error.h"
 
 namespace softndk::wire {
 

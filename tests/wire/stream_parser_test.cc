@@ -7,6 +7,7 @@
 
 #include "ddp/fpdu_builder.h"
 #include "mpa/crc32c.h"
+#include "rdmap/rdmap_codec.h"
 #include "rdmap/rtr.h"
 #include "rdmap/terminate_fpdu.h"
 #include "test_util.h"
