@@ -42,8 +42,12 @@ ndk() {
   shift 3
   SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" --server -d 127.0.0.1 -p "$port" \
     -s "$size" -D "$DUR" --quiet "$@" >/dev/null 2>&1 &
-  local srv=$!
-  sleep 0.3
+  local srv=$! i
+  # Until the server listens (adapter open can take a while on a busy machine).
+  for ((i = 0; i < 100; i++)); do
+    [[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && break
+    sleep 0.05
+  done
   out=$(SOFTNDK_SAMEHOST=$mode timeout 120 "$NDKPERF" "$test" 127.0.0.1 -p "$port" -s "$size" \
     -D "$DUR" --json --quiet "$@")
   wait "$srv" || true
