@@ -7,6 +7,7 @@
 
 #include "irql/checker.h"
 #include "irql/irql.h"
+#include "kernel/bugcheck.h"
 #include "kernel/queues.h"
 
 namespace softndk::wdk {
@@ -31,6 +32,7 @@ struct DpcQueue {
   }
 
   void Run() {
+    PrepareThreadForFaults();
     SetCurrentIrql(DISPATCH_LEVEL);
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {

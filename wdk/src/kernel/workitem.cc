@@ -10,6 +10,7 @@
 
 #include "irql/checker.h"
 #include "irql/irql.h"
+#include "kernel/bugcheck.h"
 #include "kernel/queues.h"
 #include "kernel/registry.h"
 
@@ -59,6 +60,7 @@ struct WorkQueue {
   }
 
   void Run() {
+    PrepareThreadForFaults();
     SetCurrentIrql(PASSIVE_LEVEL);
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
