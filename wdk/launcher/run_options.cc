@@ -70,6 +70,9 @@ void PrintUsage(FILE* out) {
                "                       allocation or the tags given (as they read in\n"
                "                       memory: Sndk; '*' and '?' match any)\n"
                "  --special-pool-align=end|start  guard page after (default) or before\n"
+               "  --stress SEED        seeded random delays where Windows may interleave\n"
+               "                       (DPC/work item dispatch, NDK completions and CQ\n"
+               "                       notifications, lock release, IRQL lowering)\n"
                "  --name NAME          service name (registry path); default: the file's\n"
                "  --version, -h/--help\n"
                "exit status:\n");
@@ -133,6 +136,17 @@ int ParseRunOptions(int argc, char** argv, RunOptions* o) {
                      value.c_str());
         return kExitUsage;
       }
+    } else if (a == "--stress") {
+      if (!need_value()) return kExitUsage;
+      char* end = nullptr;
+      errno = 0;
+      o->stress_seed = std::strtoull(value.c_str(), &end, 0);
+      if (value.empty() || *end != '\0' || errno != 0 || value[0] == '-') {
+        std::fprintf(stderr, "softndk-wdk-run: --stress %s is not a seed (an unsigned number)\n",
+                     value.c_str());
+        return kExitUsage;
+      }
+      o->stress = true;
     } else if (a == "--name") {
       if (!need_value()) return kExitUsage;
       o->name = value;

@@ -30,6 +30,7 @@
 #include "kernel/device.h"
 #include "kernel/host.h"
 #include "kernel/pool.h"
+#include "kernel/stress.h"
 #include "kernel/symbolize.h"
 #include "run_options.h"
 
@@ -165,6 +166,12 @@ int main(int argc, char** argv) {
   // After the driver is loaded: the symbolizer reads its debug info now.
   InstallBugCheckHandler(kExitBugCheck);
   if (o.special_pool) ConfigureSpecialPool(true, o.special_pool_tags, o.special_pool_align_start);
+  if (o.stress) {
+    ConfigureStress(true, o.stress_seed);
+    std::fprintf(stderr,
+                 "softndk-wdk-run: concurrency stress, seed %llu (--stress %llu repeats it)\n",
+                 o.stress_seed, o.stress_seed);
+  }
   if (o.unload_timeout_s > 0) {
     SoftNdkWdkSetRundownWaitLimit(static_cast<ULONG>(o.unload_timeout_s * 1000 + 0.5));
   }

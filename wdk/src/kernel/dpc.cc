@@ -9,6 +9,7 @@
 #include "irql/irql.h"
 #include "kernel/bugcheck.h"
 #include "kernel/queues.h"
+#include "kernel/stress.h"
 
 namespace softndk::wdk {
 namespace {
@@ -47,6 +48,7 @@ struct DpcQueue {
       __atomic_store_n(&dpc->Queued, 0, __ATOMIC_RELEASE);
       running = true;
       lock.unlock();
+      Stress(StressPoint::kDpcDispatch);
       routine(dpc, context, a1, a2);
       if (CurrentIrql() != DISPATCH_LEVEL) {
         Report(SoftNdkWdkRuleIrqlMismatch, "KDEFERRED_ROUTINE",

@@ -20,6 +20,7 @@ list(APPEND SOFTNDK_WDK_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/rtl.cc
   ${CMAKE_CURRENT_LIST_DIR}/rundown.cc
   ${CMAKE_CURRENT_LIST_DIR}/spinlock.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stress.cc
   ${CMAKE_CURRENT_LIST_DIR}/symbolize.cc
   ${CMAKE_CURRENT_LIST_DIR}/thread.cc
   ${CMAKE_CURRENT_LIST_DIR}/timer.cc

@@ -13,6 +13,7 @@
 #include "kernel/bugcheck.h"
 #include "kernel/queues.h"
 #include "kernel/registry.h"
+#include "kernel/stress.h"
 
 struct _IO_WORKITEM {
   ULONG Magic;
@@ -77,6 +78,7 @@ struct WorkQueue {
       auto routine_ex = item->RoutineEx;
       __atomic_store_n(&item->Queued, 0, __ATOMIC_RELEASE);
       lock.unlock();
+      Stress(StressPoint::kWorkItemDispatch);
       if (routine_ex != nullptr) {
         routine_ex(object, context, item);
       } else {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernel/stress.h"
 #include "ndk_shim_internal.h"
 
 namespace softndk::wdk::net::shim {
@@ -226,6 +227,7 @@ ULONG report_open_objects() {
 
 void cq_notify_trampoline(void* ctx, NTSTATUS status) {
   auto* t = static_cast<EventThunk*>(ctx);
+  softndk::wdk::Stress(softndk::wdk::StressPoint::kCqNotification);
   AtDispatch irql;
   reinterpret_cast<NDK_FN_CQ_NOTIFICATION_CALLBACK>(t->fn)(t->ctx, status);
 }
@@ -271,6 +273,7 @@ void create_trampoline(void* ctx, NTSTATUS status, NDK_OBJECT_HEADER* obj) {
 
 void request_trampoline(void* ctx, NTSTATUS status) {
   auto* t = static_cast<RequestThunk*>(ctx);
+  softndk::wdk::Stress(softndk::wdk::StressPoint::kNdkCompletion);
   {
     AtDispatch irql;
     t->fn(t->ctx, status);
