@@ -70,6 +70,8 @@ void PrintUsage(FILE* out) {
                "                       allocation or the tags given (as they read in\n"
                "                       memory: Sndk; '*' and '?' match any)\n"
                "  --special-pool-align=end|start  guard page after (default) or before\n"
+               "  --pcap FILE          iWARP traffic of every adapter the driver opens\n"
+               "                       (FILE, then FILE.2, ... before the extension)\n"
                "  --stress SEED        seeded random delays where Windows may interleave\n"
                "                       (DPC/work item dispatch, NDK completions and CQ\n"
                "                       notifications, lock release, IRQL lowering)\n"
@@ -136,6 +138,9 @@ int ParseRunOptions(int argc, char** argv, RunOptions* o) {
                      value.c_str());
         return kExitUsage;
       }
+    } else if (a == "--pcap") {
+      if (!need_value()) return kExitUsage;
+      o->pcap = value;
     } else if (a == "--stress") {
       if (!need_value()) return kExitUsage;
       char* end = nullptr;

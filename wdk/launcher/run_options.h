@@ -60,6 +60,7 @@ struct RunOptions {
   bool special_pool = false;
   std::vector<std::string> special_pool_tags;  // empty: every allocation
   bool special_pool_align_start = false;
+  std::string pcap;     // --pcap FILE
   bool stress = false;  // --stress SEED
   unsigned long long stress_seed = 0;
   std::vector<const char*> driver_args;

@@ -32,6 +32,7 @@
 #include "kernel/pool.h"
 #include "kernel/stress.h"
 #include "kernel/symbolize.h"
+#include "net/adapter_pcap.h"
 #include "run_options.h"
 
 using namespace softndk::wdk;
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
   // After the driver is loaded: the symbolizer reads its debug info now.
   InstallBugCheckHandler(kExitBugCheck);
   if (o.special_pool) ConfigureSpecialPool(true, o.special_pool_tags, o.special_pool_align_start);
+  if (!o.pcap.empty() && !net::ConfigureAdapterPcap(o.pcap)) return kExitUsage;
   if (o.stress) {
     ConfigureStress(true, o.stress_seed);
     std::fprintf(stderr,

@@ -151,6 +151,7 @@ _Use_decl_annotations_ NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject,
     if (strcmp(arg, kModes[i]) == 0) mode = i;
   }
   if (mode == ModeCount) return STATUS_INVALID_PARAMETER;
+  DbgPrintEx(DPFLTR_IHVDRIVER_ID, DPFLTR_INFO_LEVEL, "bug_driver: DriverEntry running (%s)\n", arg);
   g_ctx = (BUG_CONTEXT*)ExAllocatePool2(POOL_FLAG_NON_PAGED, sizeof(BUG_CONTEXT), BUG_TAG);
   if (g_ctx == NULL) return STATUS_INSUFFICIENT_RESOURCES;
   g_ctx->Mode = mode;
@@ -220,5 +221,6 @@ _Use_decl_annotations_ NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject,
     default:
       break;
   }
+  DbgPrintEx(DPFLTR_IHVDRIVER_ID, DPFLTR_INFO_LEVEL, "bug_driver: started\n");
   return STATUS_SUCCESS;
 }

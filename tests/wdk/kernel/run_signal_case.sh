@@ -2,23 +2,28 @@
 # SPDX-License-Identifier: Apache-2.0
 # Starts softndk-wdk-run, sends it signals on a schedule, and checks its exit
 # status, its stderr and how long it took.
-#   run_signal_case.sh <launcher> <expected-exit> <stderr-regex> <schedule>
-#                      <max-seconds> [launcher args...]
-# <schedule>: "SECONDS:SIGNAL,..." (e.g. "0.5:INT,0.8:INT"), times from start;
+#   run_signal_case.sh <launcher> <expected-exit> <stderr-regex> <ready-regex|->
+#                      <schedule> <max-seconds> [launcher args...]
+# <ready-regex>: the schedule starts when stderr matches it (a loaded machine
+# may take a while to start the launcher); "-": at once.
+# <schedule>: "SECONDS:SIGNAL,..." (e.g. "0.5:INT,0.8:INT"), times from ready;
 # "none" sends nothing.
 set -uo pipefail
-launcher=$1 expected=$2 pattern=$3 schedule=$4 max=$5
-shift 5
+launcher=$1 expected=$2 pattern=$3 ready=$4 schedule=$5 max=$6
+shift 6
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 start=$(date +%s.%N)
 timeout 60 "$launcher" "$@" 2>"$err" &
 pid=$!
 # The launcher itself (timeout execs nothing: signal its child).
-sleep 0.2
-child=$(pgrep -P "$pid" | head -1)
+for _ in $(seq 300); do
+  child=$(pgrep -P "$pid" | head -1)
+  if [ -n "$child" ] && { [ "$ready" = - ] || grep -Eq -- "$ready" "$err"; }; then break; fi
+  sleep 0.05
+done
 target=${child:-$pid}
-elapsed=0.2
+elapsed=0
 steps=()
 [ "$schedule" = none ] || IFS=, read -ra steps <<<"$schedule"
 for step in "${steps[@]}"; do

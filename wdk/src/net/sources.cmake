@@ -6,6 +6,7 @@
 set(_net ${CMAKE_CURRENT_LIST_DIR})
 list(APPEND SOFTNDK_WDK_SOURCES
   ${_net}/adapter_ioctl.cc
+  ${_net}/adapter_pcap.cc
   ${_net}/ifapi.cc
   ${_net}/ndk_shim_adapter.cc
   ${_net}/ndk_shim_conn.cc
