@@ -28,10 +28,10 @@
 #include <string>
 #include <unordered_set>
 
-#include "ndk/counters.h"
+#include "ndk/provider_names.h"
 #include "ndk/netdev.h"
 #include "ndk/object.h"
-#include "ndk/stag_table.h"
+#include "ndk/provider_names.h"
 #include "softndk/softndk.h"
 #include "tcp/reactor.h"
 #include "util/pcap_writer.h"
@@ -51,7 +51,7 @@ struct Limits {
   static constexpr uint32_t kMaxReceiveSge = 16;
   static constexpr uint32_t kMaxReadSge = 1;                // iWARP: one sink STag per Read Request
   static constexpr uint32_t kMaxTransferLength = 1u << 30;  // 1 GiB
-  static constexpr uint32_t kMaxInlineData = 256;
+  static constexpr uint32_t kMaxInlineData = provider::kMaxInlineData;
   static constexpr uint32_t kMaxIrd = 128;  // siw's maximum
   static constexpr uint32_t kMaxOrd = 128;
   static constexpr uint32_t kMaxQueueDepth = 16384;
@@ -77,16 +77,6 @@ inline NTSTATUS trace_open_status(int err) {
   return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOSPC
              ? STATUS_INSUFFICIENT_RESOURCES
              : STATUS_INVALID_PARAMETER;
-}
-
-// SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
-// arrive, and loading one outside the enumerators as the enum type is
-// undefined in C++, so it is read as bytes and compared as an integer.
-inline uint32_t fault_type(const SOFTNDK_FAULT& f) {
-  static_assert(sizeof f.Type == sizeof(uint32_t));
-  uint32_t t;
-  std::memcpy(&t, &f.Type, sizeof t);
-  return t;
 }
 
 class Adapter {

@@ -291,6 +291,7 @@ bool ConnectorNet::establish_locked(bool initiator, std::vector<uint8_t> sent_rt
   rdmap::StreamOptions so;
   so.sent_rtr = std::move(sent_rtr);
   so.await_peer_fpdu = !initiator;  // RFC 5044 7.1.2 (with P2P the RTR is here already)
+  so.samehost = adapter_->samehost() ? 1 : 0;
   stream_ = rdmap::start_stream(qp_, conn_, so);
   if (stream_ == nullptr) return false;
   state_ = ConnState::kEstablished;

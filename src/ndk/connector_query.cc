@@ -94,31 +94,6 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
 
 static_assert(offsetof(SOFTNDK_PATH_INFO, RingIn) == SOFTNDK_PATH_INFO_V1_SIZE);
 
-namespace {
-void fill_path(const rdmap::SamehostStats& s, SOFTNDK_PATH_INFO* info) {
-  info->Path = s.rx && s.tx ? SOFTNDK_PATH_SAMEHOST
-               : s.probing  ? SOFTNDK_PATH_PROBING
-                            : SOFTNDK_PATH_TCP;
-  info->Reason = info->Path == SOFTNDK_PATH_TCP && s.reason == rdmap::SamehostReason::kNone
-                     ? SOFTNDK_PATH_REASON_PEER_DECLINED  // one direction only
-                     : static_cast<ULONG>(s.reason);
-  if (info->Path != SOFTNDK_PATH_TCP) info->Reason = SOFTNDK_PATH_REASON_NONE;
-  info->PeerPid = s.peer_pid;
-  info->PullFromPeer = s.rx;
-  info->PeerPulls = s.tx;
-  info->PulledOctets = s.pulled_octets;
-  info->PulledMessages = s.pulled_messages;
-  info->DescriptorsSent = s.descriptors_sent;
-  info->RingIn = s.ring_rx;
-  info->RingOut = s.ring_tx;
-  info->RingInOctets = s.ring_rx_octets;
-  info->RingOutOctets = s.ring_tx_octets;
-  info->MappedOctets = s.mapped_octets;
-  info->MappedDescriptors = s.mapped_descriptors;
-  info->CmaFallbacks = s.cma_fallbacks;
-  info->SegmentDescriptorsSent = s.segment_descriptors_sent;
-}
-}  // namespace
 
 NTSTATUS ConnectorNet::query_path(SOFTNDK_PATH_INFO* info) {
   std::shared_ptr<rdmap::Stream> st;
@@ -127,11 +102,10 @@ NTSTATUS ConnectorNet::query_path(SOFTNDK_PATH_INFO* info) {
     st = stream_;
   }
   if (st == nullptr) return STATUS_CONNECTION_INVALID;
-  const rdmap::SamehostStats s = st->samehost_stats();
   // A caller built with an older, shorter structure gets its fields only.
   const ULONG size = info->Size;
   SOFTNDK_PATH_INFO out{};
-  fill_path(s, &out);
+  st->query_path(&out);
   out.Size = size;
   std::memcpy(info, &out, std::min<size_t>(size, sizeof out));
   return STATUS_SUCCESS;

@@ -24,22 +24,11 @@
 #include <vector>
 
 #include "ndk/notify_queue.h"
+#include "ndk/provider_names.h"
 #include "ndk/object.h"
 #include "tcp/reactor.h"
 
 namespace softndk::ndk {
-
-// Something that can make receive progress when a consumer polls an empty
-// CQ (the QP data path's streams, docs/datapath.md "Receive from the polling
-// thread"). Neither call may block; both run with no CQ lock held.
-class ProgressSource {
- public:
-  virtual ~ProgressSource() = default;
-  virtual void progress() = 0;
-  // The consumer armed the CQ: it is about to wait for a notification
-  // rather than poll, so the source must progress on its own again.
-  virtual void cq_armed() {}
-};
 
 class Cq final : public Object {
  public:

@@ -13,7 +13,7 @@
 
 #include "ndk/notify_queue.h"
 #include "ndk/object.h"
-#include "ndk/work_request.h"
+#include "ndk/provider_names.h"
 #include "tcp/reactor.h"
 
 namespace softndk::ndk {

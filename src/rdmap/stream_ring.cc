@@ -14,7 +14,6 @@
 
 #include <cerrno>
 
-#include "ndk/adapter.h"
 #include "rdmap/placement.h"
 #include "rdmap/sock_io.h"
 #include "rdmap/stream.h"
@@ -67,7 +66,7 @@ bool Stream::ring_tx_settle() {
   b.total = hdr.size() + tr.size();
   b.ring_switch = true;
   tx_ring_next_ = std::move(r);
-  ndk::count_qp(qc_.rdma_out_frames);
+  provider::count_qp(qc_.rdma_out_frames);
   return true;
 }
 

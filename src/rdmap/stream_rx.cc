@@ -137,7 +137,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     if (n > 0) {
       ++rx_reads_;
       done += static_cast<size_t>(n);
-      ndk::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
+      provider::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -220,7 +220,7 @@ ssize_t Stream::recv_iov(iovec* iov, int niov) {
 ssize_t Stream::direct_recv() {
   uint32_t off = parser_.payload_offset();
   size_t rem = parser_.payload_remaining();
-  iovec iov[ndk::kMaxSge + 1];
+  iovec iov[provider::kMaxSge + 1];
   int niov = 0;
   if (tgt_ == Tgt::kContig) {
     iov[niov++] = {tgt_ptr_ + off, rem};

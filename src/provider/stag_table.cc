@@ -1,12 +1,12 @@
 // stag_table.cc - STag allocation, keys from getrandom(), seqlocked entries.
-#include "ndk/stag_table.h"
+#include "provider/stag_table.h"
 
 #include <sys/random.h>
 
 #include <cstring>
 #include <new>
 
-namespace softndk::ndk {
+namespace softndk::provider {
 
 uint32_t access_from_mr_flags(ULONG flags) {
   uint32_t a = kAccessLocalRead;
@@ -52,7 +52,7 @@ StagTable::Entry* StagTable::entry(uint32_t index) const {
   return chunk == nullptr ? nullptr : &chunk[index % kChunk];
 }
 
-uint32_t StagTable::allocate(StagKind kind, const void* pd, Object* object) {
+uint32_t StagTable::allocate(StagKind kind, const void* pd, MemoryObject* object) {
   uint32_t index;
   {
     std::lock_guard lk(alloc_mu_);
@@ -183,4 +183,4 @@ NTSTATUS StagTable::check(uint32_t stag, const void* pd, uint64_t addr, uint64_t
   return STATUS_SUCCESS;
 }
 
-}  // namespace softndk::ndk
+}  // namespace softndk::provider

@@ -19,11 +19,11 @@
 #include <mutex>
 #include <vector>
 
+#include "provider/memory_object.h"
 #include "softndk/ndkpi.h"
 
-namespace softndk::ndk {
+namespace softndk::provider {
 
-class Object;
 
 // Access rights held by an STag.
 enum Access : uint32_t {
@@ -49,7 +49,7 @@ struct StagInfo {
   uint64_t base = 0;  // first byte's VA (the tagged-offset base)
   uint64_t length = 0;
   const void* pd = nullptr;  // the Pd* owning the STag
-  Object* object = nullptr;  // the Mr/Mw/Pd behind it
+  MemoryObject* object = nullptr;  // the Mr/Mw behind it (null: a PD's privileged STag)
   const void* qp = nullptr;  // MW: the QP that bound it (type-1 windows: none)
 };
 
@@ -60,7 +60,7 @@ class StagTable {
   StagTable& operator=(const StagTable&) = delete;
 
   // New entry (invalid) with a fresh key. 0 if the table is full.
-  uint32_t allocate(StagKind kind, const void* pd, Object* object);
+  uint32_t allocate(StagKind kind, const void* pd, MemoryObject* object);
   // Releases the entry; lookups of any of its STags miss afterwards.
   void free(uint32_t stag);
   // Gives the entry a new key (!= the old one) and makes it invalid.
@@ -96,7 +96,7 @@ class StagTable {
     std::atomic<uint64_t> base{0};
     std::atomic<uint64_t> length{0};
     std::atomic<const void*> pd{nullptr};
-    std::atomic<Object*> object{nullptr};
+    std::atomic<MemoryObject*> object{nullptr};
     std::atomic<const void*> qp{nullptr};
   };
   Entry* entry(uint32_t index) const;
@@ -112,4 +112,4 @@ class StagTable {
   uint32_t next_index_ = 1;
 };
 
-}  // namespace softndk::ndk
+}  // namespace softndk::provider

@@ -7,14 +7,14 @@
 
 #include <cstdint>
 
+#include "provider/memory_object.h"
 #include "softndk/ndkpi.h"
 
-namespace softndk::ndk {
-
-class Mr;
-class Mw;
+namespace softndk::provider {
 
 inline constexpr uint32_t kMaxSge = 16;  // NDK_ADAPTER_INFO Max*RequestSge
+// NDK_ADAPTER_INFO MaxInlineDataSize: the engine sizes its gather buffer by it.
+inline constexpr uint32_t kMaxInlineData = 256;
 
 // One initiator-queue request (Send, SendAndInvalidate, Write, Read, Bind,
 // FastRegister, Invalidate): everything but its SGL. A QP's SQ ring keeps
@@ -30,8 +30,8 @@ struct WorkRequestHead {
   uint64_t remote_addr = 0;              // Read/Write: tagged offset
   uint32_t remote_token = 0;  // Read/Write: remote STag; SendAndInvalidate: STag to invalidate
   // Bind / FastRegister / Invalidate.
-  Mr* mr = nullptr;
-  Mw* mw = nullptr;
+  MemoryObject* mr = nullptr;  // ndk::Mr
+  MemoryObject* mw = nullptr;  // ndk::Mw
   uint32_t stag = 0;       // Bind/FR: the new STag (key chosen at post time); Invalidate: target
   uint32_t access = 0;     // Access bits (stag_table.h)
   uint64_t va = 0;         // Bind/FR: first byte's VA
@@ -58,4 +58,4 @@ struct ReceiveRequest : ReceiveHead {
   NDK_SGE sge[kMaxSge] = {};
 };
 
-}  // namespace softndk::ndk
+}  // namespace softndk::provider

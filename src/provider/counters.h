@@ -18,7 +18,7 @@
 
 #include "softndk/softndk.h"
 
-namespace softndk::ndk {
+namespace softndk::provider {
 
 struct Counters {
   std::atomic<uint64_t> connect{0}, accept{0}, connect_failure{0}, connection_error{0},
@@ -71,4 +71,4 @@ inline void count2(std::atomic<uint64_t>& a, std::atomic<uint64_t>& b, uint64_t 
   b.fetch_add(n, std::memory_order_relaxed);
 }
 
-}  // namespace softndk::ndk
+}  // namespace softndk::provider
