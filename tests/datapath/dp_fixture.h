@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ndk/adapter.h"
+#include "ndk/cq.h"
 #include "ndk/object.h"
 #include "ndk/qp.h"
 #include "rdmap/stream.h"
