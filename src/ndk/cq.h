@@ -26,7 +26,7 @@
 #include "ndk/notify_queue.h"
 #include "ndk/provider_names.h"
 #include "ndk/object.h"
-#include "tcp/reactor.h"
+#include "util/reactor.h"
 
 namespace softndk::ndk {
 
@@ -82,7 +82,7 @@ class Cq final : public Object {
   Handle<NDK_CQ> handle_{};
   NDK_FN_CQ_NOTIFICATION_CALLBACK cb_;
   void* cb_ctx_;
-  tcp::Reactor* reactor_;
+  util::Reactor* reactor_;
   std::atomic<bool> dead_{false};
 
   std::mutex mu_;  // guards everything below
@@ -104,7 +104,7 @@ class Cq final : public Object {
   ULONG mod_interval_us_ = 0, mod_count_ = 0;
   bool mod_waiting_ = false;  // a satisfied arm waits for count/interval
   uint32_t since_arm_ = 0;
-  tcp::Reactor::TimerId mod_timer_ = 0;
+  util::Reactor::TimerId mod_timer_ = 0;
   // Progress sources (own lock: sources push completions, which takes mu_).
   std::mutex progress_mu_;
   std::vector<std::shared_ptr<ProgressSource>> progress_;

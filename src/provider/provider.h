@@ -42,6 +42,8 @@
 //
 // Interface versions (keep in step with kInterfaceVersion):
 //   1  first version (issue 26): the software iWARP engine behind it.
+//      (Address became util::SockAddr, the same layout with helpers, right
+//      after the first commit.)
 #pragma once
 
 #include <sys/socket.h>
@@ -58,6 +60,7 @@
 #include "provider/stag_table.h"
 #include "provider/work_request.h"
 #include "softndk/softndk.h"
+#include "util/sockaddr.h"
 
 namespace softndk::util {
 class PcapFile;
@@ -207,11 +210,8 @@ class QpEngine {
 // Connections (down-calls; the NDK state machine stays in ndk/net_glue.h).
 // ---------------------------------------------------------------------------
 
-// An IP address and port (sockaddr_in / sockaddr_in6 in `ss`).
-struct Address {
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-};
+// An IP address and port (sockaddr_in / sockaddr_in6; util/sockaddr.h).
+using Address = util::SockAddr;
 
 // What the two ends agreed on, and the wire facts SOFTNDK_CONNECTION_INFO
 // reports (iWARP MPA; a verbs backend reports revision 0 and no CRC).

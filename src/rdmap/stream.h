@@ -35,12 +35,18 @@
 #include "ddp/stream_parser.h"
 #include "provider/provider.h"
 #include "rdmap/read_queues.h"
-#include "rdmap/samehost.h"
-#include "rdmap/samehost_segments.h"
+#include "transport/samehost/samehost.h"
+#include "transport/samehost/samehost_segments.h"
 #include "rdmap/terminate.h"
-#include "tcp/connection.h"
+#include "transport/tcp/connection.h"
 
 namespace softndk::rdmap {
+
+// The same-host transport's pieces this engine drives (docs/samehost.md).
+using samehost::Rendezvous;
+using samehost::SamehostReason;
+using samehost::SegmentMaps;
+using samehost::ShmRing;
 
 struct StreamOptions {
   // Max DDP payload per FPDU (0: the largest that keeps ULPDU <= 65535).
@@ -256,7 +262,7 @@ class Stream final : public provider::QpEngine,
   // reactor, from stop(): the rx ring's data doorbell, the tx ring's space
   // doorbell, the peer's pidfd (those that exist).
   static void ring_unwatch(
-      tcp::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+      util::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
       const std::shared_ptr<Rendezvous>& sh);
 
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----

@@ -16,7 +16,7 @@
 #include <cerrno>
 
 #include "rdmap/placement.h"
-#include "rdmap/samehost_wire.h"
+#include "transport/samehost/samehost_wire.h"
 #include "rdmap/stream.h"
 
 namespace softndk::rdmap {
@@ -80,7 +80,7 @@ size_t Stream::encode_desc(uint64_t source, uint32_t length, uint8_t* body) {
   // Name the shared segment holding the whole range, if any, to a peer
   // that maps segments: it then copies with memcpy from its own mapping
   // instead of process_vm_readv.
-  if (sh_->tx_map_ok()) d.segment = shared_segment_find(source, length);
+  if (sh_->tx_map_ok()) d.segment = samehost::shared_segment_find(source, length);
   if (d.segment) sh_seg_desc_sent_.fetch_add(1, std::memory_order_relaxed);
   return wire::encode_samehost_desc(d, {body, wire::kSamehostSegDescSize});
 }
@@ -197,7 +197,7 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
     // its range): the address is still the sender's, so pull it.
     sh_cma_fallbacks_.fetch_add(1, std::memory_order_relaxed);
   }
-  const int e = samehost_pull(pid, dst, d->source, d->length);
+  const int e = samehost::samehost_pull(pid, dst, d->source, d->length);
   if (e != 0) {
     if (e == ESRCH) {
       // The peer process is gone (its TCP end goes with it): as a reset.

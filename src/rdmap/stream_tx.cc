@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "rdmap/placement.h"
-#include "rdmap/sock_io.h"
+#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
 
@@ -31,8 +31,8 @@ __attribute__((noinline)) ssize_t emit_sendmsg(int fd, const msghdr* m) {
   // One piece: send() skips sendmsg's copy-in of the header and iovec
   // array (~300 cycles of an 8-byte ping-pong's half round trip here).
   if (m->msg_iovlen == 1)
-    return sock_send(fd, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, kFlags);
-  return sock_sendmsg(fd, m, kFlags);
+    return tcp::sock_send(fd, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, kFlags);
+  return tcp::sock_sendmsg(fd, m, kFlags);
 }
 
 namespace {
@@ -144,7 +144,7 @@ void Stream::direct_end(const provider::WorkRequestHead* wr, uint64_t seq, const
     provider::count_qp(qc_.rdma_out_frames);
     tsan::before_send(tsan_edge_);
     const ssize_t sent =
-        tx_ring_ ? ring_emit(b.iov, 1) : sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+        tx_ring_ ? ring_emit(b.iov, 1) : tcp::sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (sent == static_cast<ssize_t>(n)) {
       // The common case, finished here: TCP took it all, so it is complete
       // (RFC 5040), and the transmitter is idle again.

@@ -26,8 +26,8 @@
 #include "ndk/qp.h"
 #include "rdmap/stream.h"
 #include "softndk/softndk.h"
-#include "tcp/connector.h"
-#include "tcp/listener.h"
+#include "transport/tcp/connector.h"
+#include "transport/tcp/listener.h"
 
 namespace dptest {
 

@@ -1,5 +1,5 @@
-// rdmap/shm_ring.cc - the shared-memory byte ring of shm_ring.h.
-#include "rdmap/shm_ring.h"
+// transport/samehost/shm_ring.cc - the shared-memory byte ring of shm_ring.h.
+#include "transport/samehost/shm_ring.h"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 
 static_assert((kRingDataSize & (kRingDataSize - 1)) == 0, "the ring size is a power of two");
 
@@ -209,4 +209,4 @@ void ShmRing::drain(int efd) {
   (void)r;
 }
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

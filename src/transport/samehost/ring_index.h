@@ -1,4 +1,4 @@
-// rdmap/ring_index.h - validation of the indices a same-host peer writes
+// transport/samehost/ring_index.h - validation of the indices a same-host peer writes
 // into the shared ring (shm_ring.h): pure, header-only, unit-tested
 // (tests/samehost) and fuzzed (fuzz/samehost_fuzz.cc). Indices are
 // free-running 64-bit byte counts; `size` is the data area (a power of two).
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 
 // Bytes the consumer may read, from the producer index it read in shared
 // memory and its own consumer index; -1 if that producer index is
@@ -28,4 +28,4 @@ inline int64_t ring_writable(uint64_t prod, uint64_t cons, uint64_t cons_seen, u
   return static_cast<int64_t>(size - used);
 }
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

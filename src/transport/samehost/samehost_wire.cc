@@ -1,5 +1,5 @@
-// rdmap/samehost_wire.cc - encoders and parsers of samehost_wire.h.
-#include "rdmap/samehost_wire.h"
+// transport/samehost/samehost_wire.cc - encoders and parsers of samehost_wire.h.
+#include "transport/samehost/samehost_wire.h"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
-// tcp/connection.cc - an established stream: peer-close detection, graceful
+// transport/tcp/connection.cc - an established stream: peer-close detection, graceful
 // and abortive teardown, leftover bytes, data path hand-off.
-#include "tcp/connection.h"
+#include "transport/tcp/connection.h"
 
 #include <sys/epoll.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-// rdmap/samehost_wire.h - the bytes of the same-host fast path
+// transport/samehost/samehost_wire.h - the bytes of the same-host fast path
 // (docs/samehost.md): the rendezvous messages exchanged over the abstract
 // unix socket, and the bodies of the three FPDUs that only a softndk peer
 // that completed the rendezvous ever receives. Pure functions over byte

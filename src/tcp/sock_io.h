@@ -1,4 +1,4 @@
-// rdmap/sock_io.h - the data path's socket calls, without glibc's
+// tcp/sock_io.h - the data path's socket calls, without glibc's
 // cancellation-point wrappers.
 //
 // glibc's recv/recvmsg/sendmsg switch the calling thread to asynchronous
@@ -15,7 +15,7 @@
 
 #include <cstddef>
 
-namespace softndk::rdmap {
+namespace softndk::tcp {
 
 inline ssize_t sock_recv(int fd, void* buf, size_t n, int flags) {
   return ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr);
@@ -30,4 +30,4 @@ inline ssize_t sock_sendmsg(int fd, const msghdr* m, int flags) {
   return ::syscall(SYS_sendmsg, fd, m, flags);
 }
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::tcp

@@ -1,5 +1,5 @@
-// tcp/listener.cc - listening socket, MPA responder, pending connections.
-#include "tcp/listener.h"
+// transport/tcp/listener.cc - listening socket, MPA responder, pending connections.
+#include "transport/tcp/listener.h"
 
 #include <sys/epoll.h>
 #include <sys/socket.h>

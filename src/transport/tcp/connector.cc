@@ -1,5 +1,5 @@
-// tcp/connector.cc - active connect + MPA initiator, shared endpoints.
-#include "tcp/connector.h"
+// transport/tcp/connector.cc - active connect + MPA initiator, shared endpoints.
+#include "transport/tcp/connector.h"
 
 #include <netinet/in.h>
 #include <sys/epoll.h>

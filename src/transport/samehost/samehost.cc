@@ -1,5 +1,5 @@
-// rdmap/samehost.cc - the same-host rendezvous of samehost.h.
-#include "rdmap/samehost.h"
+// transport/samehost/samehost.cc - the same-host rendezvous of samehost.h.
+#include "transport/samehost/samehost.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -20,7 +20,7 @@
 #include <mutex>
 #include <random>
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 namespace {
 
 #ifndef SO_NETNS_COOKIE
@@ -150,7 +150,7 @@ std::string Rendezvous::socket_name(const void* init_local, unsigned local_len,
   return buf;
 }
 
-Rendezvous::Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator, bool may_pull)
+Rendezvous::Rendezvous(util::Reactor& r, int tcp_fd, bool initiator, bool may_pull)
     : reactor_(r),
       tcp_fd_(::fcntl(tcp_fd, F_DUPFD_CLOEXEC, 0)),
       initiator_(initiator),
@@ -163,7 +163,7 @@ Rendezvous::~Rendezvous() {
   if (pidfd_ >= 0) ::close(pidfd_);
 }
 
-std::shared_ptr<Rendezvous> Rendezvous::start(tcp::Reactor& r, int tcp_fd, bool initiator,
+std::shared_ptr<Rendezvous> Rendezvous::start(util::Reactor& r, int tcp_fd, bool initiator,
                                               bool may_pull) {
   std::shared_ptr<Rendezvous> rv(new Rendezvous(r, tcp_fd, initiator, may_pull));
   rv->begin();
@@ -437,4 +437,4 @@ void Rendezvous::cancel() {
   reactor_.post([self] { self->finish(SamehostReason::kNone); });
 }
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

@@ -1,4 +1,4 @@
-// rdmap/samehost_segments.h - shared-memory segments for the same-host
+// transport/samehost/samehost_segments.h - shared-memory segments for the same-host
 // fast path (docs/samehost.md, "Shared memory").
 //
 // Sender side: SoftNdkAllocateSharedMemory hands out page-aligned memory
@@ -22,9 +22,9 @@
 #include <optional>
 #include <vector>
 
-#include "rdmap/samehost_wire.h"
+#include "transport/samehost/samehost_wire.h"
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 
 // ---- the process-wide registry (sender side) ----
 
@@ -74,4 +74,4 @@ class SegmentMaps {
   uint64_t clock_ = 0;  // for least-recently-used eviction
 };
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

@@ -1,4 +1,4 @@
-// tcp/connection.h - an established iWARP stream: a TCP socket whose MPA
+// transport/tcp/connection.h - an established iWARP stream: a TCP socket whose MPA
 // exchange is done, bound to one reactor for life.
 //
 // Created by ActiveConnect (initiator) or PendingConnection::accept()
@@ -25,11 +25,14 @@
 
 #include "mpa/mpa_negotiator.h"
 #include "softndk/ndkpi.h"
-#include "tcp/reactor.h"
+#include "util/reactor.h"
 #include "tcp/socket.h"
 #include "tcp/tcp_stats.h"
 
 namespace softndk::tcp {
+
+using util::Engine;
+using util::Reactor;
 
 // Timeouts and MPA policy of one adapter (SOFTNDK_OPEN_PARAMETERS).
 struct ConnSettings {

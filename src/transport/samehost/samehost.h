@@ -1,4 +1,4 @@
-// rdmap/samehost.h - same-host detection for one connection (docs/samehost.md).
+// transport/samehost/samehost.h - same-host detection for one connection (docs/samehost.md).
 //
 // After MPA, the two softndk ends of a connection look for each other
 // through an abstract unix socket whose name is derived from the
@@ -31,11 +31,11 @@
 #include <memory>
 #include <string>
 
-#include "rdmap/samehost_wire.h"
-#include "rdmap/shm_ring.h"
-#include "tcp/reactor.h"
+#include "transport/samehost/samehost_wire.h"
+#include "transport/samehost/shm_ring.h"
+#include "util/reactor.h"
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 
 // Why a connection stays on TCP (SOFTNDK_PATH_INFO.Reason).
 enum class SamehostReason : uint32_t {
@@ -55,7 +55,7 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   // On r's thread. Keeps its own duplicate of `tcp_fd` until it is done.
   // `may_pull` false: we take no descriptors (a trace wants the payload on
   // the wire), so the peer sends us payload; we may still send descriptors.
-  static std::shared_ptr<Rendezvous> start(tcp::Reactor& r, int tcp_fd, bool initiator,
+  static std::shared_ptr<Rendezvous> start(util::Reactor& r, int tcp_fd, bool initiator,
                                            bool may_pull = true);
   ~Rendezvous();
 
@@ -87,7 +87,7 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
                                  unsigned peer_len, uint64_t netns);
 
  private:
-  Rendezvous(tcp::Reactor& r, int tcp_fd, bool initiator, bool may_pull);
+  Rendezvous(util::Reactor& r, int tcp_fd, bool initiator, bool may_pull);
   void begin();
   void try_connect();
   void on_listen(uint32_t ev);
@@ -101,13 +101,13 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
   void finish(SamehostReason why);  // reactor thread: closes everything
   void close_fds();
 
-  tcp::Reactor& reactor_;
+  util::Reactor& reactor_;
   int tcp_fd_;  // our dup of the connection's socket, closed when done
   const bool initiator_;
   const bool may_pull_;
   std::string name_;
   int listen_fd_ = -1, conn_fd_ = -1;  // reactor thread only
-  tcp::Reactor::TimerId timer_ = 0, retry_timer_ = 0;
+  util::Reactor::TimerId timer_ = 0, retry_timer_ = 0;
   int retries_ = 0;
   bool got_hello_ = false;
   alignas(16) uint8_t nonce_[wire::kSamehostNonceSize] = {};  // read by the peer
@@ -125,4 +125,4 @@ class Rendezvous : public std::enable_shared_from_this<Rendezvous> {
 // range is not mapped there), EPERM (no longer allowed).
 int samehost_pull(pid_t pid, uint8_t* dst, uint64_t src, size_t len);
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

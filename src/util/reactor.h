@@ -1,4 +1,4 @@
-// reactor.h - the progress engine's event loop: one thread, one epoll set.
+// util/reactor.h - the progress engine's event loop: one thread, one epoll set.
 //
 // A Reactor owns a thread that waits on epoll and runs three kinds of work,
 // always on that thread and never while holding a lock of its own:
@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace softndk::tcp {
+namespace softndk::util {
 
 class Reactor {
  public:
@@ -142,4 +142,4 @@ class Engine {
   std::atomic<unsigned> next_{0};
 };
 
-}  // namespace softndk::tcp
+}  // namespace softndk::util

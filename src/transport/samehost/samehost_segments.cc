@@ -1,6 +1,6 @@
-// rdmap/samehost_segments.cc - the shared-memory segment registry and the
+// transport/samehost/samehost_segments.cc - the shared-memory segment registry and the
 // receiver's per-connection mappings (samehost_segments.h).
-#include "rdmap/samehost_segments.h"
+#include "transport/samehost/samehost_segments.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -15,7 +15,7 @@
 #include <mutex>
 #include <shared_mutex>
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 
 namespace {
 
@@ -186,4 +186,4 @@ const SegmentMaps::Map* SegmentMaps::map_new(const wire::SamehostSegment& s) {
   return &maps_.back();
 }
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

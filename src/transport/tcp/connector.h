@@ -1,4 +1,4 @@
-// tcp/connector.h - the active side: non-blocking TCP connect with a
+// transport/tcp/connector.h - the active side: non-blocking TCP connect with a
 // deadline, then the MPA Request/Reply exchange as initiator (IWARP.md 9.2),
 // and shared endpoints (many connections from one local ip:port).
 //
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tcp/connection.h"
+#include "transport/tcp/connection.h"
 
 namespace softndk::tcp {
 

@@ -1,4 +1,4 @@
-// rdmap/shm_ring.h - the shared-memory byte ring that replaces loopback TCP
+// transport/samehost/shm_ring.h - the shared-memory byte ring that replaces loopback TCP
 // under MPA for one direction of a same-host connection (docs/samehost.md
 // "4. The stream through a shared-memory ring").
 //
@@ -28,9 +28,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "rdmap/ring_index.h"
+#include "transport/samehost/ring_index.h"
 
-namespace softndk::rdmap {
+namespace softndk::samehost {
 
 // The data area: a power of two. Like a socket buffer it is what one side
 // can get ahead while the other is off its core: on a loaded machine (two
@@ -99,4 +99,4 @@ class ShmRing {
   uint64_t cons_ = 0;       // consumer: own index
 };
 
-}  // namespace softndk::rdmap
+}  // namespace softndk::samehost

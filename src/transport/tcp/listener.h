@@ -1,4 +1,4 @@
-// tcp/listener.h - the passive side: a listening socket, the MPA responder
+// transport/tcp/listener.h - the passive side: a listening socket, the MPA responder
 // (IWARP.md 9.3) and the incoming request the upper layer accepts or
 // rejects.
 //
@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tcp/connection.h"
+#include "transport/tcp/connection.h"
 
 namespace softndk::tcp {
 

@@ -1,4 +1,4 @@
-#include "tcp/reactor.h"
+#include "util/reactor.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <new>
 
-namespace softndk::tcp {
+namespace softndk::util {
 
 namespace {
 constexpr uint64_t kWakeToken = ~0ull;
@@ -325,4 +325,4 @@ Reactor& Engine::pick() {
   return *reactors_[next_.fetch_add(1, std::memory_order_relaxed) % reactors_.size()];
 }
 
-}  // namespace softndk::tcp
+}  // namespace softndk::util
