@@ -24,7 +24,7 @@ SOURCE_EXT = ('.h', '.hpp', '.c', '.cc', '.cpp')
 
 
 def read_conf(path):
-    layers, only, apart, consumers, whitebox = [], {}, [], [], []
+    layers, only, apart, consumers, whitebox, search = [], {}, [], [], [], []
     with open(path, encoding='utf-8') as f:
         for n, raw in enumerate(f, 1):
             line = raw.split('#', 1)[0].split()
@@ -41,9 +41,11 @@ def read_conf(path):
                 consumers += [a.rstrip('/') for a in args]
             elif kind == 'whitebox':
                 whitebox += [a.rstrip('/') for a in args]
+            elif kind == 'search':
+                search += [a.rstrip('/') for a in args]
             else:
                 sys.exit(f'{path}:{n}: cannot read "{raw.strip()}"')
-    return layers, only, apart, consumers, whitebox
+    return layers, only, apart, consumers, whitebox, search
 
 
 def under(path, d):
@@ -53,7 +55,8 @@ def under(path, d):
 class Tree:
     def __init__(self, root, conf):
         self.root = root
-        self.layers, self.only, self.apart, self.consumers, self.whitebox = read_conf(conf)
+        (self.layers, self.only, self.apart, self.consumers, self.whitebox,
+         self.search) = read_conf(conf)
         self.rank = {name: i for i, (name, _) in enumerate(self.layers)}
 
     def layer_of(self, rel):
@@ -80,7 +83,7 @@ class Tree:
         cands = []
         if quote == '"':
             cands.append(os.path.normpath(os.path.join(os.path.dirname(src_rel), name)))
-        cands += ['src/' + name, 'include/' + name]
+        cands += ['src/' + name, 'include/' + name] + [d + '/' + name for d in self.search]
         for c in cands:
             if os.path.isfile(os.path.join(self.root, c)):
                 return c
@@ -128,7 +131,11 @@ class Tree:
             if cons:
                 if target.startswith('src/'):
                     errors.append(f'{rel}: consumer includes private "{name}" ({to})')
-                if to and self.layer_of(rel) is None:
+                elif self.group_of(target, self.whitebox):
+                    errors.append(f'{rel}: consumer includes white-box "{name}" ({target})')
+                to_cons = self.group_of(target, self.consumers)
+                to = to or (to_cons.split('/')[0] if to_cons else None)
+                if to and to != cons.split('/')[0]:
                     graph[(cons.split('/')[0], to)] += 1
                 continue
             frm = self.layer_of(rel)

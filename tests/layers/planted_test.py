@@ -30,6 +30,7 @@ FILES = [
     'src/engine/iwarp_provider.h',
     'src/ndk/adapter.h',
     'src/ndk/qp.h',
+    'tests/datapath/dp_fixture.h',
 ]
 
 # (what, file to append a line to, the line, text the complaint must hold)
@@ -46,6 +47,8 @@ PLANTS = [
      '#include "transport/tcp/connection.h"', 'are apart'),
     ('consumer including a private header', 'tools/x/main.cc', '#include "ndk/adapter.h"',
      'consumer includes private "ndk/adapter.h"'),
+    ('consumer including a test fixture', 'nvmf/x/main.cc', '#include "dp_fixture.h"',
+     'consumer includes white-box "dp_fixture.h"'),
 ]
 
 
