@@ -70,6 +70,8 @@ void PrintUsage(FILE* out) {
                "                       allocation or the tags given (as they read in\n"
                "                       memory: Sndk; '*' and '?' match any)\n"
                "  --special-pool-align=end|start  guard page after (default) or before\n"
+               "  --trace FILE         every NDK call (arguments, NTSTATUS), callback and\n"
+               "                       completion, with the thread and IRQL\n"
                "  --pcap FILE          iWARP traffic of every adapter the driver opens\n"
                "                       (FILE, then FILE.2, ... before the extension)\n"
                "  --stress SEED        seeded random delays where Windows may interleave\n"
@@ -138,6 +140,9 @@ int ParseRunOptions(int argc, char** argv, RunOptions* o) {
                      value.c_str());
         return kExitUsage;
       }
+    } else if (a == "--trace") {
+      if (!need_value()) return kExitUsage;
+      o->trace = value;
     } else if (a == "--pcap") {
       if (!need_value()) return kExitUsage;
       o->pcap = value;

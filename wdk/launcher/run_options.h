@@ -61,6 +61,7 @@ struct RunOptions {
   std::vector<std::string> special_pool_tags;  // empty: every allocation
   bool special_pool_align_start = false;
   std::string pcap;     // --pcap FILE
+  std::string trace;    // --trace FILE
   bool stress = false;  // --stress SEED
   unsigned long long stress_seed = 0;
   std::vector<const char*> driver_args;

@@ -33,6 +33,7 @@
 #include "kernel/stress.h"
 #include "kernel/symbolize.h"
 #include "net/adapter_pcap.h"
+#include "net/ndk_trace.h"
 #include "run_options.h"
 
 using namespace softndk::wdk;
@@ -168,6 +169,7 @@ int main(int argc, char** argv) {
   InstallBugCheckHandler(kExitBugCheck);
   if (o.special_pool) ConfigureSpecialPool(true, o.special_pool_tags, o.special_pool_align_start);
   if (!o.pcap.empty() && !net::ConfigureAdapterPcap(o.pcap)) return kExitUsage;
+  if (!o.trace.empty() && !net::trace::Configure(o.trace)) return kExitUsage;
   if (o.stress) {
     ConfigureStress(true, o.stress_seed);
     std::fprintf(stderr,

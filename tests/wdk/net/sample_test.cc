@@ -186,6 +186,33 @@ TEST(NdksockSample, PcapRecordsTheAdaptersTraffic) {
   EXPECT_NE(all.find("MPA ID Rep Frame"), std::string::npos) << log;
 }
 
+// softndk-wdk-run --trace: the NDK calls with arguments and NTSTATUS, the
+// callbacks and completions, each with thread and IRQL.
+TEST(NdksockSample, TraceRecordsCallsAndCallbacks) {
+  std::string port = std::to_string(free_port());
+  std::string trace = ::testing::TempDir() + "ndksock-" + std::to_string(::getpid()) + ".trace";
+  Driver server({}, {"server", "lo", "127.0.0.1", port});
+  ASSERT_TRUE(server.wait_for("server listening", 15000)) << server.output();
+  Driver client({}, {"client", "lo", "127.0.0.1", "127.0.0.1", port}, NDKSOCK_SO,
+                {"--trace", trace});
+  EXPECT_EQ(client.wait_exit(60000), 0) << client.output();
+  EXPECT_EQ(server.wait_exit(30000), 0) << server.output();
+  std::ifstream f(trace);
+  std::stringstream s;
+  s << f.rdbuf();
+  std::string t = s.str();
+  std::remove(trace.c_str());
+  EXPECT_NE(t.find("call NdkCreateCq(0x"), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("return NdkConnect -> 0x"), std::string::npos) << t.substr(0, 2000);
+  EXPECT_TRUE(t.find("call NdkRead(") != std::string::npos ||
+              t.find("call NdkWrite(") != std::string::npos ||
+              t.find("call NdkSend(") != std::string::npos)
+      << t.substr(0, 2000);
+  EXPECT_NE(t.find("irql=2 callback"), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("call NdkCloseQp("), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("tid="), std::string::npos);
+}
+
 // A --pcap path that cannot be created is refused before the driver runs.
 TEST(NdksockSample, PcapPathIsCheckedUpFront) {
   Driver d({}, {"server", "lo", "127.0.0.1", "1"}, NDKSOCK_SO, {"--pcap", "/nonexistent/x.pcap"});

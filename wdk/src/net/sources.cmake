@@ -12,6 +12,7 @@ list(APPEND SOFTNDK_WDK_SOURCES
   ${_net}/ndk_shim_conn.cc
   ${_net}/ndk_shim_qp.cc
   ${_net}/ndk_shim_track.cc
+  ${_net}/ndk_trace.cc
   ${_net}/net_report.cc
   ${_net}/wsk.cc
 )
