@@ -40,6 +40,23 @@
 // poll a CQ); QpEngine calls come from consumer threads (posts, flush) and
 // the object model's teardown.
 //
+// Left for a verbs backend (issue 30; v1 serves the software engine only):
+//   - memory registration stays above the line: ndk::Mr/Mw/Pd allocate
+//     STags in the object model's StagTable, which the engine gets through
+//     QpHost::stags(). A verbs backend needs Provider calls for MR
+//     registration, MW allocation and the privileged token (ibv_reg_mr,
+//     ibv_alloc_mw) and a mapping from NDK tokens to its lkeys/rkeys;
+//   - receives: the engine takes them from the object model's RQ/SRQ rings
+//     when a Send arrives (QpHost::rq_take); a verbs backend must post them
+//     to the device as they are posted (a QpEngine notice, e.g. rq_posted);
+//   - the QP engine exists only once connected (Connection::start); a verbs
+//     QP exists from creation (rdma_create_qp), so a backend creates it
+//     lazily there or the interface grows a create-time hook;
+//   - completions: a verbs backend polls its device CQ and reports each
+//     request through sq_complete()/complete_receive(); the NDK CQ ring,
+//     arming and moderation stay above the line.
+// docs/architecture.md, "The provider interface", says the same.
+//
 // Interface versions (keep in step with kInterfaceVersion):
 //   1  first version (issue 26): the software iWARP engine behind it.
 //      (Address became util::SockAddr, the same layout with helpers, right
