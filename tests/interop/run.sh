@@ -11,7 +11,7 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
-# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO (empty if not built).
+# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -76,6 +76,9 @@ CASES=(
   # in the guest (nvmf_host_cases.sh)
   "nvmf host_discover 120" "nvmf host_identify 120" "nvmf host_rw 240" "nvmf host_rw_crc 240"
   "nvmf host_load 240" "nvmf host_load_crc 240"
+  # the verbs backend's device probe on the guest's siw0 and rxe0 (issue 30;
+  # verbs_cases.sh)
+  "verbs probe_siw 60" "verbs probe_rxe 90" "verbs probe_none 60"
 )
 
 # ---------------------------------------------------------------- helpers
@@ -383,6 +386,8 @@ write_agent() { # SHARE
   cp "$HERE/guest-agent.sh" "$1/agent.sh"
   cp "$HERE/rxq-watch.sh" "$1/rxq-watch.sh"
   [ -n "$VERBS_PEER" ] && [ -x "$VERBS_PEER" ] && cp "$VERBS_PEER" "$1/verbs_peer"
+  [ -n "${INTEROP_VERBS_PROBE:-}" ] && [ -x "$INTEROP_VERBS_PROBE" ] &&
+    cp "$INTEROP_VERBS_PROBE" "$1/softndk-verbs-probe"
   return 0
 }
 
@@ -1157,6 +1162,8 @@ case_badpeer_terminate() {
 . "$HERE/nvmf_host_cases.sh"
 # shellcheck source=tests/interop/wdk_cases.sh
 . "$HERE/wdk_cases.sh"
+# shellcheck source=tests/interop/verbs_cases.sh
+. "$HERE/verbs_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {
