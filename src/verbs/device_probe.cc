@@ -8,6 +8,7 @@
 #include <rdma/rdma_cma.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -138,7 +139,8 @@ ProbeResult probe_device(const std::string& name_or_address) {
   };
 
   step("query_device_ex", ibv_query_device_ex(ctx, nullptr, &r.attr) == 0, "");
-  step("query_port", ibv_query_port(ctx, r.port_num, &r.port) == 0,
+  const bool port_ok = ibv_query_port(ctx, r.port_num, &r.port) == 0;
+  step("query_port", port_ok,
        "port " + std::to_string(r.port_num) + " " + ibv_port_state_str(r.port.state));
   r.facts.transport = transport_of(ctx->device->transport_type, r.port.link_layer);
 
@@ -161,10 +163,10 @@ ProbeResult probe_device(const std::string& name_or_address) {
   }
   if (pd != nullptr && cq != nullptr) {
     // The largest inline size a QP is created with: devices refuse a
-    // max_inline_data above theirs (and may round a smaller one up).
-    static const uint32_t kTry[] = {1024, 512, 256, 128, 64, 32, 16, 0};
-    ibv_qp* qp = nullptr;
-    for (uint32_t want : kTry) {
+    // max_inline_data above theirs (and may round a smaller one up), so
+    // halve from 1024 until one is accepted, then bisect up to the first
+    // size refused.
+    auto try_qp = [&](uint32_t want, uint32_t* got) {
       ibv_qp_init_attr qa{};
       qa.send_cq = cq;
       qa.recv_cq = cq;
@@ -174,15 +176,38 @@ ProbeResult probe_device(const std::string& name_or_address) {
       qa.cap.max_send_sge = 1;
       qa.cap.max_recv_sge = 1;
       qa.cap.max_inline_data = want;
-      qp = ibv_create_qp(pd, &qa);
-      if (qp != nullptr) {
-        r.facts.max_inline = qa.cap.max_inline_data;
+      ibv_qp* qp = ibv_create_qp(pd, &qa);
+      if (qp == nullptr) return false;
+      *got = qa.cap.max_inline_data;
+      ibv_destroy_qp(qp);
+      return true;
+    };
+    uint32_t lo = 0, hi = 2048, got = 0;
+    bool any = false;
+    for (uint32_t want = 1024;; want /= 2) {
+      if (try_qp(want, &got)) {
+        lo = want;
+        any = true;
         break;
       }
+      hi = want;
+      if (want == 0) break;
     }
-    step("create_qp_rc", qp != nullptr,
-         qp ? "max_inline_data " + std::to_string(r.facts.max_inline) : err(errno));
-    if (qp != nullptr) ibv_destroy_qp(qp);
+    int qp_errno = errno;
+    uint32_t best = got;
+    while (any && hi - lo > 1) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      uint32_t g = 0;
+      if (try_qp(mid, &g)) {
+        lo = mid;
+        best = g;
+      } else {
+        hi = mid;
+      }
+    }
+    r.facts.max_inline = any ? std::max(best, lo) : 0;
+    step("create_qp_rc", any,
+         any ? "max_inline_data " + std::to_string(r.facts.max_inline) : err(qp_errno));
 
     std::vector<uint8_t> buf(1 << 16);
     const unsigned acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |

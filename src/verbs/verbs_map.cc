@@ -235,6 +235,10 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
   for (uint32_t k = 0; k < req.nsge; ++k) total += req.sgl[k].Length;
   if (total > lim.max_transfer) return STATUS_INVALID_PARAMETER;
   if (is_inline && total > lim.max_inline) return STATUS_INVALID_PARAMETER;
+  const bool wants_inv = req.op == SendOp::kInvalidate ||
+                         (req.op == SendOp::kRead &&
+                          (req.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) != 0);
+  if (wants_inv && !lim.local_inv) return STATUS_NOT_SUPPORTED;
 
   for (uint32_t k = 0; k < req.nsge; ++k) {
     out->sge[k].addr = static_cast<uint64_t>(req.sgl[k].LogicalAddress.QuadPart);

@@ -140,6 +140,10 @@ struct QpLimits {
   uint32_t read_sge = 0;  // device max_sge_rd (siw: 1)
   uint32_t max_inline = 0;
   uint64_t max_transfer = 0;  // NDK_ADAPTER_INFO.MaxTransferLength
+  // The provider library posts IBV_WR_LOCAL_INV from user space (rxe,
+  // mlx5, irdma; not libsiw, not libcxgb4): the fast-register strategy is
+  // kType2Window exactly when this holds.
+  bool local_inv = false;
 };
 
 // The request kinds the SQ carries (NDK_OPERATION_TYPE is the result type).
@@ -180,6 +184,10 @@ struct SendWqes {
 //   flags not allowed for the operation, more SGEs than the QP's limit
 //   (reads: read_sge), inline data above max_inline, a transfer above
 //   max_transfer, a NULL SGL with nsge > 0: STATUS_INVALID_PARAMETER.
+//   NdkInvalidate or a Read with NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE on a
+//   device that cannot invalidate from user space (!local_inv; the adapter
+//   then reports neither type-2 windows nor
+//   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED): STATUS_NOT_SUPPORTED.
 // The WQEs are linked (wr[0].next = &wr[1]); wr[last].next is null.
 NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out);
 

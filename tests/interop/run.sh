@@ -11,7 +11,8 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
-# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE (empty if not built).
+# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
+# INTEROP_VERBS_EXERCISE (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -79,6 +80,7 @@ CASES=(
   # the verbs backend's device probe on the guest's siw0 and rxe0 (issue 30;
   # verbs_cases.sh)
   "verbs probe_siw 60" "verbs probe_rxe 90" "verbs probe_none 60"
+  "verbs exercise_siw 120" "verbs exercise_rxe 120"
 )
 
 # ---------------------------------------------------------------- helpers
@@ -388,6 +390,8 @@ write_agent() { # SHARE
   [ -n "$VERBS_PEER" ] && [ -x "$VERBS_PEER" ] && cp "$VERBS_PEER" "$1/verbs_peer"
   [ -n "${INTEROP_VERBS_PROBE:-}" ] && [ -x "$INTEROP_VERBS_PROBE" ] &&
     cp "$INTEROP_VERBS_PROBE" "$1/softndk-verbs-probe"
+  [ -n "${INTEROP_VERBS_EXERCISE:-}" ] && [ -x "$INTEROP_VERBS_EXERCISE" ] &&
+    cp "$INTEROP_VERBS_EXERCISE" "$1/softndk-verbs-exercise"
   return 0
 }
 

@@ -16,6 +16,7 @@ QpLimits lim() {
   l.read_sge = 1;
   l.max_inline = 64;
   l.max_transfer = 1u << 30;
+  l.local_inv = true;
   return l;
 }
 
@@ -134,6 +135,27 @@ TEST(BuildSend, InvalidateIsLocalInvWithoutSges) {
   r.sgl = &s;
   r.nsge = 1;
   EXPECT_EQ(build_send(r, lim(), &w), STATUS_INVALID_PARAMETER);
+}
+
+// siw and cxgb4 post no LOCAL_INV from user space.
+TEST(BuildSend, InvalidationNeedsADeviceThatCanInvalidate) {
+  QpLimits l = lim();
+  l.local_inv = false;
+  SendRequest r;
+  r.op = SendOp::kInvalidate;
+  r.local_token = 1;
+  SendWqes w;
+  EXPECT_EQ(build_send(r, l, &w), STATUS_NOT_SUPPORTED);
+  NDK_SGE s = sge(0x1000, 8, 1);
+  r.op = SendOp::kRead;
+  r.sgl = &s;
+  r.nsge = 1;
+  r.flags = NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
+  EXPECT_EQ(build_send(r, l, &w), STATUS_NOT_SUPPORTED);
+  r.flags = 0;
+  EXPECT_EQ(build_send(r, l, &w), STATUS_SUCCESS);
+  r.op = SendOp::kSendAndInvalidate;  // the peer invalidates: no local support needed
+  EXPECT_EQ(build_send(r, l, &w), STATUS_SUCCESS);
 }
 
 TEST(BuildSend, LimitsGiveTheSoftwareBackendsStatus) {
@@ -277,21 +299,21 @@ TEST(Completion, ReceiveAndInvalidate) {
   EXPECT_EQ(r.BytesTransferred, 0u);
 }
 
-// Device attributes as siw (6.1) and rxe (6.1) report them; the values are
-// those the VM probe printed (docs/verbs.md).
+// Device attributes as siw and rxe of Linux 6.1 report them: the values
+// the interop guest's probe printed (group verbs; docs/verbs.md).
 ibv_device_attr_ex siw_attr() {
   ibv_device_attr_ex a{};
   a.orig_attr.vendor_id = 0x626d74;
-  a.orig_attr.vendor_part_id = 0;
+  a.orig_attr.vendor_part_id = 1;
   a.orig_attr.max_mr_size = ~0ull;
-  a.orig_attr.max_qp_wr = 16384;
+  a.orig_attr.max_qp_wr = 32768;
   a.orig_attr.max_sge = 6;
   a.orig_attr.max_sge_rd = 1;
-  a.orig_attr.max_cqe = 65535;
+  a.orig_attr.max_cqe = 3276800;
   a.orig_attr.max_qp_rd_atom = 128;
   a.orig_attr.max_qp_init_rd_atom = 128;
   a.orig_attr.max_srq = 1024;
-  a.orig_attr.max_srq_wr = 16384;
+  a.orig_attr.max_srq_wr = 327680;
   a.orig_attr.max_mw = 0;
   a.orig_attr.device_cap_flags = IBV_DEVICE_MEM_MGT_EXTENSIONS;
   return a;
@@ -309,9 +331,8 @@ ibv_device_attr_ex rxe_attr() {
   a.orig_attr.max_qp_init_rd_atom = 128;
   a.orig_attr.max_srq = 917503;
   a.orig_attr.max_srq_wr = 1048576;
-  a.orig_attr.max_mw = 65536;
-  a.orig_attr.device_cap_flags = IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-                                 IBV_DEVICE_MEM_MGT_EXTENSIONS;
+  a.orig_attr.max_mw = 524287;
+  a.orig_attr.device_cap_flags = 0x01223c76;  // MEM_WINDOW, TYPE_2B, MEM_MGT_EXTENSIONS, ...
   return a;
 }
 
@@ -327,8 +348,9 @@ TEST(AdapterInfoMap, SiwIsIwarpWithOneReadSgeAndNoWindows) {
   EXPECT_EQ(i.MaxReadRequestSge, 1u);
   EXPECT_EQ(i.MaxInlineDataSize, 80u);
   EXPECT_EQ(i.MaxTransferLength, 1u << 30);
-  EXPECT_EQ(i.MaxInitiatorQueueDepth, 8192u);  // two WQEs per NDK request
-  EXPECT_EQ(i.MaxReceiveQueueDepth, 16384u);
+  EXPECT_EQ(i.MaxInitiatorQueueDepth, 16384u);  // two WQEs per NDK request
+  EXPECT_EQ(i.MaxReceiveQueueDepth, 32768u);
+  EXPECT_EQ(i.MaxSrqDepth, 327680u);
   EXPECT_EQ(i.MaxInboundReadLimit, 128u);
   EXPECT_EQ(i.MaxCallerData, 252u);
   EXPECT_EQ(i.MaxCalleeData, 252u);
@@ -356,6 +378,7 @@ TEST(AdapterInfoMap, RxeIsRoceV2WithType2Windows) {
   EXPECT_EQ(i.MaxCallerData, 56u);
   EXPECT_EQ(i.MaxCalleeData, 148u);
   EXPECT_EQ(i.FRMRPageCount, 65536u);
+  EXPECT_EQ(i.MaxInitiatorQueueDepth, 524288u);
   EXPECT_NE(i.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED, 0u);
   EXPECT_NE(i.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED, 0u);
   EXPECT_NE(i.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED, 0u);
