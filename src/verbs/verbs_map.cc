@@ -56,7 +56,7 @@ PrivateDataLimits private_data_limits(Transport t) {
     case Transport::kInfiniBand:
       return {56, 148};
     case Transport::kIwarp:
-      return {252, 252};
+      return {251, 251};
     default:
       return {0, 0};
   }
@@ -275,6 +275,11 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
     case SendOp::kSendAndInvalidate:
       w.opcode = IBV_WR_SEND_WITH_INV;
       w.invalidate_rkey = req.remote_token;
+      // libsiw (rdma-core 44) takes the STag to invalidate from
+      // wr.rdma.rkey, not from invalidate_rkey: without this the peer gets
+      // a garbage STag and fails the receive (REM_INV_REQ_ERR; found in the
+      // interop guest). Other providers ignore wr.rdma for Sends.
+      w.wr.rdma.rkey = req.remote_token;
       break;
     case SendOp::kWrite:
       w.opcode = IBV_WR_RDMA_WRITE;

@@ -61,9 +61,12 @@ struct DeviceFacts {
 //   IB/RoCE: the CM REQ carries 92 bytes of private data of which rdma_cm's
 //     own header takes 36 -> 56; REP 196; REJ 148 (the NDK's MaxCalleeData
 //     covers accept and reject, so the smaller, 148).
-//   iWARP: MPA private data is at most 512 bytes (RFC 5044), the kernel's
-//     iw_cm and siw cap it at 256, and with MPA v2 enhanced mode the
-//     RFC 6581 IRD/ORD words take 4 -> 252 (the software backend's value).
+//   iWARP: MPA private data is at most 512 bytes (RFC 5044), siw caps it
+//     at 256 and MPA v2's RFC 6581 IRD/ORD words take 4 of those (252, the
+//     software backend's value toward siw); through rdma_cm between two
+//     kernel siw endpoints (Linux 6.1) 252 fails both ways - the connect is
+//     reset, the accept refused with EINVAL - and 251 works (measured in
+//     the interop guest, softndk-verbs-exercise), so 251.
 struct PrivateDataLimits {
   uint32_t caller = 0;
   uint32_t callee = 0;

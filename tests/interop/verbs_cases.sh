@@ -12,16 +12,23 @@
 VERBS_PROBE=${INTEROP_VERBS_PROBE:-}
 # The guest side of the rxe case: veth pair, rxe on its first end.
 VERBS_RXE_NET=10.99.0
-VERBS_RXE_SETUP="
+VERBS_RXE_SETUP="bash ./verbs-rxe-setup.sh"
+# Written into the share by need_verbs_probe / need_verbs_exercise.
+verbs_rxe_script() {
+  cat >"$SHARE/verbs-rxe-setup.sh" <<EOS
 set -e
 ip link show vx0 >/dev/null 2>&1 || ip link add vx0 type veth peer name vx1
 ip addr replace $VERBS_RXE_NET.1/24 dev vx0
 ip addr replace $VERBS_RXE_NET.2/24 dev vx1
-ip link set vx0 up; ip link set vx1 up
+ip link set vx0 up
+ip link set vx1 up
 rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev vx0
-rdma link show"
+rdma link show
+EOS
+}
 
 need_verbs_probe() {
+  verbs_rxe_script
   if [ -z "$VERBS_PROBE" ] || [ ! -x "$SHARE/softndk-verbs-probe" ]; then
     check "softndk-verbs-probe built (needs libibverbs-dev, librdmacm-dev on the host)" false
     return 1
@@ -45,7 +52,7 @@ case_probe_siw() {
   check "rdma_cm picked siw0 for 10.0.2.15 on eth0" pj '.device == "siw0" and .interface == "eth0" and .driver == "siw"'
   check "transport iWARP, RdmaTechnology NdkiWarp" pj '.transport == "iwarp" and .adapter_info.RdmaTechnology == 1'
   check "reads take one SGE (siw)" pj '.adapter_info.MaxReadRequestSge == 1'
-  check "MPA private data 252 both ways" pj '.adapter_info.MaxCallerData == 252 and .adapter_info.MaxCalleeData == 252'
+  check "MPA private data 251 both ways (rdma_cm on siw)" pj '.adapter_info.MaxCallerData == 251 and .adapter_info.MaxCalleeData == 251'
   # NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED (0x2) clear: iWARP places
   # Read Responses like tagged Writes, so sinks are registered for it.
   check "read sinks must be registered (iWARP), inline size learned" pj '((.adapter_info.AdapterFlags / 2 | floor) % 2 == 0) and .adapter_info.MaxInlineDataSize > 0'
@@ -59,7 +66,7 @@ case_probe_siw() {
 case_probe_rxe() {
   need_verbs_probe || return 0
   local rc=0
-  g_run 30 "$VERBS_RXE_SETUP" >"$CDIR/setup.txt" 2>&1 || rc=$?
+  g_run 90 "$VERBS_RXE_SETUP" >"$CDIR/setup.txt" 2>&1 || rc=$?
   sed 's/^/  guest| /' "$CDIR/setup.txt"
   check "rxe0 added on a veth end" test $rc -eq 0
   [ $rc -eq 0 ] || return 0
@@ -81,7 +88,7 @@ case_probe_rxe() {
 # STATUS_NO_SUCH_DEVICE (0xc000000e) while auto stays on software iWARP.
 case_probe_none() {
   need_verbs_probe || return 0
-  g_run 30 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
   verbs_probe "$VERBS_RXE_NET.2"
   check "probe exit 2 (no RDMA device)" test "$PROBE_RC" -eq 2
   check "not found, with the reason" pj '.found == false and (.error | test("no RDMA device serves"))'
@@ -102,6 +109,7 @@ case_probe_none() {
 # STATUS_ACCESS_VIOLATION) or, without windows, the documented refusals;
 # then a flush (STATUS_CANCELLED) and the peer's disconnect event.
 need_verbs_exercise() {
+  verbs_rxe_script
   if [ ! -x "$SHARE/softndk-verbs-exercise" ]; then
     check "softndk-verbs-exercise built (INTEROP_VERBS_EXERCISE)" false
     return 1
@@ -125,7 +133,12 @@ case_exercise_siw() {
     invalidate_not_supported send_and_invalidate flush peer_disconnected; do
     check "step $s" step_ok "$s"
   done
-  check "private data 252 bytes both ways (iWARP limit)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 252"'
+  check "private data 251 bytes both ways (iWARP limit over rdma_cm)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 251"'
+  # One byte more: siw resets the connection (docs/verbs.md, "Private data").
+  local rc=0
+  g_run 40 "./softndk-verbs-exercise 10.0.2.15 7195 252 16" >"$CDIR/pd252.json" 2>&1 || rc=$?
+  sed 's/^/  pd252| /' "$CDIR/pd252.json"
+  check "252 bytes of caller data refused (REJECTED, ECONNRESET)" grep -q 'RDMA_CM_EVENT_REJECTED status -104' "$CDIR/pd252.json"
   # libsiw reports no IBV_WC_WITH_INV (docs/verbs.md): a documented limit.
   if ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("NOT reported")'; then
     known "siw does not report the invalidated STag of a Send with Invalidate (libsiw wc_flags 0)"
@@ -134,7 +147,7 @@ case_exercise_siw() {
 
 case_exercise_rxe() {
   need_verbs_exercise || return 0
-  g_run 30 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
   verbs_exercise "$VERBS_RXE_NET.1" 7192
   check "exit 0: every step passed" test "$EXERCISE_RC" -eq 0
   local s
@@ -145,4 +158,10 @@ case_exercise_rxe() {
     check "step $s" step_ok "$s"
   done
   check "private data 56 bytes (RoCE connect limit)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 56"'
+  check "stable token: the same rkey before and after the re-bind" ej '[.[] | select(.op == "fr_bind" or .op == "fr_rebind_same_token") | .detail | capture("rkey (?<k>0x[0-9a-f]+)").k] | length == 2 and .[0] == .[1]'
+  # rxe of Linux 6.1 invalidates (the re-bind proves it) but sets no
+  # IBV_WC_WITH_INV on the receive (docs/verbs.md).
+  if ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("NOT reported")'; then
+    known "rxe does not report the invalidated rkey of a Send with Invalidate (no IBV_WC_WITH_INV)"
+  fi
 }

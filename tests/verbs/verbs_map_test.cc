@@ -79,6 +79,7 @@ TEST(BuildSend, SendAndInvalidateWriteRead) {
   ASSERT_EQ(build_send(r, lim(), &w), STATUS_SUCCESS);
   EXPECT_EQ(w.wr[0].opcode, IBV_WR_SEND_WITH_INV);
   EXPECT_EQ(w.wr[0].invalidate_rkey, 0xabcd01u);
+  EXPECT_EQ(w.wr[0].wr.rdma.rkey, 0xabcd01u);  // where libsiw reads it
   r.op = SendOp::kWrite;
   r.remote_addr = 0x7f0000001000;
   r.remote_token = 0x1234;
@@ -352,8 +353,8 @@ TEST(AdapterInfoMap, SiwIsIwarpWithOneReadSgeAndNoWindows) {
   EXPECT_EQ(i.MaxReceiveQueueDepth, 32768u);
   EXPECT_EQ(i.MaxSrqDepth, 327680u);
   EXPECT_EQ(i.MaxInboundReadLimit, 128u);
-  EXPECT_EQ(i.MaxCallerData, 252u);
-  EXPECT_EQ(i.MaxCalleeData, 252u);
+  EXPECT_EQ(i.MaxCallerData, 251u);
+  EXPECT_EQ(i.MaxCalleeData, 251u);
   EXPECT_EQ(i.FRMRPageCount, 0u);
   EXPECT_EQ(i.MaxWindowSize, 0u);
   EXPECT_EQ(i.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED, 0u);
