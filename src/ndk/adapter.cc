@@ -4,20 +4,19 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "engine/iwarp_provider.h"
 #include "ndk/cq.h"
 #include "ndk/dispatch.h"
 #include "ndk/port_caps.h"
+#include "ndk/provider_list.h"
 #include "ndk/qp.h"
 #include "ndk/srq.h"
-#include "engine/iwarp_provider.h"
-#include "ndk/provider_list.h"
 #include "verbs/backend_choice.h"
 
 namespace softndk::ndk {
@@ -95,8 +94,7 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   if (::stat("/proc/thread-self/ns/net", &ns) == 0) a->netns_ = ns.st_ino;
   a->version_ = run;
   SOFTNDK_OPEN_PARAMETERS p{};
-  if (params != nullptr)
-    std::memcpy(&p, params, std::min<size_t>(params->Size, sizeof p));
+  if (params != nullptr) std::memcpy(&p, params, std::min<size_t>(params->Size, sizeof p));
   p.Size = sizeof p;
   // The engine (docs/verbs.md, "Choosing the backend"). This build's verbs
   // backend maps and probes but serves no adapters yet (issue 30), so

@@ -62,8 +62,7 @@ bool resolve(const std::string& what, sockaddr_storage* ss, std::string* ifname)
           break;
         }
       } else if (what == i->ifa_name) {
-        std::memcpy(ss, i->ifa_addr,
-                    fam == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+        std::memcpy(ss, i->ifa_addr, fam == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
         *ifname = i->ifa_name;
         found = true;
         break;
@@ -74,7 +73,9 @@ bool resolve(const std::string& what, sockaddr_storage* ss, std::string* ifname)
   return found;
 }
 
-std::string err(int e) { return std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")"; }
+std::string err(int e) {
+  return std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")";
+}
 
 // "siw0" -> "siw", "mlx5_0" -> "mlx5"; the kernel driver's name where
 // sysfs links one (hardware: "mlx5_core", "irdma", "cxgb4").
@@ -210,10 +211,10 @@ ProbeResult probe_device(const std::string& name_or_address) {
          any ? "max_inline_data " + std::to_string(r.facts.max_inline) : err(qp_errno));
 
     std::vector<uint8_t> buf(1 << 16);
-    const unsigned acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-                         IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND;
-    ibv_mr* mr = ibv_reg_mr_iova(pd, buf.data(), buf.size(),
-                                 reinterpret_cast<uint64_t>(buf.data()), acc);
+    const unsigned acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+                         IBV_ACCESS_MW_BIND;
+    ibv_mr* mr =
+        ibv_reg_mr_iova(pd, buf.data(), buf.size(), reinterpret_cast<uint64_t>(buf.data()), acc);
     if (mr == nullptr) {
       // Devices without windows refuse IBV_ACCESS_MW_BIND on the MR.
       mr = ibv_reg_mr_iova(pd, buf.data(), buf.size(), reinterpret_cast<uint64_t>(buf.data()),

@@ -115,9 +115,9 @@ bool make_resources(Side* s, const QpLimits& lim) {
   s->cq = s->pd ? ibv_create_cq(s->id->verbs, 256, nullptr, nullptr, 0) : nullptr;
   if (s->cq == nullptr) return false;
   unsigned acc = 0;
-  mr_access(NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                NDK_MR_FLAG_RDMA_READ_SINK,
-            Transport::kIwarp, &acc);
+  mr_access(
+      NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_RDMA_READ_SINK,
+      Transport::kIwarp, &acc);
   s->mr = ibv_reg_mr_iova(s->pd, s->buf.data(), s->buf.size(),
                           reinterpret_cast<uint64_t>(s->buf.data()), acc | IBV_ACCESS_MW_BIND);
   if (s->mr == nullptr)
@@ -201,9 +201,9 @@ bool bind_window(Side* s, ibv_mw* mw, uint64_t off, uint32_t len, std::string* w
   for (size_t k = 0; k < pages.size(); ++k)
     pages[k].QuadPart = static_cast<int64_t>(base + k * NDK_PAGE_SIZE);
   FrBind b;
-  NTSTATUS st = plan_window_bind(pages.data(), static_cast<uint32_t>(pages.size()), 0, len, base,
-                                 reinterpret_cast<uint64_t>(s->buf.data()), s->buf.size(), false,
-                                 &b);
+  NTSTATUS st =
+      plan_window_bind(pages.data(), static_cast<uint32_t>(pages.size()), 0, len, base,
+                       reinterpret_cast<uint64_t>(s->buf.data()), s->buf.size(), false, &b);
   if (st != STATUS_SUCCESS) {
     *why = "plan_window_bind " + hex(static_cast<uint32_t>(st));
     return false;
@@ -217,9 +217,8 @@ bool bind_window(Side* s, ibv_mw* mw, uint64_t off, uint32_t len, std::string* w
   wr.bind_mw.bind_info.mr = s->mr;
   wr.bind_mw.bind_info.addr = b.addr;
   wr.bind_mw.bind_info.length = b.length;
-  wr.bind_mw.bind_info.mw_access_flags =
-      window_access(NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
-                    Transport::kRoce);
+  wr.bind_mw.bind_info.mw_access_flags = window_access(
+      NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE, Transport::kRoce);
   ibv_send_wr* bad = nullptr;
   if (ibv_post_send(s->id->qp, &wr, &bad) != 0) {
     *why = "ibv_post_send(BIND_MW): " + std::string(strerror(errno));
@@ -230,8 +229,8 @@ bool bind_window(Side* s, ibv_mw* mw, uint64_t off, uint32_t len, std::string* w
     *why = "no bind completion";
     return false;
   }
-  *why = "status " + hex(static_cast<uint32_t>(r.Status)) + " provider " + hex(r.ProviderErrorCode) +
-         " rkey " + hex(mw->rkey);
+  *why = "status " + hex(static_cast<uint32_t>(r.Status)) + " provider " +
+         hex(r.ProviderErrorCode) + " rkey " + hex(mw->rkey);
   return r.Status == STATUS_SUCCESS;
 }
 
@@ -239,8 +238,9 @@ bool bind_window(Side* s, ibv_mw* mw, uint64_t off, uint32_t len, std::string* w
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 5) {
-    std::fprintf(stderr,
-                 "usage: softndk-verbs-exercise ADDRESS [PORT [CALLER_DATA_LEN [CALLEE_DATA_LEN]]]\n");
+    std::fprintf(
+        stderr,
+        "usage: softndk-verbs-exercise ADDRESS [PORT [CALLER_DATA_LEN [CALLEE_DATA_LEN]]]\n");
     return 64;
   }
   const std::string addr = argv[1];
@@ -291,7 +291,8 @@ int main(int argc, char** argv) {
   rdma_cm_event* ev = nullptr;
   bool ok = rdma_create_id(sch, &listen_id, nullptr, RDMA_PS_TCP) == 0 &&
             rdma_bind_addr(listen_id, reinterpret_cast<sockaddr*>(&ss)) == 0 &&
-            rdma_listen(listen_id, 4) == 0 && rdma_create_id(cch, &cli.id, nullptr, RDMA_PS_TCP) == 0;
+            rdma_listen(listen_id, 4) == 0 &&
+            rdma_create_id(cch, &cli.id, nullptr, RDMA_PS_TCP) == 0;
   report("listen", ok, ok ? "" : strerror(errno));
   if (!ok) return 1;
   ok = rdma_resolve_addr(cli.id, nullptr, reinterpret_cast<sockaddr*>(&ss), 5000) == 0 &&
@@ -318,7 +319,8 @@ int main(int argc, char** argv) {
   cp.retry_count = 7;
   cp.rnr_retry_count = 7;
   ok = rdma_connect(cli.id, &cp) == 0;
-  report("rdma_connect", ok, ok ? "private data " + std::to_string(caller.size()) : strerror(errno));
+  report("rdma_connect", ok,
+         ok ? "private data " + std::to_string(caller.size()) : strerror(errno));
   if (!ok) return 1;
   ok = next_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, &why);
   if (ok) {
@@ -389,8 +391,9 @@ int main(int argc, char** argv) {
     bool got = poll_one(&srv, &rr);
     bool data = got && same(&cli, 0x1000, &srv, 0x80000, 3000) &&
                 (q.nsge == 1 || same(&cli, 0x3000, &srv, 0x80000 + 3000, 1000));
-    report("send", ok && got && rr.Status == STATUS_SUCCESS &&
-                       rr.Type == NdkOperationTypeReceive && rr.BytesTransferred == w.length && data,
+    report("send",
+           ok && got && rr.Status == STATUS_SUCCESS && rr.Type == NdkOperationTypeReceive &&
+               rr.BytesTransferred == w.length && data,
            "receive " + hex(static_cast<uint32_t>(rr.Status)) + " bytes " +
                std::to_string(rr.BytesTransferred) + (data ? " verified" : " DIFFER"));
   }
@@ -443,8 +446,9 @@ int main(int argc, char** argv) {
     SendWqes w;
     ok = build_send(q, lim, &w) == STATUS_SUCCESS && post_send(&cli, &w) && poll_one(&cli, &r);
     bool data = ok && same(&cli, 0x30000, &srv, 0x30000, 16384);
-    report("read", ok && r.Status == STATUS_SUCCESS && r.Type == NdkOperationTypeRead &&
-                       r.BytesTransferred == 16384 && data,
+    report("read",
+           ok && r.Status == STATUS_SUCCESS && r.Type == NdkOperationTypeRead &&
+               r.BytesTransferred == 16384 && data,
            std::string("16 KiB ") + (data ? "verified" : "DIFFER"));
   }
   // 4. Fast register with a stable token (type-2 windows only).
@@ -476,7 +480,8 @@ int main(int argc, char** argv) {
       q.wr_id = record(&cli, NdkOperationTypeWrite, 4096);
       SendWqes w;
       NDK_RESULT_EX wr{};
-      bool k = build_send(q, lim, &w) == STATUS_SUCCESS && post_send(&cli, &w) && poll_one(&cli, &wr);
+      bool k =
+          build_send(q, lim, &w) == STATUS_SUCCESS && post_send(&cli, &w) && poll_one(&cli, &wr);
       bool data = k && wr.Status == STATUS_SUCCESS && same(&cli, 0x40000, &srv, 0x41000, 4096);
       *d = "write status " + hex(static_cast<uint32_t>(wr.Status)) + " via token " + hex(token) +
            (data ? ", verified" : ", not verified");
@@ -582,24 +587,25 @@ int main(int argc, char** argv) {
     NDK_RESULT_EX rr{};
     bool got = poll_one(&srv, &rr);
     report("send_and_invalidate", ok && got && rr.Status == STATUS_SUCCESS,
-           "send " + hex(static_cast<uint32_t>(r.Status)) + " provider " + hex(r.ProviderErrorCode) +
-               ", receive " + hex(static_cast<uint32_t>(rr.Status)) + " type " + hex(rr.Type) + " (" +
+           "send " + hex(static_cast<uint32_t>(r.Status)) + " provider " +
+               hex(r.ProviderErrorCode) + ", receive " + hex(static_cast<uint32_t>(rr.Status)) +
+               " type " + hex(rr.Type) + " (" +
                (rr.Type == NdkOperationTypeReceiveAndInvalidate ? "invalidation reported"
                                                                 : "invalidation NOT reported") +
                ")");
   }
   // 5. Flush: receives still queued complete STATUS_CANCELLED.
 flush : {
-    ibv_qp_attr qa{};
-    qa.qp_state = IBV_QPS_ERR;
-    ok = ibv_modify_qp(cli.id->qp, &qa, IBV_QP_STATE) == 0;
-    int flushed = 0;
-    NDK_RESULT_EX fr2{};
-    while (poll_one(&cli, &fr2, nullptr, 1)) {
-      if (fr2.Status == STATUS_CANCELLED && fr2.Type == NdkOperationTypeReceive) ++flushed;
-    }
-    report("flush", ok && flushed >= 3, std::to_string(flushed) + " receives cancelled");
+  ibv_qp_attr qa{};
+  qa.qp_state = IBV_QPS_ERR;
+  ok = ibv_modify_qp(cli.id->qp, &qa, IBV_QP_STATE) == 0;
+  int flushed = 0;
+  NDK_RESULT_EX fr2{};
+  while (poll_one(&cli, &fr2, nullptr, 1)) {
+    if (fr2.Status == STATUS_CANCELLED && fr2.Type == NdkOperationTypeReceive) ++flushed;
   }
+  report("flush", ok && flushed >= 3, std::to_string(flushed) + " receives cancelled");
+}
   rdma_disconnect(cli.id);
   why.clear();
   ok = next_event(sch, RDMA_CM_EVENT_DISCONNECTED, &ev, &why);

@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
     BackendChoice c = choose_backend(want, source, r.device, avail, r.error, r.ifname);
     std::printf("%s\n    \"%s\": {\"status\": \"0x%08x\", \"backend\": \"%s\", \"why\": \"%s\"}",
                 k ? "," : "", kReq[k], static_cast<unsigned>(c.status),
-                c.status == STATUS_SUCCESS ? backend_name(c.backend) : "",
-                esc(c.why).c_str());
+                c.status == STATUS_SUCCESS ? backend_name(c.backend) : "", esc(c.why).c_str());
   }
   std::printf("\n  },\n");
   bool core_ok = found;
@@ -83,9 +82,11 @@ int main(int argc, char** argv) {
     std::printf("  \"device_cap_flags\": \"0x%08x\", \"max_mw\": %d, \"fw_ver\": \"%s\",\n",
                 static_cast<unsigned>(r.attr.orig_attr.device_cap_flags), r.attr.orig_attr.max_mw,
                 esc(r.attr.orig_attr.fw_ver).c_str());
-    std::printf("  \"fast_register\": {\"default\": \"%s\", \"with_SOFTNDK_OPEN_FLAG_FR_REGISTER\": \"%s\"},\n",
-                fr_strategy_name(choose_fr_strategy(r.attr, r.facts, false)),
-                fr_strategy_name(choose_fr_strategy(r.attr, r.facts, true)));
+    std::printf(
+        "  \"fast_register\": {\"default\": \"%s\", \"with_SOFTNDK_OPEN_FLAG_FR_REGISTER\": "
+        "\"%s\"},\n",
+        fr_strategy_name(choose_fr_strategy(r.attr, r.facts, false)),
+        fr_strategy_name(choose_fr_strategy(r.attr, r.facts, true)));
     std::printf("  \"steps\": [");
     for (size_t k = 0; k < r.steps.size(); ++k) {
       const ProbeStep& s = r.steps[k];

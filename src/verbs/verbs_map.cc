@@ -75,9 +75,8 @@ NDK_ADAPTER_INFO adapter_info(const ibv_device_attr_ex& dev, const ibv_port_attr
   i.MaxWindowSize = fr == FrStrategy::kType2Window ? static_cast<SIZE_T>(a.max_mr_size) : 0;
   // A fast-register region is a window over one LAM's MR: as many pages as
   // one registration may hold, capped at the software backend's 65536.
-  i.FRMRPageCount = fr == FrStrategy::kType2Window
-                        ? clamp_u32(a.max_mr_size / NDK_PAGE_SIZE, 65536)
-                        : 0;
+  i.FRMRPageCount =
+      fr == FrStrategy::kType2Window ? clamp_u32(a.max_mr_size / NDK_PAGE_SIZE, 65536) : 0;
   i.MaxInitiatorRequestSge = clamp_u32(pos(a.max_sge), kMaxSge);
   i.MaxReceiveRequestSge = clamp_u32(pos(a.max_sge), kMaxSge);
   // Devices that report no separate read limit take reads like other requests.
@@ -156,7 +155,8 @@ NTSTATUS plan_window_bind(const NDK_LOGICAL_ADDRESS* pages, uint32_t page_count,
       return STATUS_INVALID_PARAMETER;
   }
   const uint64_t addr = first + fbo;
-  if (addr < arena_addr || addr - arena_addr > arena_len || length > arena_len - (addr - arena_addr))
+  if (addr < arena_addr || addr - arena_addr > arena_len ||
+      length > arena_len - (addr - arena_addr))
     return STATUS_INVALID_PARAMETER;
   FrBind b;
   b.addr = addr;
@@ -235,9 +235,9 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
   for (uint32_t k = 0; k < req.nsge; ++k) total += req.sgl[k].Length;
   if (total > lim.max_transfer) return STATUS_INVALID_PARAMETER;
   if (is_inline && total > lim.max_inline) return STATUS_INVALID_PARAMETER;
-  const bool wants_inv = req.op == SendOp::kInvalidate ||
-                         (req.op == SendOp::kRead &&
-                          (req.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) != 0);
+  const bool wants_inv =
+      req.op == SendOp::kInvalidate ||
+      (req.op == SendOp::kRead && (req.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) != 0);
   if (wants_inv && !lim.local_inv) return STATUS_NOT_SUPPORTED;
 
   for (uint32_t k = 0; k < req.nsge; ++k) {
@@ -308,7 +308,8 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
     inv.wr_id = req.wr_id;
     inv.opcode = IBV_WR_LOCAL_INV;
     inv.invalidate_rkey = req.local_token;
-    inv.send_flags = IBV_SEND_FENCE | (out->signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u);
+    inv.send_flags =
+        IBV_SEND_FENCE | (out->signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u);
     w.send_flags &= ~static_cast<unsigned>(IBV_SEND_SIGNALED);
     w.next = &inv;
     out->count = 2;
@@ -386,8 +387,8 @@ NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_cont
   } else {
     r.BytesTransferred = ok ? static_cast<ULONG>(rec.length) : 0;
   }
-  r.ProviderErrorCode = ok ? 0u : (static_cast<ULONG>(wc.status) & 0xffu) |
-                                      ((wc.vendor_err & 0xffffffu) << 8);
+  r.ProviderErrorCode =
+      ok ? 0u : (static_cast<ULONG>(wc.status) & 0xffu) | ((wc.vendor_err & 0xffffffu) << 8);
   return r;
 }
 

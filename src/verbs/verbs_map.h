@@ -158,10 +158,10 @@ struct SendRequest {
   ULONG flags = 0;  // NDK_OP_FLAG_*
   const NDK_SGE* sgl = nullptr;
   uint32_t nsge = 0;
-  uint64_t remote_addr = 0;    // Read/Write
-  uint32_t remote_token = 0;   // Read/Write: rkey; SendAndInvalidate: rkey to invalidate
-  uint32_t local_token = 0;    // Invalidate, or the Read's local invalidate: the rkey to drop
-  uint64_t wr_id = 0;          // the backend's record of this request
+  uint64_t remote_addr = 0;   // Read/Write
+  uint32_t remote_token = 0;  // Read/Write: rkey; SendAndInvalidate: rkey to invalidate
+  uint32_t local_token = 0;   // Invalidate, or the Read's local invalidate: the rkey to drop
+  uint64_t wr_id = 0;         // the backend's record of this request
 };
 
 // Up to two WQEs (a Read with local invalidate is two) and their SGEs.
@@ -179,7 +179,7 @@ struct SendWqes {
   // wr[0] has one SGE of `length` bytes whose addr the backend points at
   // the object model's copy of the data (WorkRequestHead::inline_data).
   bool coalesce_inline = false;
-  uint64_t length = 0;   // bytes the request carries (Send/Write/Read)
+  uint64_t length = 0;  // bytes the request carries (Send/Write/Read)
 };
 
 // Validates and translates. Errors (nothing built, no completion), as the

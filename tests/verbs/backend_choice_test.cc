@@ -47,8 +47,8 @@ RdmaDeviceFacts dev(const char* name, const char* driver) {
 }
 
 TEST(BackendChoice, AutoTakesHardwareOnly) {
-  BackendChoice c = choose_backend(Backend::kAuto, "default", dev("mlx5_0", "mlx5_core"), true,
-                                   "", "enp1s0");
+  BackendChoice c =
+      choose_backend(Backend::kAuto, "default", dev("mlx5_0", "mlx5_core"), true, "", "enp1s0");
   EXPECT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(c.backend, Backend::kVerbs);
   EXPECT_NE(c.why.find("mlx5_0"), std::string::npos) << c.why;
@@ -68,8 +68,8 @@ TEST(BackendChoice, AutoTakesHardwareOnly) {
 }
 
 TEST(BackendChoice, VerbsNeedsTheBackendAndADevice) {
-  BackendChoice c = choose_backend(Backend::kVerbs, "SOFTNDK_BACKEND", dev("siw0", "siw"), true,
-                                   "", "eth0");
+  BackendChoice c =
+      choose_backend(Backend::kVerbs, "SOFTNDK_BACKEND", dev("siw0", "siw"), true, "", "eth0");
   EXPECT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(c.backend, Backend::kVerbs);
   EXPECT_EQ(c.why, "verbs (SOFTNDK_BACKEND): siw0 [siw] on eth0");
@@ -82,8 +82,8 @@ TEST(BackendChoice, VerbsNeedsTheBackendAndADevice) {
 }
 
 TEST(BackendChoice, SoftwareOnRequestWhateverTheDevice) {
-  BackendChoice c = choose_backend(Backend::kIwarpSw, "open parameters",
-                                   dev("mlx5_0", "mlx5_core"), true, "", "enp1s0");
+  BackendChoice c = choose_backend(Backend::kIwarpSw, "open parameters", dev("mlx5_0", "mlx5_core"),
+                                   true, "", "enp1s0");
   EXPECT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(c.backend, Backend::kIwarpSw);
 }

@@ -429,8 +429,9 @@ TEST(FastRegister, WindowBindPlan) {
   // Outside the arena, not contiguous, longer than the pages, bad FBO.
   EXPECT_EQ(plan_window_bind(pages, 3, 0, 0x3000, arena + 0x2000, arena, 0x4000, false, &b),
             STATUS_INVALID_PARAMETER);
-  EXPECT_EQ(plan_window_bind(pages, 3, 0, 0x3000, arena + 0x2000, arena + 0x3000, 0x10000, false, &b),
-            STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(
+      plan_window_bind(pages, 3, 0, 0x3000, arena + 0x2000, arena + 0x3000, 0x10000, false, &b),
+      STATUS_INVALID_PARAMETER);
   NDK_LOGICAL_ADDRESS gap[2] = {pages[0], pages[2]};
   EXPECT_EQ(plan_window_bind(gap, 2, 0, 0x2000, arena + 0x2000, arena, 0x10000, false, &b),
             STATUS_INVALID_PARAMETER);
