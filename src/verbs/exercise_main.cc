@@ -107,10 +107,11 @@ struct Side {
   ibv_cq* cq = nullptr;
   AlignedBuf buf;  // the arena
   ibv_mr* mr = nullptr;
+  ibv_srq* srq = nullptr;             // NdkCreateQpWithSrq: receives go here
   std::vector<PostedRecord> records;  // wr_id -> record
 };
 
-bool make_resources(Side* s, const QpLimits& lim) {
+bool make_resources(Side* s, const QpLimits& lim, bool with_srq = false) {
   s->pd = ibv_alloc_pd(s->id->verbs);
   s->cq = s->pd ? ibv_create_cq(s->id->verbs, 256, nullptr, nullptr, 0) : nullptr;
   if (s->cq == nullptr) return false;
@@ -134,6 +135,14 @@ bool make_resources(Side* s, const QpLimits& lim) {
   qa.cap.max_send_sge = lim.send_sge;
   qa.cap.max_recv_sge = lim.recv_sge;
   qa.cap.max_inline_data = lim.max_inline;
+  if (with_srq) {
+    ibv_srq_init_attr sa{};
+    sa.attr.max_wr = 64;
+    sa.attr.max_sge = lim.recv_sge;
+    s->srq = ibv_create_srq(s->pd, &sa);
+    if (s->srq == nullptr) return false;
+    qa.srq = s->srq;
+  }
   return rdma_create_qp(s->id, s->pd, &qa) == 0;
 }
 
@@ -174,6 +183,7 @@ bool post_recv(Side* s, uint64_t off, uint32_t len, const QpLimits& lim) {
   if (build_recv(&sg, 1, lim, record(s, NdkOperationTypeReceive, len), &w) != STATUS_SUCCESS)
     return false;
   ibv_recv_wr* bad = nullptr;
+  if (s->srq != nullptr) return ibv_post_srq_recv(s->srq, &w.wr, &bad) == 0;
   return ibv_post_recv(s->id->qp, &w.wr, &bad) == 0;
 }
 
@@ -342,9 +352,20 @@ int main(int argc, char** argv) {
     report("connect_request", false, why + "; active side: " + cwhy);
     return 1;
   }
-  ok = make_resources(&srv, lim);
+  // The passive side's QP takes its receives from an SRQ
+  // (NdkCreateQpWithSrq); NdkModifySrq's threshold is the SRQ limit.
+  ok = make_resources(&srv, lim, true);
+  report("srq_qp", ok, ok ? "" : strerror(errno));
   // Receives before the accept, as NDK consumers post them.
   for (int k = 0; k < 8; ++k) ok = ok && post_recv(&srv, 0x80000 + k * 0x2000, 0x2000, lim);
+  {
+    // NdkModifySrq(threshold 6): IBV_SRQ_LIMIT. The event comes once fewer
+    // than 6 receives remain, i.e. after the third consumed one.
+    ibv_srq_attr sa{};
+    sa.srq_limit = 6;
+    bool armed = ok && ibv_modify_srq(srv.srq, &sa, IBV_SRQ_LIMIT) == 0;
+    report("srq_arm", armed, armed ? "limit 6 of 8" : strerror(errno));
+  }
   for (int k = 0; k < 4; ++k) ok = ok && post_recv(&cli, 0x80000 + k * 0x2000, 0x2000, lim);
   rdma_conn_param ap{};
   ap.private_data = callee.data();
@@ -596,6 +617,26 @@ int main(int argc, char** argv) {
   }
   // 5. Flush: receives still queued complete STATUS_CANCELLED.
 flush : {
+  // Three receives were consumed from the SRQ by now: the limit event
+  // (NDK: the SRQ notification) must have come, through the async fd.
+  {
+    ibv_context* ctx = srv.id->verbs;
+    fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+    bool seen = false;
+    std::string events;
+    double end = now_s() + 3;
+    while (!seen && now_s() < end) {
+      ibv_async_event ae{};
+      if (ibv_get_async_event(ctx, &ae) == 0) {
+        events += std::string(ibv_event_type_str(ae.event_type)) + "; ";
+        seen = ae.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ae.element.srq == srv.srq;
+        ibv_ack_async_event(&ae);
+      } else {
+        usleep(1000);
+      }
+    }
+    report("srq_limit_event", seen, events.empty() ? "no async event within 3 s" : events);
+  }
   ibv_qp_attr qa{};
   qa.qp_state = IBV_QPS_ERR;
   ok = ibv_modify_qp(cli.id->qp, &qa, IBV_QP_STATE) == 0;

@@ -102,7 +102,8 @@ case_probe_none() {
 # builds every request with build_send()/build_recv() and reads every
 # completion through result_of(), verifying the data: Send of two SGEs,
 # a DEFER chain (silent Write + inline solicited Send, one doorbell, one
-# completion), Read, then per device either the type-2 window fast register
+# completion), Read, the passive side's receives on an SRQ armed at 6 of 8
+# (IBV_EVENT_SRQ_LIMIT_REACHED after the third), then per device either the type-2 window fast register
 # with a stable token (bind, Write, peer's Send with Invalidate reported as
 # ReceiveAndInvalidate, re-bind with the same rkey, Write again, Read with
 # local invalidate = one completion, NdkInvalidate then a refused Write =
@@ -129,8 +130,8 @@ case_exercise_siw() {
   verbs_exercise 10.0.2.15 7191
   check "exit 0: every step passed" test "$EXERCISE_RC" -eq 0
   local s
-  for s in connect_request established_active send defer_write_inline_send read \
-    invalidate_not_supported send_and_invalidate flush peer_disconnected; do
+  for s in connect_request established_active srq_qp srq_arm send defer_write_inline_send read \
+    invalidate_not_supported send_and_invalidate srq_limit_event flush peer_disconnected; do
     check "step $s" step_ok "$s"
   done
   check "private data 251 bytes both ways (iWARP limit over rdma_cm)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 251"'
@@ -151,10 +152,10 @@ case_exercise_rxe() {
   verbs_exercise "$VERBS_RXE_NET.1" 7192
   check "exit 0: every step passed" test "$EXERCISE_RC" -eq 0
   local s
-  for s in connect_request established_active send defer_write_inline_send read fr_bind \
+  for s in connect_request established_active srq_qp srq_arm send defer_write_inline_send read fr_bind \
     fr_write_1 send_and_invalidate fr_rebind_same_token fr_write_2_same_token fr_bind_sink \
     read_local_invalidate sink_rebind_proves_invalidated invalidate \
-    write_after_invalidate_refused flush peer_disconnected; do
+    write_after_invalidate_refused srq_limit_event flush peer_disconnected; do
     check "step $s" step_ok "$s"
   done
   check "private data 56 bytes (RoCE connect limit)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 56"'
