@@ -75,6 +75,14 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
  * default a fast-register MR keeps one token for its lifetime, as NDKPI
  * consumers expect (docs/ndk-objects.md, "MR and MW"). */
 #define SOFTNDK_OPEN_FLAG_FR_REKEY 0x00000004u
+/* Verbs backend only (docs/verbs.md, "Fast register"): on an RDMA device
+ * without type-2 memory windows (siw, cxgb4) NdkInitializeFastRegisterMr
+ * fails with STATUS_NOT_SUPPORTED unless this flag opts into the degraded
+ * mode, in which every NdkFastRegister registers the pages anew
+ * (ibv_reg_mr_iova on a backend thread) and the MR's token changes with
+ * each registration, as with SOFTNDK_OPEN_FLAG_FR_REKEY. The software
+ * backend ignores it. */
+#define SOFTNDK_OPEN_FLAG_FR_REGISTER 0x00000008u
 
 /* SOFTNDK_OPEN_PARAMETERS.MpaFlags: how this adapter negotiates MPA.
  * CRC32c: with none of the three CRC flags, CRC is requested (C=1 in our
@@ -97,12 +105,30 @@ NTSTATUS SoftNdkEnumerateAdapters(SOFTNDK_ADAPTER_DESC* pDesc, ULONG* pCount);
 #define SOFTNDK_MPA_RTR_READ 0x00000020u
 #define SOFTNDK_MPA_RTR_SEND 0x00000040u
 
-/* Open-time settings. Zero in any field means "the default" (in brackets).
+/* SOFTNDK_OPEN_PARAMETERS.Backend: the engine that serves the adapter
+ * (docs/verbs.md, "Choosing the backend"). DEFAULT: the environment
+ * variable SOFTNDK_BACKEND (auto, iwarp-sw or verbs; unset or empty: auto).
+ * AUTO: rdma-core (verbs) for a hardware RNIC on the interface, softndk's
+ * software iWARP for everything else, a software RDMA device (siw, rxe)
+ * included. IWARP_SW: always the software engine. VERBS: the interface's
+ * RDMA device through rdma-core, or the open fails (STATUS_NOT_SUPPORTED:
+ * no verbs backend in this build or process; STATUS_NO_SUCH_DEVICE: no RDMA
+ * device serves the interface). Another value, or an unknown SOFTNDK_BACKEND:
+ * STATUS_INVALID_PARAMETER. */
+#define SOFTNDK_BACKEND_DEFAULT 0u
+#define SOFTNDK_BACKEND_AUTO 1u
+#define SOFTNDK_BACKEND_IWARP_SW 2u
+#define SOFTNDK_BACKEND_VERBS 3u
+
+/* Open-time settings. Size: sizeof(SOFTNDK_OPEN_PARAMETERS) of the caller's
+ * header, at least SOFTNDK_OPEN_PARAMETERS_V1_SIZE (smaller:
+ * STATUS_INVALID_PARAMETER); fields beyond Size take their defaults.
+ * Zero in any field means "the default" (in brackets).
  * The defaults interoperate with Linux siw. Environment variables of the
  * same name in upper case with the prefix SOFTNDK_ (e.g. SOFTNDK_MPA_REVISION)
  * override the defaults but not values given here. */
 typedef struct _SOFTNDK_OPEN_PARAMETERS {
-  ULONG Size;       /* sizeof(SOFTNDK_OPEN_PARAMETERS) */
+  ULONG Size;       /* sizeof(SOFTNDK_OPEN_PARAMETERS), see above */
   ULONG Flags;      /* SOFTNDK_OPEN_FLAG_* */
   ULONG MaxQpCount; /* resource caps [65536 each] */
   ULONG MaxCqCount;
@@ -117,7 +143,20 @@ typedef struct _SOFTNDK_OPEN_PARAMETERS {
   ULONG MpaRevision;         /* 1 or 2 [2] */
   ULONG MpaFlags;            /* SOFTNDK_MPA_* [RTR_WRITE|RTR_READ] */
   ULONG EngineThreads;       /* progress-engine threads [1] */
+  /* Appended in 0.2 (docs/abi.md): read only when Size covers it. */
+  ULONG Backend; /* SOFTNDK_BACKEND_* [DEFAULT] */
 } SOFTNDK_OPEN_PARAMETERS;
+/* The size of SOFTNDK_OPEN_PARAMETERS before Backend (softndk 0.1): a
+ * caller built then passes it in Size and gets the defaults of the newer
+ * fields. */
+#define SOFTNDK_OPEN_PARAMETERS_V1_SIZE 56
+#if defined(__cplusplus)
+static_assert(offsetof(SOFTNDK_OPEN_PARAMETERS, Backend) == SOFTNDK_OPEN_PARAMETERS_V1_SIZE,
+              "SOFTNDK_OPEN_PARAMETERS: new fields go at the end");
+#else
+_Static_assert(offsetof(SOFTNDK_OPEN_PARAMETERS, Backend) == SOFTNDK_OPEN_PARAMETERS_V1_SIZE,
+               "SOFTNDK_OPEN_PARAMETERS: new fields go at the end");
+#endif
 
 /* Opens an adapter by interface name ("lo", "eth0") or by one of its IP
  * addresses in text form ("127.0.0.1", "::1"). Version: the NDK version the

@@ -3,19 +3,21 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "engine/iwarp_provider.h"
 #include "ndk/cq.h"
 #include "ndk/dispatch.h"
 #include "ndk/port_caps.h"
+#include "ndk/provider_list.h"
 #include "ndk/qp.h"
 #include "ndk/srq.h"
-#include "engine/iwarp_provider.h"
-#include "ndk/provider_list.h"
+#include "verbs/backend_choice.h"
 
 namespace softndk::ndk {
 
@@ -77,7 +79,9 @@ NTSTATUS Adapter::from(const void* p, Adapter** out) {
 NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN_PARAMETERS* params,
                        Adapter** out) {
   if (name == nullptr || out == nullptr) return STATUS_INVALID_PARAMETER;
-  if (params != nullptr && params->Size < sizeof(SOFTNDK_OPEN_PARAMETERS))
+  // A caller built against an older header passes its smaller Size: the
+  // fields it does not know take their defaults (docs/abi.md).
+  if (params != nullptr && params->Size < SOFTNDK_OPEN_PARAMETERS_V1_SIZE)
     return STATUS_INVALID_PARAMETER;
   NDK_VERSION run{};
   if (!negotiate(version, &run)) return NDIS_STATUS_BAD_VERSION;
@@ -90,8 +94,22 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   if (::stat("/proc/thread-self/ns/net", &ns) == 0) a->netns_ = ns.st_ino;
   a->version_ = run;
   SOFTNDK_OPEN_PARAMETERS p{};
-  if (params != nullptr) p = *params;
+  if (params != nullptr) std::memcpy(&p, params, std::min<size_t>(params->Size, sizeof p));
   p.Size = sizeof p;
+  // The engine (docs/verbs.md, "Choosing the backend"). This build's verbs
+  // backend maps and probes but serves no adapters yet (issue 30), so
+  // `auto` is the software engine and `verbs` is refused.
+  {
+    verbs::Backend want{};
+    std::string source;
+    if (verbs::requested_backend(p.Backend, std::getenv("SOFTNDK_BACKEND"), &want, &source) !=
+        STATUS_SUCCESS)
+      return STATUS_INVALID_PARAMETER;
+    verbs::BackendChoice ch = verbs::choose_backend(
+        want, source, verbs::RdmaDeviceFacts{}, false,
+        "the verbs backend of this build does not serve adapters yet", dev->name);
+    if (ch.status != STATUS_SUCCESS) return ch.status;
+  }
   p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap);
   p.MaxCqCount = param(p.MaxCqCount, "SOFTNDK_MAX_CQ_COUNT", Limits::kDefaultCap);
   p.MaxPdCount = param(p.MaxPdCount, "SOFTNDK_MAX_PD_COUNT", Limits::kDefaultCap);

@@ -11,7 +11,8 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
-# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO (empty if not built).
+# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE
+# (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
 # agent.sh on the --share folder, which runs the scripts the host drops into
@@ -76,6 +77,10 @@ CASES=(
   # in the guest (nvmf_host_cases.sh)
   "nvmf host_discover 120" "nvmf host_identify 120" "nvmf host_rw 240" "nvmf host_rw_crc 240"
   "nvmf host_load 240" "nvmf host_load_crc 240"
+  # the verbs backend (issue 30; verbs_cases.sh): the device probe and the
+  # NDK -> verbs translation exercised on the guest's siw0 and rxe0
+  "verbs probe_siw 60" "verbs probe_rxe 120" "verbs probe_none 120"
+  "verbs exercise_siw 120" "verbs exercise_rxe 150"
 )
 
 # ---------------------------------------------------------------- parts
@@ -92,6 +97,8 @@ CASES=(
 . "$HERE/nvmf_host_cases.sh"
 # shellcheck source=tests/interop/wdk_cases.sh
 . "$HERE/wdk_cases.sh"
+# shellcheck source=tests/interop/verbs_cases.sh
+. "$HERE/verbs_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

@@ -40,6 +40,11 @@ write_agent() { # SHARE
   cp "$HERE/guest-agent.sh" "$1/agent.sh"
   cp "$HERE/rxq-watch.sh" "$1/rxq-watch.sh"
   [ -n "$VERBS_PEER" ] && [ -x "$VERBS_PEER" ] && cp "$VERBS_PEER" "$1/verbs_peer"
+  # The verbs backend's probe and exercise (group verbs, verbs_cases.sh).
+  [ -n "${INTEROP_VERBS_PROBE:-}" ] && [ -x "$INTEROP_VERBS_PROBE" ] &&
+    cp "$INTEROP_VERBS_PROBE" "$1/softndk-verbs-probe"
+  [ -n "${INTEROP_VERBS_EXERCISE:-}" ] && [ -x "$INTEROP_VERBS_EXERCISE" ] &&
+    cp "$INTEROP_VERBS_EXERCISE" "$1/softndk-verbs-exercise"
   return 0
 }
 

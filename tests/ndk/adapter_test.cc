@@ -80,6 +80,64 @@ TEST(AdapterOpen, InvalidParameter) {
   EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_INVALID_PARAMETER);
 }
 
+// A caller built against softndk 0.1 passes the smaller parameter block
+// (no Backend): it opens as before and the appended field takes its default.
+TEST(AdapterOpen, OpenParametersOfTheFirstLayoutStillWork) {
+  NDK_ADAPTER* a = nullptr;
+  SOFTNDK_OPEN_PARAMETERS p{};
+  std::memset(&p, 0xff, sizeof p);  // bytes beyond Size must not be read
+  std::memset(&p, 0, SOFTNDK_OPEN_PARAMETERS_V1_SIZE);
+  p.Size = SOFTNDK_OPEN_PARAMETERS_V1_SIZE;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
+  SoftNdkCloseAdapter(a);
+  a = nullptr;
+  p.Size = SOFTNDK_OPEN_PARAMETERS_V1_SIZE - 4;
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(a, nullptr);
+}
+
+// The backend rule (docs/verbs.md, "Choosing the backend"): the software
+// engine by default, on request and for auto; verbs is refused with
+// STATUS_NOT_SUPPORTED while this build's verbs backend serves no
+// adapters; unknown values are parameter errors. The parameter wins over
+// SOFTNDK_BACKEND.
+TEST(AdapterOpen, BackendChoice) {
+  NDK_ADAPTER* a = nullptr;
+  SOFTNDK_OPEN_PARAMETERS p{};
+  p.Size = sizeof p;
+  for (ULONG b : {SOFTNDK_BACKEND_DEFAULT, SOFTNDK_BACKEND_AUTO, SOFTNDK_BACKEND_IWARP_SW}) {
+    p.Backend = b;
+    ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS) << b;
+    NDK_ADAPTER_INFO info{};
+    ULONG size = sizeof info;
+    ASSERT_EQ(a->Dispatch->NdkQueryAdapterInfo(a, &info, &size), STATUS_SUCCESS);
+    EXPECT_EQ(info.RdmaTechnology, NdkiWarp);
+    SoftNdkCloseAdapter(a);
+    a = nullptr;
+  }
+  p.Backend = SOFTNDK_BACKEND_VERBS;
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_NOT_SUPPORTED);
+  p.Backend = 77;
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(a, nullptr);
+
+  ::setenv("SOFTNDK_BACKEND", "verbs", 1);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_NOT_SUPPORTED);
+  p.Backend = SOFTNDK_BACKEND_IWARP_SW;  // the parameter wins
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
+  SoftNdkCloseAdapter(a);
+  a = nullptr;
+  ::setenv("SOFTNDK_BACKEND", "rdma", 1);
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_INVALID_PARAMETER);
+  for (const char* ok : {"auto", "iwarp-sw", ""}) {
+    ::setenv("SOFTNDK_BACKEND", ok, 1);
+    ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_SUCCESS) << ok;
+    SoftNdkCloseAdapter(a);
+    a = nullptr;
+  }
+  ::unsetenv("SOFTNDK_BACKEND");
+}
+
 TEST(AdapterOpen, TwoOpensAreIndependent) {
   NDK_ADAPTER* a = nullptr;
   NDK_ADAPTER* b = nullptr;

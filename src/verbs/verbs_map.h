@@ -1,0 +1,272 @@
+// verbs/verbs_map.h - the pure translation between the NDK object model and
+// rdma-core's verbs (issue 30): work requests and their flags into
+// ibv_send_wr / ibv_recv_wr, ibv_wc into NDK_RESULT_EX, device attributes
+// into NDK_ADAPTER_INFO, the fast-register strategy, private-data limits per
+// transport and rdma_cm events into connector/listener outcomes.
+//
+// Nothing here calls into libibverbs or librdmacm: the functions fill and
+// read the structures of <infiniband/verbs.h> and <rdma/rdma_cma.h> only,
+// so they are unit-tested without an RDMA device (tests/verbs, label
+// verbs) and the library that contains them links neither. docs/verbs.md
+// is the table these functions implement.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+#include <string>
+
+#include "softndk/ndkpi.h"
+
+namespace softndk::verbs {
+
+// The most SGEs the object model keeps per request (provider/work_request.h
+// kMaxSge); a device that offers more is reported with this many.
+inline constexpr uint32_t kMaxSge = 16;
+// Every NDK initiator request may need two send queue entries (a Read with
+// NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE is a Read plus a fenced
+// LOCAL_INV), so the QP's send queue is created twice the NDK depth and
+// the reported MaxInitiatorQueueDepth is half the device's max_qp_wr.
+inline constexpr uint32_t kWqesPerRequest = 2;
+
+// ---------------------------------------------------------------------------
+// Transport and device facts
+// ---------------------------------------------------------------------------
+
+enum class Transport : uint8_t {
+  kUnknown,
+  kIwarp,       // IBV_TRANSPORT_IWARP (siw, cxgb4, irdma in iWARP mode)
+  kRoce,        // IBV_TRANSPORT_IB over an Ethernet link layer (rxe, mlx5 RoCE, irdma RoCEv2)
+  kInfiniBand,  // IBV_TRANSPORT_IB over an InfiniBand link layer
+};
+
+Transport transport_of(ibv_transport_type t, uint8_t link_layer);
+const char* transport_name(Transport t);
+
+// What the device probe learned beyond ibv_query_device_ex/ibv_query_port
+// (facts that only trying tells: the largest inline size a QP accepts,
+// whether ibv_resize_cq works) and the name of the kernel driver.
+struct DeviceFacts {
+  std::string name;    // ibv_get_device_name: "siw0", "rxe0", "mlx5_0"
+  std::string driver;  // "siw", "rxe", "mlx5", ... (from the name or sysfs)
+  Transport transport = Transport::kUnknown;
+  uint32_t max_inline = 0;  // largest max_inline_data a probe QP was created with
+  bool cq_resize = false;   // ibv_resize_cq succeeded on a probe CQ
+  bool mw_type2 = false;    // a type-2 MW could be allocated on a probe PD
+};
+
+// Private data an NDK consumer may pass (MaxCallerData: NdkConnect;
+// MaxCalleeData: NdkAccept/NdkReject) over rdma_cm on this transport.
+//   IB/RoCE: the CM REQ carries 92 bytes of private data of which rdma_cm's
+//     own header takes 36 -> 56; REP 196; REJ 148 (the NDK's MaxCalleeData
+//     covers accept and reject, so the smaller, 148).
+//   iWARP: MPA private data is at most 512 bytes (RFC 5044), siw caps it
+//     at 256 and MPA v2's RFC 6581 IRD/ORD words take 4 of those (252, the
+//     software backend's value toward siw); through rdma_cm between two
+//     kernel siw endpoints (Linux 6.1) 252 fails both ways - the connect is
+//     reset, the accept refused with EINVAL - and 251 works (measured in
+//     the interop guest, softndk-verbs-exercise), so 251.
+struct PrivateDataLimits {
+  uint32_t caller = 0;
+  uint32_t callee = 0;
+};
+PrivateDataLimits private_data_limits(Transport t);
+
+// NDK_ADAPTER_INFO from the device. `version` is what the adapter
+// negotiated; `large_request_threshold` is the object model's.
+NDK_ADAPTER_INFO adapter_info(const ibv_device_attr_ex& dev, const ibv_port_attr& port,
+                              const DeviceFacts& facts, NDK_VERSION version,
+                              uint32_t large_request_threshold);
+
+// ---------------------------------------------------------------------------
+// Fast register
+// ---------------------------------------------------------------------------
+
+enum class FrStrategy : uint8_t {
+  // Type-2 memory window bound with IBV_WR_BIND_MW over the MR that
+  // NdkBuildLAM registered (the arena), re-bound with the same rkey after
+  // every invalidation: the token is stable, as NDKPI requires.
+  kType2Window,
+  // The named degraded mode (SOFTNDK_OPEN_FLAG_FR_REGISTER): each
+  // NdkFastRegister registers the pages with ibv_reg_mr_iova on a backend
+  // thread and completes in SQ order; the token changes with every
+  // registration and must be read again (NdkGetRemoteTokenFromMr).
+  kRegisterPerFastRegister,
+  // Neither: NdkInitializeFastRegisterMr fails with STATUS_NOT_SUPPORTED.
+  kUnsupported,
+};
+const char* fr_strategy_name(FrStrategy s);
+
+// Type-2 windows need IBV_DEVICE_MEM_WINDOW_TYPE_2B (or 2A) in the
+// device's capability flags and max_mw > 0 (and, when the probe tried,
+// a type-2 window that could really be allocated).
+FrStrategy choose_fr_strategy(const ibv_device_attr_ex& dev, const DeviceFacts& facts,
+                              bool degraded_opt_in);
+
+// One NdkFastRegister as a window bind: the address range to bind inside
+// the arena MR. The pages (logical addresses = process VAs in softndk) must
+// be contiguous, lie inside [arena_addr, arena_addr + arena_len), and the
+// region must be addressed at its own VA (BaseVirtualAddress == page 0 +
+// FBO) or zero-based where the device offers zero-based windows.
+struct FrBind {
+  uint64_t addr = 0;    // first byte (process VA)
+  uint64_t length = 0;  // bytes
+  bool zero_based = false;
+};
+NTSTATUS plan_window_bind(const NDK_LOGICAL_ADDRESS* pages, uint32_t page_count, uint32_t fbo,
+                          uint64_t length, uint64_t base_va, uint64_t arena_addr,
+                          uint64_t arena_len, bool zero_based_ok, FrBind* out);
+
+// ---------------------------------------------------------------------------
+// Access rights
+// ---------------------------------------------------------------------------
+
+// NDK_MR_FLAG_* (NdkRegisterMr) -> IBV_ACCESS_*. iWARP writes Read
+// Responses into the sink like a tagged Write, so a Read sink needs
+// IBV_ACCESS_REMOTE_WRITE there (NDK_MR_FLAG_RDMA_READ_SINK);
+// remote write implies local write on every transport.
+// Unknown flags: STATUS_INVALID_PARAMETER.
+NTSTATUS mr_access(ULONG ndk_mr_flags, Transport t, unsigned* ibv_access);
+// NDK_OP_FLAG_ALLOW_* of NdkBind / NdkFastRegister -> IBV_ACCESS_* of the
+// window (IBV_ACCESS_MW_BIND is for the MR underneath, never the window).
+unsigned window_access(ULONG ndk_op_flags, Transport t);
+
+// ---------------------------------------------------------------------------
+// Work requests
+// ---------------------------------------------------------------------------
+
+// The limits a QP was created with (after the device adjusted them).
+struct QpLimits {
+  uint32_t send_sge = 0;
+  uint32_t recv_sge = 0;
+  uint32_t read_sge = 0;  // device max_sge_rd (siw: 1)
+  uint32_t max_inline = 0;
+  uint64_t max_transfer = 0;  // NDK_ADAPTER_INFO.MaxTransferLength
+  // The provider library posts IBV_WR_LOCAL_INV from user space (rxe,
+  // mlx5, irdma; not libsiw, not libcxgb4): the fast-register strategy is
+  // kType2Window exactly when this holds.
+  bool local_inv = false;
+};
+
+// The request kinds the SQ carries (NDK_OPERATION_TYPE is the result type).
+enum class SendOp : uint8_t { kSend, kSendAndInvalidate, kWrite, kRead, kInvalidate };
+
+// One NDK initiator request in the object model's terms.
+struct SendRequest {
+  SendOp op = SendOp::kSend;
+  ULONG flags = 0;  // NDK_OP_FLAG_*
+  const NDK_SGE* sgl = nullptr;
+  uint32_t nsge = 0;
+  uint64_t remote_addr = 0;   // Read/Write
+  uint32_t remote_token = 0;  // Read/Write: rkey; SendAndInvalidate: rkey to invalidate
+  uint32_t local_token = 0;   // Invalidate, or the Read's local invalidate: the rkey to drop
+  uint64_t wr_id = 0;         // the backend's record of this request
+};
+
+// Up to two WQEs (a Read with local invalidate is two) and their SGEs.
+// `deferred`: NDK_OP_FLAG_DEFER - chain behind the previous deferred
+// requests and ring the doorbell (one ibv_post_send for the chain) with
+// the next request that is not deferred.
+struct SendWqes {
+  ibv_send_wr wr[2]{};
+  ibv_sge sge[kMaxSge]{};
+  uint32_t count = 0;
+  bool deferred = false;
+  bool signaled = true;  // false: silent success (IBV_SEND_SIGNALED clear)
+  // An inline request with more SGEs than the QP takes (NDKPI lets inline
+  // SGLs ignore the SGE limit; providers check num_sge even for inline):
+  // wr[0] has one SGE of `length` bytes whose addr the backend points at
+  // the object model's copy of the data (WorkRequestHead::inline_data).
+  bool coalesce_inline = false;
+  uint64_t length = 0;  // bytes the request carries (Send/Write/Read)
+};
+
+// Validates and translates. Errors (nothing built, no completion), as the
+// software backend reports them at post time:
+//   flags not allowed for the operation, more SGEs than the QP's limit
+//   (reads: read_sge), inline data above max_inline, a transfer above
+//   max_transfer, a NULL SGL with nsge > 0: STATUS_INVALID_PARAMETER.
+//   NdkInvalidate or a Read with NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE on a
+//   device that cannot invalidate from user space (!local_inv; the adapter
+//   then reports neither type-2 windows nor
+//   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED): STATUS_NOT_SUPPORTED.
+// The WQEs are linked (wr[0].next = &wr[1]); wr[last].next is null.
+NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out);
+
+struct RecvWqe {
+  ibv_recv_wr wr{};
+  ibv_sge sge[kMaxSge]{};
+  uint64_t capacity = 0;
+};
+// NdkReceive / NdkSrqReceive: too many SGEs, a NULL SGL with nsge > 0 or
+// a total above max_transfer: STATUS_INVALID_PARAMETER.
+NTSTATUS build_recv(const NDK_SGE* sgl, uint32_t nsge, const QpLimits& lim, uint64_t wr_id,
+                    RecvWqe* out);
+
+// The flags each NDK call accepts (the software backend's sets, qp.cc).
+ULONG allowed_flags(SendOp op);
+
+// ---------------------------------------------------------------------------
+// Completions
+// ---------------------------------------------------------------------------
+
+// IBV_WC_* -> the NTSTATUS the software backend reports for the same event
+// (docs/verbs.md, "Completion status").
+NTSTATUS status_of(ibv_wc_status s);
+
+// What the backend recorded when it posted the request that wr_id names:
+// ibv_wc.opcode is undefined on error completions, so the NDK type and the
+// length come from the record, never from the completion.
+struct PostedRecord {
+  void* request_context = nullptr;
+  NDK_OPERATION_TYPE type = NdkOperationTypeSend;
+  uint64_t length = 0;  // initiator: bytes posted; receive: capacity
+};
+
+// NDK_RESULT_EX of one completion. Receives report wc.byte_len; initiator
+// requests the posted length on success and 0 on error. A receive with
+// IBV_WC_WITH_INV is NdkOperationTypeReceiveAndInvalidate with the
+// invalidated rkey in TypeSpecificCompletionOutput. ProviderErrorCode is
+// 0 on success, else wc.status | (wc.vendor_err & 0xffffff) << 8.
+NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context);
+
+// ---------------------------------------------------------------------------
+// rdma_cm events
+// ---------------------------------------------------------------------------
+
+// Where the connector is when an event arrives.
+enum class CmPhase : uint8_t {
+  kResolvingAddr,   // rdma_resolve_addr issued
+  kResolvingRoute,  // rdma_resolve_route issued
+  kConnecting,      // rdma_connect issued (initiator)
+  kAccepting,       // rdma_accept issued (responder)
+  kEstablished,     // connected, NdkCompleteConnect / NdkAccept done
+  kDisconnecting,   // NdkDisconnect issued
+};
+
+enum class CmAction : uint8_t {
+  kNextResolveRoute,  // address resolved: resolve the route
+  kNextConnect,       // route resolved: create the QP, rdma_connect
+  kIncoming,          // listener: a connect request (NDK connect event)
+  kComplete,          // the pending NDK request completes with `status`
+  kPeerDisconnected,  // established: the NDK disconnect event
+  kDeviceRemoved,     // the RDMA device went away: a fatal adapter error
+  kIgnore,            // nothing for the object model
+};
+
+struct CmOutcome {
+  CmAction action = CmAction::kIgnore;
+  NTSTATUS status = STATUS_SUCCESS;
+};
+
+// `event_status` is rdma_cm_event.status (negative errno, or for
+// REJECTED the transport's reject reason; 0 otherwise).
+CmOutcome translate_cm_event(rdma_cm_event_type ev, int event_status, CmPhase phase);
+
+// A negative errno of rdma_cm (event status or a call's failure) as the
+// NTSTATUS the software backend's connection layer reports for the same
+// socket error; `fallback` for the others.
+NTSTATUS status_of_errno(int neg_errno, NTSTATUS fallback);
+
+}  // namespace softndk::verbs

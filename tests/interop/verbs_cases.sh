@@ -1,0 +1,168 @@
+# tests/interop/verbs_cases.sh - group verbs of run.sh (sourced by it;
+# issue 30): the verbs backend's device probe (softndk-verbs-probe, built
+# on the host, run in the guest from the share) on the guest kernel's
+# software RDMA devices: siw0 on eth0 (10.0.2.15) and an rxe device the
+# case adds on one end of a veth pair, so that each address is served by
+# exactly one device (with --rxe both sit on eth0 and rdma_cm picks
+# either). The probe prints the device rdma_cm chose for the address,
+# NDK_ADAPTER_INFO mapped from ibv_query_device_ex, the fast-register
+# strategy, the SOFTNDK_BACKEND decision and whether PD, completion
+# channel, CQ, RC QP, SRQ, ibv_reg_mr_iova and a type-2 MW can be created.
+
+VERBS_PROBE=${INTEROP_VERBS_PROBE:-}
+# The guest side of the rxe case: veth pair, rxe on its first end.
+VERBS_RXE_NET=10.99.0
+VERBS_RXE_SETUP="bash ./verbs-rxe-setup.sh"
+# Written into the share by need_verbs_probe / need_verbs_exercise.
+verbs_rxe_script() {
+  cat >"$SHARE/verbs-rxe-setup.sh" <<EOS
+set -e
+ip link show vx0 >/dev/null 2>&1 || ip link add vx0 type veth peer name vx1
+ip addr replace $VERBS_RXE_NET.1/24 dev vx0
+ip addr replace $VERBS_RXE_NET.2/24 dev vx1
+ip link set vx0 up
+ip link set vx1 up
+rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev vx0
+rdma link show
+EOS
+}
+
+need_verbs_probe() {
+  verbs_rxe_script
+  if [ -z "$VERBS_PROBE" ] || [ ! -x "$SHARE/softndk-verbs-probe" ]; then
+    check "softndk-verbs-probe built (needs libibverbs-dev, librdmacm-dev on the host)" false
+    return 1
+  fi
+}
+
+# verbs_probe ADDRESS: run the probe in the guest into $CDIR/probe.json.
+verbs_probe() {
+  local rc=0
+  g_run 60 "./softndk-verbs-probe $1" >"$CDIR/probe.json" 2>&1 || rc=$?
+  sed 's/^/  probe| /' "$CDIR/probe.json"
+  PROBE_RC=$rc
+}
+pj() { jq -e "$1" "$CDIR/probe.json" >/dev/null 2>&1; } # JQ-EXPR on the probe's output
+
+case_probe_siw() {
+  need_verbs_probe || return 0
+  g_run 20 "rdma link show" | sed 's/^/  guest| /'
+  verbs_probe 10.0.2.15
+  check "probe exit 0 (device found, PD/CQ/QP/MR created)" test "$PROBE_RC" -eq 0
+  check "rdma_cm picked siw0 for 10.0.2.15 on eth0" pj '.device == "siw0" and .interface == "eth0" and .driver == "siw"'
+  check "transport iWARP, RdmaTechnology NdkiWarp" pj '.transport == "iwarp" and .adapter_info.RdmaTechnology == 1'
+  check "reads take one SGE (siw)" pj '.adapter_info.MaxReadRequestSge == 1'
+  check "MPA private data 251 both ways (rdma_cm on siw)" pj '.adapter_info.MaxCallerData == 251 and .adapter_info.MaxCalleeData == 251'
+  # NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED (0x2) clear: iWARP places
+  # Read Responses like tagged Writes, so sinks are registered for it.
+  check "read sinks must be registered (iWARP), inline size learned" pj '((.adapter_info.AdapterFlags / 2 | floor) % 2 == 0) and .adapter_info.MaxInlineDataSize > 0'
+  check "no type-2 windows: fast register unsupported by default, degraded mode on opt-in" pj '.fast_register.default == "unsupported" and .fast_register.with_SOFTNDK_OPEN_FLAG_FR_REGISTER == "register-per-fast-register"'
+  check "every core object created" pj '[.steps[] | select(.what != "alloc_mw_type2" and .what != "resize_cq") | .ok] | all'
+  check "completion channel fd non-blocking" pj '.steps[] | select(.what == "comp_channel_nonblocking") | .ok'
+  check "auto keeps software iWARP on siw (software device)" pj '.backend.auto.backend == "iwarp-sw" and (.backend.auto.why | test("software device"))'
+  check "verbs on request: siw0" pj '.backend.verbs.backend == "verbs" and (.backend.verbs.why | test("siw0"))'
+}
+
+case_probe_rxe() {
+  need_verbs_probe || return 0
+  local rc=0
+  g_run 90 "$VERBS_RXE_SETUP" >"$CDIR/setup.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/setup.txt"
+  check "rxe0 added on a veth end" test $rc -eq 0
+  [ $rc -eq 0 ] || return 0
+  verbs_probe "$VERBS_RXE_NET.1"
+  check "probe exit 0 (device found, PD/CQ/QP/MR created)" test "$PROBE_RC" -eq 0
+  check "rdma_cm picked rxe0 for $VERBS_RXE_NET.1 on vx0" pj '.device == "rxe0" and .interface == "vx0" and .driver == "rxe"'
+  check "transport RoCE, RdmaTechnology NdkRoCEv2" pj '.transport == "roce" and .adapter_info.RdmaTechnology == 4'
+  check "rdma_cm private data 56 (connect) / 148 (accept, reject)" pj '.adapter_info.MaxCallerData == 56 and .adapter_info.MaxCalleeData == 148'
+  check "type-2 windows: fast register with a stable token" pj '.fast_register.default == "type2-window"'
+  check "no read sink registration needed (RoCE)" pj '(.adapter_info.AdapterFlags / 2 | floor) % 2 == 1'
+  check "type-2 MW allocated" pj '.steps[] | select(.what == "alloc_mw_type2") | .ok'
+  check "every core object created" pj '[.steps[] | select(.what != "alloc_mw_type2" and .what != "resize_cq") | .ok] | all'
+  check "auto keeps software iWARP on rxe (software device)" pj '.backend.auto.backend == "iwarp-sw"'
+  check "verbs on request: rxe0" pj '.backend.verbs.backend == "verbs" and (.backend.verbs.why | test("rxe0"))'
+}
+
+# An address no RDMA device serves (the veth's other end has none): the
+# probe says so, and SOFTNDK_BACKEND=verbs would fail with
+# STATUS_NO_SUCH_DEVICE (0xc000000e) while auto stays on software iWARP.
+case_probe_none() {
+  need_verbs_probe || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  verbs_probe "$VERBS_RXE_NET.2"
+  check "probe exit 2 (no RDMA device)" test "$PROBE_RC" -eq 2
+  check "not found, with the reason" pj '.found == false and (.error | test("no RDMA device serves"))'
+  check "verbs refused with STATUS_NO_SUCH_DEVICE" pj '.backend.verbs.status == "0xc000000e"'
+  check "auto: software iWARP" pj '.backend.auto.backend == "iwarp-sw"'
+}
+
+# The translation on the device: softndk-verbs-exercise (src/verbs/
+# exercise_main.cc) connects two RC endpoints of one process through the
+# device over rdma_cm (private data at the transport's limit both ways),
+# builds every request with build_send()/build_recv() and reads every
+# completion through result_of(), verifying the data: Send of two SGEs,
+# a DEFER chain (silent Write + inline solicited Send, one doorbell, one
+# completion), Read, the passive side's receives on an SRQ armed at 6 of 8
+# (IBV_EVENT_SRQ_LIMIT_REACHED after the third), then per device either the type-2 window fast register
+# with a stable token (bind, Write, peer's Send with Invalidate reported as
+# ReceiveAndInvalidate, re-bind with the same rkey, Write again, Read with
+# local invalidate = one completion, NdkInvalidate then a refused Write =
+# STATUS_ACCESS_VIOLATION) or, without windows, the documented refusals;
+# then a flush (STATUS_CANCELLED) and the peer's disconnect event.
+need_verbs_exercise() {
+  verbs_rxe_script
+  if [ ! -x "$SHARE/softndk-verbs-exercise" ]; then
+    check "softndk-verbs-exercise built (INTEROP_VERBS_EXERCISE)" false
+    return 1
+  fi
+}
+verbs_exercise() { # ADDRESS PORT
+  local rc=0
+  g_run 90 "./softndk-verbs-exercise $1 $2" >"$CDIR/exercise.json" 2>&1 || rc=$?
+  sed 's/^/  exercise| /' "$CDIR/exercise.json"
+  EXERCISE_RC=$rc
+}
+ej() { jq -e -s "$1" "$CDIR/exercise.json" >/dev/null 2>&1; }
+step_ok() { ej "map(select(.op == \"$1\")) | length == 1 and .[0].ok"; }
+
+case_exercise_siw() {
+  need_verbs_exercise || return 0
+  verbs_exercise 10.0.2.15 7191
+  check "exit 0: every step passed" test "$EXERCISE_RC" -eq 0
+  local s
+  for s in connect_request established_active srq_qp srq_arm send defer_write_inline_send read \
+    invalidate_not_supported send_and_invalidate srq_limit_event flush peer_disconnected; do
+    check "step $s" step_ok "$s"
+  done
+  check "private data 251 bytes both ways (iWARP limit over rdma_cm)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 251"'
+  # One byte more: siw resets the connection (docs/verbs.md, "Private data").
+  local rc=0
+  g_run 40 "./softndk-verbs-exercise 10.0.2.15 7195 252 16" >"$CDIR/pd252.json" 2>&1 || rc=$?
+  sed 's/^/  pd252| /' "$CDIR/pd252.json"
+  check "252 bytes of caller data refused (REJECTED, ECONNRESET)" grep -q 'RDMA_CM_EVENT_REJECTED status -104' "$CDIR/pd252.json"
+  # libsiw reports no IBV_WC_WITH_INV (docs/verbs.md): a documented limit.
+  if ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("NOT reported")'; then
+    known "siw does not report the invalidated STag of a Send with Invalidate (libsiw wc_flags 0)"
+  fi
+}
+
+case_exercise_rxe() {
+  need_verbs_exercise || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  verbs_exercise "$VERBS_RXE_NET.1" 7192
+  check "exit 0: every step passed" test "$EXERCISE_RC" -eq 0
+  local s
+  for s in connect_request established_active srq_qp srq_arm send defer_write_inline_send read fr_bind \
+    fr_write_1 send_and_invalidate fr_rebind_same_token fr_write_2_same_token fr_bind_sink \
+    read_local_invalidate sink_rebind_proves_invalidated invalidate \
+    write_after_invalidate_refused srq_limit_event flush peer_disconnected; do
+    check "step $s" step_ok "$s"
+  done
+  check "private data 56 bytes (RoCE connect limit)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 56"'
+  check "stable token: the same rkey before and after the re-bind" ej '[.[] | select(.op == "fr_bind" or .op == "fr_rebind_same_token") | .detail | capture("rkey (?<k>0x[0-9a-f]+)").k] | length == 2 and .[0] == .[1]'
+  # rxe of Linux 6.1 invalidates (the re-bind proves it) but sets no
+  # IBV_WC_WITH_INV on the receive (docs/verbs.md).
+  if ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("NOT reported")'; then
+    known "rxe does not report the invalidated rkey of a Send with Invalidate (no IBV_WC_WITH_INV)"
+  fi
+}
