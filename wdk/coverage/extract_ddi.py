@@ -108,8 +108,9 @@ def main():
             # A structure's page is named after its tag (_IRP); the typedef
             # (IRP) is what drivers write, so it leads.
             if KINDS[m.group(1)] in ("struct", "enum"):
-                plain = [n for n in names if not n.startswith("_")]
-                names = plain + [n for n in names if n.startswith("_")]
+                bare = m.group(2).lstrip("_")
+                lead = [bare] if bare in names else [n for n in names if not n.startswith("_")][:1]
+                names = lead + [n for n in names if n not in lead]
             primary = names[0]
             entry = per_header[header].setdefault(primary, [KINDS[m.group(1)], []])
             for n in names[1:]:
