@@ -12,6 +12,7 @@
 #include "irql/irql.h"
 #include "kernel/device.h"
 #include "kernel/dispatcher.h"
+#include "kernel/registry_store.h"
 
 using namespace softndk::wdk;
 
@@ -153,6 +154,7 @@ NTSTATUS ObReferenceObjectByHandle(HANDLE Handle, ACCESS_MASK DesiredAccess, PVO
 }
 
 NTSTATUS ZwClose(HANDLE Handle) {
+  if (CloseRegistryHandle(Handle)) return STATUS_SUCCESS;  // registry_store.cc
   KitThread* t = Lookup(Handle);
   if (t == nullptr) {
     Report(SoftNdkWdkRuleInvalidParameter, "ZwClose", SOFTNDK_WDK_SITE(),

@@ -1,0 +1,3 @@
+/* Ndis.h: the spelling Microsoft's documentation and samples use for
+ * <ndis.h>. Linux file names are case sensitive; docs/wdk.md, "Include names". */
+#include "ndis.h"

@@ -1,0 +1,3 @@
+/* Ntddk.h: the spelling Microsoft's documentation and samples use for
+ * <ntddk.h>. Linux file names are case sensitive; docs/wdk.md, "Include names". */
+#include "ntddk.h"

@@ -1,0 +1,3 @@
+/* Wdmsec.h: the spelling Microsoft's documentation and samples use for
+ * <wdmsec.h>. Linux file names are case sensitive; docs/wdk.md, "Include names". */
+#include "wdmsec.h"

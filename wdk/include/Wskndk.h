@@ -1,0 +1,3 @@
+/* Wskndk.h: the spelling Microsoft's documentation and samples use for
+ * <wskndk.h>. Linux file names are case sensitive; docs/wdk.md, "Include names". */
+#include "wskndk.h"
