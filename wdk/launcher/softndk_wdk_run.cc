@@ -2,7 +2,12 @@
 // object against the WDK kit (docs/wdk.md).
 //
 //   softndk-wdk-run <driver.so> [--timeout S] [--check fatal|report|quiet]
-//                   [--name NAME] [-- driver arguments...]
+//                   [--name NAME] [--registry FILE] [--reg NAME=TYPE:VALUE]
+//                   [-- driver arguments...]
+//
+// --registry and --reg (repeatable, applied in order) fill the driver's
+// service key before DriverEntry: ZwOpenKey/RtlQueryRegistryValues on its
+// RegistryPath see them (softndk_wdk/zw.h, docs/wdk.md "Registry").
 //
 // Loads the driver, calls its DriverEntry at PASSIVE_LEVEL with a
 // DRIVER_OBJECT and the registry path
@@ -55,7 +60,8 @@ constexpr int kExitNoLoad = 66;
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: softndk-wdk-run <driver.so> [--timeout S] [--check fatal|report|quiet]\n"
-               "                       [--name NAME] [-- driver arguments...]\n"
+               "                       [--name NAME] [--registry FILE] [--reg NAME=TYPE:VALUE]\n"
+               "                       [-- driver arguments...]\n"
                "Runs a WDK-kit driver: DriverEntry, until SoftNdkWdkRequestUnload (or the\n"
                "timeout, or SIGINT/SIGTERM), DriverUnload, then the leak check.\n"
                "exit: 0 clean, 1 DriverEntry failed, 2 driver reported failure, 3 checker\n"
@@ -101,6 +107,7 @@ int main(int argc, char** argv) {
   double timeout_s = 0;
   std::string name;
   std::vector<const char*> driver_args;
+  std::vector<std::pair<bool, std::string>> registry_inputs;  // (is a file, argument)
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--") {
@@ -111,7 +118,9 @@ int main(int argc, char** argv) {
       Usage(stdout);
       return kExitOk;
     }
-    if ((a == "--timeout" || a == "--check" || a == "--name") && i + 1 >= argc) {
+    if ((a == "--timeout" || a == "--check" || a == "--name" || a == "--registry" ||
+         a == "--reg") &&
+        i + 1 >= argc) {
       std::fprintf(stderr, "softndk-wdk-run: %s needs a value\n", a.c_str());
       return kExitUsage;
     }
@@ -139,6 +148,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--name") {
       name = argv[++i];
+    } else if (a == "--registry" || a == "--reg") {
+      registry_inputs.emplace_back(a == "--registry", argv[++i]);
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "softndk-wdk-run: unknown option %s\n", a.c_str());
       Usage(stderr);
@@ -200,6 +211,11 @@ int main(int argc, char** argv) {
   std::wstring registry = L"\\Registry\\Machine\\System\\CurrentControlSet\\Services\\" + wname;
   UNICODE_STRING registry_path;
   RtlInitUnicodeString(&registry_path, registry.c_str());
+  SoftNdkWdkRegistrySetServiceKey(&registry_path);
+  for (const auto& [is_file, arg] : registry_inputs) {
+    NTSTATUS rs = is_file ? SoftNdkWdkRegistryLoad(arg.c_str()) : SoftNdkWdkRegistrySet(arg.c_str());
+    if (!NT_SUCCESS(rs)) return kExitUsage;  // the kit said what is wrong on stderr
+  }
   driver->DriverInit = entry;
 
   NTSTATUS st = entry(driver, &registry_path);
