@@ -41,7 +41,6 @@ NTSTATUS IoCreateDeviceSecure(PDRIVER_OBJECT DriverObject, ULONG DeviceExtension
                               ULONG DeviceCharacteristics, BOOLEAN Exclusive,
                               PCUNICODE_STRING DefaultSDDLString, LPCGUID DeviceClassGuid,
                               PDEVICE_OBJECT* DeviceObject);
-NTSTATUS IoValidateDeviceIoControlAccess(PIRP Irp, ULONG RequiredAccess);
 #define WdmlibIoCreateDeviceSecure IoCreateDeviceSecure
 #define WdmlibIoValidateDeviceIoControlAccess IoValidateDeviceIoControlAccess
 #define WdmlibRtlInitUnicodeStringEx RtlInitUnicodeStringEx

@@ -21,6 +21,4718 @@ extern "C" {
   int name(SOFTNDK_WDK_ANY_ARGS) __attribute__((unavailable("softndk-wdk: " #name " is not provided: " why)))
 
 /* clang-format off */
+#define SOFTNDK_WDK_WHY_0 "ARM64 system registers: the kit runs on the host's architecture"
+#define SOFTNDK_WDK_WHY_1 "the common log file system (CLFS) is not emulated"
+#define SOFTNDK_WDK_WHY_2 "registry callbacks (filtering other processes' registry access) do not apply to the kit's private registry"
+#define SOFTNDK_WDK_WHY_3 "bound-exception callbacks are an x86 kernel feature"
+#define SOFTNDK_WDK_WHY_4 "ETW tracing: use DbgPrint / the kit's --trace (docs/wdk.md)"
+#define SOFTNDK_WDK_WHY_5 "pool quota charges a user process: the kit has none"
+#define SOFTNDK_WDK_WHY_6 "system callback objects (ExCreateCallback) are not emulated"
+#define SOFTNDK_WDK_WHY_7 "private pools (ExCreatePool) are not emulated"
+#define SOFTNDK_WDK_WHY_8 "firmware variables need firmware"
+#define SOFTNDK_WDK_WHY_9 "device address translation needs hardware"
+#define SOFTNDK_WDK_WHY_10 "kernel soft restart is a Windows boot feature"
+#define SOFTNDK_WDK_WHY_11 "internal entry points of ExInterlocked*SList (those are provided)"
+#define SOFTNDK_WDK_WHY_12 "secure pool is a Windows hypervisor feature"
+#define SOFTNDK_WDK_WHY_13 "image policies are a Windows code integrity feature"
+#define SOFTNDK_WDK_WHY_14 "kernel soft restart persistent memory is a Windows boot feature"
+#define SOFTNDK_WDK_WHY_15 "paging files belong to storage stacks with a PnP manager"
+#define SOFTNDK_WDK_WHY_16 "the Windows event log does not exist here (DbgPrint goes to stderr)"
+#define SOFTNDK_WDK_WHY_17 "filter device stacks (attaching to another driver's device) need other drivers: the host runs one"
+#define SOFTNDK_WDK_WHY_18 "file system requests (IRP_MJ_READ/WRITE to another driver) are not emulated"
+#define SOFTNDK_WDK_WHY_19 "file share access: file I/O is not emulated"
+#define SOFTNDK_WDK_WHY_20 "interrupts need hardware (the kit's DPCs and work items run on threads)"
+#define SOFTNDK_WDK_WHY_21 "file I/O is not emulated: the kit runs network drivers, whose data path has no files"
+#define SOFTNDK_WDK_WHY_22 "named events in the object manager namespace: the kit has no object manager"
+#define SOFTNDK_WDK_WHY_23 "symbolic links for user-mode callers: no user-mode callers here"
+#define SOFTNDK_WDK_WHY_24 "filter device stacks need other drivers: the host runs one"
+#define SOFTNDK_WDK_WHY_25 "boot disk information is a Windows boot feature"
+#define SOFTNDK_WDK_WHY_26 "I/O container notifications are a Windows session feature"
+#define SOFTNDK_WDK_WHY_27 "Plug and Play device state directories: no PnP manager"
+#define SOFTNDK_WDK_WHY_28 "Plug and Play device interfaces: no PnP manager"
+#define SOFTNDK_WDK_WHY_29 "Plug and Play device properties: no PnP manager"
+#define SOFTNDK_WDK_WHY_30 "DMA needs hardware (NDK memory registration is the kit's DMA)"
+#define SOFTNDK_WDK_WHY_31 "driver state directories are Windows file system paths"
+#define SOFTNDK_WDK_WHY_32 "kernel stack introspection is a kernel feature"
+#define SOFTNDK_WDK_WHY_33 "the IOMMU needs hardware"
+#define SOFTNDK_WDK_WHY_34 "I/O priority hints belong to the Windows storage stack"
+#define SOFTNDK_WDK_WHY_35 "file objects of other drivers: the host runs one driver"
+#define SOFTNDK_WDK_WHY_36 "top-level IRP tracking belongs to file systems"
+#define SOFTNDK_WDK_WHY_37 "ISR-queued DPCs need interrupts: use KeInitializeDpc/KeInsertQueueDpc"
+#define SOFTNDK_WDK_WHY_38 "the one-second I/O timer: use KeSetTimerEx with a DPC, which the kit provides"
+#define SOFTNDK_WDK_WHY_39 "Plug and Play: no PnP manager"
+#define SOFTNDK_WDK_WHY_40 "32-bit user-mode callers do not exist here"
+#define SOFTNDK_WDK_WHY_41 "removable media errors belong to storage class drivers"
+#define SOFTNDK_WDK_WHY_42 "Plug and Play device registry keys: no PnP manager (the driver's service key is provided)"
+#define SOFTNDK_WDK_WHY_43 "system shutdown notification: the host unloads the driver instead"
+#define SOFTNDK_WDK_WHY_44 "legacy device queues (StartIo): use the cancel-safe queue (IoCsq*), which the kit provides"
+#define SOFTNDK_WDK_WHY_45 "WMI: no Windows management instrumentation in the host"
+#define SOFTNDK_WDK_WHY_46 "kernel debugger control: use gdb on the host (docs/wdk.md)"
+#define SOFTNDK_WDK_WHY_47 "bug check callbacks: a fault ends the host with the kit's report instead"
+#define SOFTNDK_WDK_WHY_48 "the auxiliary counter is a hardware timer"
+#define SOFTNDK_WDK_WHY_49 "NMI callbacks need hardware"
+#define SOFTNDK_WDK_WHY_50 "dynamic processor addition is not emulated (the processor set is the process's)"
+#define SOFTNDK_WDK_WHY_51 "cache flushing for DMA needs hardware"
+#define SOFTNDK_WDK_WHY_52 "crash dump drivers need the Windows crash dump stack"
+#define SOFTNDK_WDK_WHY_53 "inter-processor interrupts need kernel mode"
+#define SOFTNDK_WDK_WHY_54 "the DPC watchdog is a kernel feature (the kit's checker times DPCs instead)"
+#define SOFTNDK_WDK_WHY_55 "saved processor extended state (the kit does not switch FPU context)"
+#define SOFTNDK_WDK_WHY_56 "the kit does not switch FPU context; floating point is always usable in user space"
+#define SOFTNDK_WDK_WHY_57 "x86-only IRQL entry points (KeRaiseIrql/KeLowerIrql are provided)"
+#define SOFTNDK_WDK_WHY_58 "reserved system address ranges need kernel mode"
+#define SOFTNDK_WDK_WHY_59 "device memory mapping needs hardware"
+#define SOFTNDK_WDK_WHY_60 "physical page allocation is not visible from user space"
+#define SOFTNDK_WDK_WHY_61 "Driver Verifier state: the kit's checker is always on"
+#define SOFTNDK_WDK_WHY_62 "section objects (memory-mapped files) are not emulated"
+#define SOFTNDK_WDK_WHY_63 "user-space mappings of locked pages (use MmGetSystemAddressForMdlSafe / MmMapLockedPagesSpecifyCache)"
+#define SOFTNDK_WDK_WHY_64 "driver paging: nothing is paged in a user-space process"
+#define SOFTNDK_WDK_WHY_65 "locking other processes' pages needs kernel mode"
+#define SOFTNDK_WDK_WHY_66 "Windows memory sizing does not apply"
+#define SOFTNDK_WDK_WHY_67 "kernel transaction manager (KTM) is not emulated"
+#define SOFTNDK_WDK_WHY_68 "memory partitions are a Windows memory manager feature"
+#define SOFTNDK_WDK_WHY_69 "power management: the host has no power states to send (the driver stays in D0)"
+#define SOFTNDK_WDK_WHY_70 "security reference monitor: the host has one security context"
+#define SOFTNDK_WDK_WHY_71 "object manager callbacks: the kit has no object manager"
+#define SOFTNDK_WDK_WHY_72 "performance counters (PCW) are not emulated"
+#define SOFTNDK_WDK_WHY_73 "other processes: the kit runs in one Linux process"
+#define SOFTNDK_WDK_WHY_74 "port and register I/O needs hardware"
+#define SOFTNDK_WDK_WHY_75 "hardware resource descriptors need hardware"
+#define SOFTNDK_WDK_WHY_76 "security reference monitor: the host has one security context (root of the process)"
+#define SOFTNDK_WDK_WHY_77 "object manager namespace: the kit has no object manager"
+#define SOFTNDK_WDK_WHY_78 "loading other drivers: the host runs one driver"
+#define SOFTNDK_WDK_WHY_79 "object manager namespace queries: the kit has no object manager"
+#define SOFTNDK_WDK_WHY_80 "file I/O is not emulated"
+#define SOFTNDK_WDK_WHY_81 "system event triggers are a Windows service feature"
+#define SOFTNDK_WDK_WHY_82 "interactive kernel debugger prompts: use gdb on the host"
+#define SOFTNDK_WDK_WHY_83 "structured exceptions are refused at compile time (docs/wdk.md)"
+#define SOFTNDK_WDK_WHY_84 "file system run-time library belongs to file systems"
+#define SOFTNDK_WDK_WHY_85 "hardware abstraction layer: no hardware in a user-space process"
+#define SOFTNDK_WDK_WHY_86 "DMA needs hardware"
+#define SOFTNDK_WDK_WHY_87 "legacy controller objects need hardware"
+#define SOFTNDK_WDK_WHY_88 "ARC boot names are a Windows boot feature"
+#define SOFTNDK_WDK_WHY_89 "ETW activity IDs: use DbgPrint / the kit's --trace"
+#define SOFTNDK_WDK_WHY_90 "disk partitioning belongs to storage stacks"
+#define SOFTNDK_WDK_WHY_91 "packaged-app keep-alive counts are a Windows app model feature"
+#define SOFTNDK_WDK_WHY_92 "legacy hardware configuration needs hardware"
+#define SOFTNDK_WDK_WHY_93 "opportunistic locks belong to file systems"
+#define SOFTNDK_WDK_WHY_94 "shadow files belong to file systems"
+#define SOFTNDK_WDK_WHY_95 "server silos (containers) are a Windows feature"
+#define SOFTNDK_WDK_WHY_96 "the driver's image path is a Windows file system path"
+#define SOFTNDK_WDK_WHY_97 "hard error pop-ups need a Windows desktop"
+#define SOFTNDK_WDK_WHY_98 "disk signatures belong to storage stacks"
+#define SOFTNDK_WDK_WHY_99 "Plug and Play resource reporting: no PnP manager"
+#define SOFTNDK_WDK_WHY_100 "removable media belongs to storage class drivers"
+#define SOFTNDK_WDK_WHY_101 "DOS device names are a Windows namespace feature"
+#define SOFTNDK_WDK_WHY_102 "kernel stack expansion is a kernel feature (kit threads have 8 MiB stacks)"
+#define SOFTNDK_WDK_WHY_103 "cache invalidation needs kernel mode"
+#define SOFTNDK_WDK_WHY_104 "hardware performance counters need hardware"
+#define SOFTNDK_WDK_WHY_105 "physical memory hot add is a kernel feature"
+#define SOFTNDK_WDK_WHY_106 "uncached memory needs kernel page attributes"
+#define SOFTNDK_WDK_WHY_107 "copying physical memory needs kernel mode"
+#define SOFTNDK_WDK_WHY_108 "physical memory layout is not visible from user space"
+#define SOFTNDK_WDK_WHY_109 "Windows product types do not apply"
+#define SOFTNDK_WDK_WHY_110 "user-mode address spaces: the kit has one address space"
+#define SOFTNDK_WDK_WHY_111 "user-mode thread environment blocks do not exist here"
+#define SOFTNDK_WDK_WHY_112 "hardware error architecture needs hardware"
+#define SOFTNDK_WDK_WHY_113 "process/thread/image notifications concern other processes"
+#define SOFTNDK_WDK_WHY_114 "persistent memory (DAX) needs hardware"
+#define SOFTNDK_WDK_WHY_115 "correlation vectors are a Windows telemetry feature"
+#define SOFTNDK_WDK_WHY_116 "processor extended state is not switched by the kit"
+#define SOFTNDK_WDK_WHY_117 "persisted state locations are Windows file system paths"
+#define SOFTNDK_WDK_WHY_118 "state separation is a Windows edition feature"
+#define SOFTNDK_WDK_WHY_119 "the cache manager belongs to file systems (ntifs.h's file system kit is out of scope)"
+#define SOFTNDK_WDK_WHY_120 "file system run-time library (ntifs.h's file system kit is out of scope)"
+#define SOFTNDK_WDK_WHY_121 "file system kit (ntifs.h beyond what network drivers take from it)"
+#define SOFTNDK_WDK_WHY_122 "volume parameter blocks belong to file systems"
+#define SOFTNDK_WDK_WHY_123 "file system registration belongs to file systems"
+#define SOFTNDK_WDK_WHY_124 "volumes belong to file systems"
+#define SOFTNDK_WDK_WHY_125 "I/O priority belongs to the Windows storage stack"
+#define SOFTNDK_WDK_WHY_126 "reparse points belong to file systems"
+#define SOFTNDK_WDK_WHY_127 "paging I/O belongs to file systems"
+#define SOFTNDK_WDK_WHY_128 "file-backed memory belongs to file systems"
+#define SOFTNDK_WDK_WHY_129 "other processes' virtual memory needs kernel mode"
+#define SOFTNDK_WDK_WHY_130 "disk counters belong to storage stacks"
+#define SOFTNDK_WDK_WHY_131 "access control entries: the host has one security context"
+#define SOFTNDK_WDK_WHY_132 "Rtl heaps: use pool (ExAllocatePool2), which the kit provides"
+#define SOFTNDK_WDK_WHY_133 "8.3 names belong to file systems"
+#define SOFTNDK_WDK_WHY_134 "packaged apps are a Windows app model feature"
+#define SOFTNDK_WDK_WHY_135 "NDIS miniport, protocol and filter driver interface: softndk-wdk runs NDK consumers, which take only NDIS_STATUS values and types from ndis.h"
+#define SOFTNDK_WDK_WHY_136 "WSK sockets are not emulated: an NDK consumer uses WSK only to reach the NDK provider (WskRegister, WskCaptureProviderNPI, WskControlClient)"
+#ifndef ARM64_SYSREG_CRM
+SOFTNDK_WDK_UNAVAILABLE(ARM64_SYSREG_CRM, SOFTNDK_WDK_WHY_0); /* wdm.h */
+#endif
+#ifndef ARM64_SYSREG_CRN
+SOFTNDK_WDK_UNAVAILABLE(ARM64_SYSREG_CRN, SOFTNDK_WDK_WHY_0); /* wdm.h */
+#endif
+#ifndef ARM64_SYSREG_OP1
+SOFTNDK_WDK_UNAVAILABLE(ARM64_SYSREG_OP1, SOFTNDK_WDK_WHY_0); /* wdm.h */
+#endif
+#ifndef ARM64_SYSREG_OP2
+SOFTNDK_WDK_UNAVAILABLE(ARM64_SYSREG_OP2, SOFTNDK_WDK_WHY_0); /* wdm.h */
+#endif
+#ifndef ClfsAddLogContainer
+SOFTNDK_WDK_UNAVAILABLE(ClfsAddLogContainer, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsAddLogContainerSet
+SOFTNDK_WDK_UNAVAILABLE(ClfsAddLogContainerSet, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsAdvanceLogBase
+SOFTNDK_WDK_UNAVAILABLE(ClfsAdvanceLogBase, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsAlignReservedLog
+SOFTNDK_WDK_UNAVAILABLE(ClfsAlignReservedLog, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsAllocReservedLog
+SOFTNDK_WDK_UNAVAILABLE(ClfsAllocReservedLog, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsCloseAndResetLogFile
+SOFTNDK_WDK_UNAVAILABLE(ClfsCloseAndResetLogFile, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsCloseLogFileObject
+SOFTNDK_WDK_UNAVAILABLE(ClfsCloseLogFileObject, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsCreateLogFile
+SOFTNDK_WDK_UNAVAILABLE(ClfsCreateLogFile, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsCreateMarshallingArea
+SOFTNDK_WDK_UNAVAILABLE(ClfsCreateMarshallingArea, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsCreateMarshallingAreaEx
+SOFTNDK_WDK_UNAVAILABLE(ClfsCreateMarshallingAreaEx, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsCreateScanContext
+SOFTNDK_WDK_UNAVAILABLE(ClfsCreateScanContext, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsDeleteLogByPointer
+SOFTNDK_WDK_UNAVAILABLE(ClfsDeleteLogByPointer, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsDeleteLogFile
+SOFTNDK_WDK_UNAVAILABLE(ClfsDeleteLogFile, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsDeleteMarshallingArea
+SOFTNDK_WDK_UNAVAILABLE(ClfsDeleteMarshallingArea, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsFlushBuffers
+SOFTNDK_WDK_UNAVAILABLE(ClfsFlushBuffers, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsFlushToLsn
+SOFTNDK_WDK_UNAVAILABLE(ClfsFlushToLsn, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsGetContainerName
+SOFTNDK_WDK_UNAVAILABLE(ClfsGetContainerName, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsGetIoStatistics
+SOFTNDK_WDK_UNAVAILABLE(ClfsGetIoStatistics, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnBlockOffset
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnBlockOffset, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnContainer
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnContainer, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnCreate
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnCreate, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnEqual
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnEqual, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnGreater
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnGreater, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnLess
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnLess, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnNull
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnNull, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsLsnRecordSequence
+SOFTNDK_WDK_UNAVAILABLE(ClfsLsnRecordSequence, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtDeregisterManagedClient
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtDeregisterManagedClient, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtHandleLogFileFull
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtHandleLogFileFull, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtInstallPolicy
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtInstallPolicy, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtQueryPolicy
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtQueryPolicy, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtRegisterManagedClient
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtRegisterManagedClient, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtRemovePolicy
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtRemovePolicy, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtSetLogFileSize
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtSetLogFileSize, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtSetLogFileSizeAsClient
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtSetLogFileSizeAsClient, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsMgmtTailAdvanceFailure
+SOFTNDK_WDK_UNAVAILABLE(ClfsMgmtTailAdvanceFailure, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsQueryLogFileInformation
+SOFTNDK_WDK_UNAVAILABLE(ClfsQueryLogFileInformation, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsReadLogRecord
+SOFTNDK_WDK_UNAVAILABLE(ClfsReadLogRecord, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsReadNextLogRecord
+SOFTNDK_WDK_UNAVAILABLE(ClfsReadNextLogRecord, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsReadPreviousRestartArea
+SOFTNDK_WDK_UNAVAILABLE(ClfsReadPreviousRestartArea, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsReadRestartArea
+SOFTNDK_WDK_UNAVAILABLE(ClfsReadRestartArea, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsRemoveLogContainer
+SOFTNDK_WDK_UNAVAILABLE(ClfsRemoveLogContainer, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsRemoveLogContainerSet
+SOFTNDK_WDK_UNAVAILABLE(ClfsRemoveLogContainerSet, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsReserveAndAppendLog
+SOFTNDK_WDK_UNAVAILABLE(ClfsReserveAndAppendLog, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsReserveAndAppendLogAligned
+SOFTNDK_WDK_UNAVAILABLE(ClfsReserveAndAppendLogAligned, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsScanLogContainers
+SOFTNDK_WDK_UNAVAILABLE(ClfsScanLogContainers, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsSetArchiveTail
+SOFTNDK_WDK_UNAVAILABLE(ClfsSetArchiveTail, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsSetEndOfLog
+SOFTNDK_WDK_UNAVAILABLE(ClfsSetEndOfLog, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsSetLogFileInformation
+SOFTNDK_WDK_UNAVAILABLE(ClfsSetLogFileInformation, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsTerminateReadLog
+SOFTNDK_WDK_UNAVAILABLE(ClfsTerminateReadLog, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef ClfsWriteRestartArea
+SOFTNDK_WDK_UNAVAILABLE(ClfsWriteRestartArea, SOFTNDK_WDK_WHY_1); /* wdm.h */
+#endif
+#ifndef CmCallbackGetKeyObjectID
+SOFTNDK_WDK_UNAVAILABLE(CmCallbackGetKeyObjectID, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmCallbackGetKeyObjectIDEx
+SOFTNDK_WDK_UNAVAILABLE(CmCallbackGetKeyObjectIDEx, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmCallbackReleaseKeyObjectIDEx
+SOFTNDK_WDK_UNAVAILABLE(CmCallbackReleaseKeyObjectIDEx, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmGetBoundTransaction
+SOFTNDK_WDK_UNAVAILABLE(CmGetBoundTransaction, SOFTNDK_WDK_WHY_3); /* wdm.h */
+#endif
+#ifndef CmGetCallbackVersion
+SOFTNDK_WDK_UNAVAILABLE(CmGetCallbackVersion, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmRegisterCallback
+SOFTNDK_WDK_UNAVAILABLE(CmRegisterCallback, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmRegisterCallbackEx
+SOFTNDK_WDK_UNAVAILABLE(CmRegisterCallbackEx, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmSetCallbackObjectContext
+SOFTNDK_WDK_UNAVAILABLE(CmSetCallbackObjectContext, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef CmUnRegisterCallback
+SOFTNDK_WDK_UNAVAILABLE(CmUnRegisterCallback, SOFTNDK_WDK_WHY_2); /* wdm.h */
+#endif
+#ifndef EtwActivityIdControl
+SOFTNDK_WDK_UNAVAILABLE(EtwActivityIdControl, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwEventEnabled
+SOFTNDK_WDK_UNAVAILABLE(EtwEventEnabled, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwProviderEnabled
+SOFTNDK_WDK_UNAVAILABLE(EtwProviderEnabled, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwRegister
+SOFTNDK_WDK_UNAVAILABLE(EtwRegister, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwSetInformation
+SOFTNDK_WDK_UNAVAILABLE(EtwSetInformation, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwUnregister
+SOFTNDK_WDK_UNAVAILABLE(EtwUnregister, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwWrite
+SOFTNDK_WDK_UNAVAILABLE(EtwWrite, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwWriteEx
+SOFTNDK_WDK_UNAVAILABLE(EtwWriteEx, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwWriteString
+SOFTNDK_WDK_UNAVAILABLE(EtwWriteString, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef EtwWriteTransfer
+SOFTNDK_WDK_UNAVAILABLE(EtwWriteTransfer, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef ExAllocatePoolQuotaUninitialized
+SOFTNDK_WDK_UNAVAILABLE(ExAllocatePoolQuotaUninitialized, SOFTNDK_WDK_WHY_5); /* wdm.h */
+#endif
+#ifndef ExAllocatePoolQuotaZero
+SOFTNDK_WDK_UNAVAILABLE(ExAllocatePoolQuotaZero, SOFTNDK_WDK_WHY_5); /* wdm.h */
+#endif
+#ifndef ExAllocatePoolWithQuota
+SOFTNDK_WDK_UNAVAILABLE(ExAllocatePoolWithQuota, SOFTNDK_WDK_WHY_5); /* wdm.h */
+#endif
+#ifndef ExAllocatePoolWithQuotaTag
+SOFTNDK_WDK_UNAVAILABLE(ExAllocatePoolWithQuotaTag, SOFTNDK_WDK_WHY_5); /* wdm.h */
+#endif
+#ifndef ExCreateCallback
+SOFTNDK_WDK_UNAVAILABLE(ExCreateCallback, SOFTNDK_WDK_WHY_6); /* wdm.h */
+#endif
+#ifndef ExCreatePool
+SOFTNDK_WDK_UNAVAILABLE(ExCreatePool, SOFTNDK_WDK_WHY_7); /* wdm.h */
+#endif
+#ifndef ExDestroyPool
+SOFTNDK_WDK_UNAVAILABLE(ExDestroyPool, SOFTNDK_WDK_WHY_7); /* wdm.h */
+#endif
+#ifndef ExGetFirmwareEnvironmentVariable
+SOFTNDK_WDK_UNAVAILABLE(ExGetFirmwareEnvironmentVariable, SOFTNDK_WDK_WHY_8); /* wdm.h */
+#endif
+#ifndef ExGetFirmwareType
+SOFTNDK_WDK_UNAVAILABLE(ExGetFirmwareType, SOFTNDK_WDK_WHY_8); /* wdm.h */
+#endif
+#ifndef ExInitializeDeviceAts
+SOFTNDK_WDK_UNAVAILABLE(ExInitializeDeviceAts, SOFTNDK_WDK_WHY_9); /* wdm.h */
+#endif
+#ifndef ExIsSoftBoot
+SOFTNDK_WDK_UNAVAILABLE(ExIsSoftBoot, SOFTNDK_WDK_WHY_10); /* wdm.h */
+#endif
+#ifndef ExNotifyCallback
+SOFTNDK_WDK_UNAVAILABLE(ExNotifyCallback, SOFTNDK_WDK_WHY_6); /* wdm.h */
+#endif
+#ifndef ExpInterlockedPopEntrySList
+SOFTNDK_WDK_UNAVAILABLE(ExpInterlockedPopEntrySList, SOFTNDK_WDK_WHY_11); /* wdm.h */
+#endif
+#ifndef ExpInterlockedPushEntrySList
+SOFTNDK_WDK_UNAVAILABLE(ExpInterlockedPushEntrySList, SOFTNDK_WDK_WHY_11); /* wdm.h */
+#endif
+#ifndef ExRegisterCallback
+SOFTNDK_WDK_UNAVAILABLE(ExRegisterCallback, SOFTNDK_WDK_WHY_6); /* wdm.h */
+#endif
+#ifndef ExSecurePoolUpdate
+SOFTNDK_WDK_UNAVAILABLE(ExSecurePoolUpdate, SOFTNDK_WDK_WHY_12); /* wdm.h */
+#endif
+#ifndef ExSecurePoolValidate
+SOFTNDK_WDK_UNAVAILABLE(ExSecurePoolValidate, SOFTNDK_WDK_WHY_12); /* wdm.h */
+#endif
+#ifndef ExSetFirmwareEnvironmentVariable
+SOFTNDK_WDK_UNAVAILABLE(ExSetFirmwareEnvironmentVariable, SOFTNDK_WDK_WHY_8); /* wdm.h */
+#endif
+#ifndef ExUnregisterCallback
+SOFTNDK_WDK_UNAVAILABLE(ExUnregisterCallback, SOFTNDK_WDK_WHY_6); /* wdm.h */
+#endif
+#ifndef IMAGE_POLICY_OVERRIDE
+SOFTNDK_WDK_UNAVAILABLE(IMAGE_POLICY_OVERRIDE, SOFTNDK_WDK_WHY_13); /* wdm.h */
+#endif
+#ifndef IoAcquireKsrPersistentMemory
+SOFTNDK_WDK_UNAVAILABLE(IoAcquireKsrPersistentMemory, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoAcquireKsrPersistentMemoryEx
+SOFTNDK_WDK_UNAVAILABLE(IoAcquireKsrPersistentMemoryEx, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoAdjustPagingPathCount
+SOFTNDK_WDK_UNAVAILABLE(IoAdjustPagingPathCount, SOFTNDK_WDK_WHY_15); /* wdm.h */
+#endif
+#ifndef IoAllocateErrorLogEntry
+SOFTNDK_WDK_UNAVAILABLE(IoAllocateErrorLogEntry, SOFTNDK_WDK_WHY_16); /* wdm.h */
+#endif
+#ifndef IoAttachDevice
+SOFTNDK_WDK_UNAVAILABLE(IoAttachDevice, SOFTNDK_WDK_WHY_17); /* wdm.h */
+#endif
+#ifndef IoAttachDeviceToDeviceStack
+SOFTNDK_WDK_UNAVAILABLE(IoAttachDeviceToDeviceStack, SOFTNDK_WDK_WHY_17); /* wdm.h */
+#endif
+#ifndef IoBuildAsynchronousFsdRequest
+SOFTNDK_WDK_UNAVAILABLE(IoBuildAsynchronousFsdRequest, SOFTNDK_WDK_WHY_18); /* wdm.h */
+#endif
+#ifndef IoBuildSynchronousFsdRequest
+SOFTNDK_WDK_UNAVAILABLE(IoBuildSynchronousFsdRequest, SOFTNDK_WDK_WHY_18); /* wdm.h */
+#endif
+#ifndef IoCheckLinkShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoCheckLinkShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoCheckShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoCheckShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoCheckShareAccessEx
+SOFTNDK_WDK_UNAVAILABLE(IoCheckShareAccessEx, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoConnectInterrupt
+SOFTNDK_WDK_UNAVAILABLE(IoConnectInterrupt, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoConnectInterruptEx
+SOFTNDK_WDK_UNAVAILABLE(IoConnectInterruptEx, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoCreateFile
+SOFTNDK_WDK_UNAVAILABLE(IoCreateFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef IoCreateNotificationEvent
+SOFTNDK_WDK_UNAVAILABLE(IoCreateNotificationEvent, SOFTNDK_WDK_WHY_22); /* wdm.h */
+#endif
+#ifndef IoCreateSynchronizationEvent
+SOFTNDK_WDK_UNAVAILABLE(IoCreateSynchronizationEvent, SOFTNDK_WDK_WHY_22); /* wdm.h */
+#endif
+#ifndef IoCreateUnprotectedSymbolicLink
+SOFTNDK_WDK_UNAVAILABLE(IoCreateUnprotectedSymbolicLink, SOFTNDK_WDK_WHY_23); /* wdm.h */
+#endif
+#ifndef IoDetachDevice
+SOFTNDK_WDK_UNAVAILABLE(IoDetachDevice, SOFTNDK_WDK_WHY_24); /* wdm.h */
+#endif
+#ifndef IoDisconnectInterrupt
+SOFTNDK_WDK_UNAVAILABLE(IoDisconnectInterrupt, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoDisconnectInterruptEx
+SOFTNDK_WDK_UNAVAILABLE(IoDisconnectInterruptEx, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoEnumerateKsrPersistentMemoryEx
+SOFTNDK_WDK_UNAVAILABLE(IoEnumerateKsrPersistentMemoryEx, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoFreeErrorLogEntry
+SOFTNDK_WDK_UNAVAILABLE(IoFreeErrorLogEntry, SOFTNDK_WDK_WHY_16); /* wdm.h */
+#endif
+#ifndef IoFreeKsrPersistentMemory
+SOFTNDK_WDK_UNAVAILABLE(IoFreeKsrPersistentMemory, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoGetAffinityInterrupt
+SOFTNDK_WDK_UNAVAILABLE(IoGetAffinityInterrupt, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoGetAttachedDeviceReference
+SOFTNDK_WDK_UNAVAILABLE(IoGetAttachedDeviceReference, SOFTNDK_WDK_WHY_24); /* wdm.h */
+#endif
+#ifndef IoGetBootDiskInformation
+SOFTNDK_WDK_UNAVAILABLE(IoGetBootDiskInformation, SOFTNDK_WDK_WHY_25); /* wdm.h */
+#endif
+#ifndef IoGetContainerInformation
+SOFTNDK_WDK_UNAVAILABLE(IoGetContainerInformation, SOFTNDK_WDK_WHY_26); /* wdm.h */
+#endif
+#ifndef IoGetDeviceDirectory
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceDirectory, SOFTNDK_WDK_WHY_27); /* wdm.h */
+#endif
+#ifndef IoGetDeviceInterfaceAlias
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceInterfaceAlias, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoGetDeviceInterfacePropertyData
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceInterfacePropertyData, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoGetDeviceInterfaces
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceInterfaces, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoGetDeviceProperty
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceProperty, SOFTNDK_WDK_WHY_29); /* wdm.h */
+#endif
+#ifndef IoGetDevicePropertyData
+SOFTNDK_WDK_UNAVAILABLE(IoGetDevicePropertyData, SOFTNDK_WDK_WHY_29); /* wdm.h */
+#endif
+#ifndef IoGetDmaAdapter
+SOFTNDK_WDK_UNAVAILABLE(IoGetDmaAdapter, SOFTNDK_WDK_WHY_30); /* wdm.h */
+#endif
+#ifndef IoGetDriverDirectory
+SOFTNDK_WDK_UNAVAILABLE(IoGetDriverDirectory, SOFTNDK_WDK_WHY_31); /* wdm.h */
+#endif
+#ifndef IoGetInitialStack
+SOFTNDK_WDK_UNAVAILABLE(IoGetInitialStack, SOFTNDK_WDK_WHY_32); /* wdm.h */
+#endif
+#ifndef IoGetIommuInterface
+SOFTNDK_WDK_UNAVAILABLE(IoGetIommuInterface, SOFTNDK_WDK_WHY_33); /* wdm.h */
+#endif
+#ifndef IoGetIommuInterfaceEx
+SOFTNDK_WDK_UNAVAILABLE(IoGetIommuInterfaceEx, SOFTNDK_WDK_WHY_33); /* wdm.h */
+#endif
+#ifndef IoGetIoPriorityHint
+SOFTNDK_WDK_UNAVAILABLE(IoGetIoPriorityHint, SOFTNDK_WDK_WHY_34); /* wdm.h */
+#endif
+#ifndef IoGetRelatedDeviceObject
+SOFTNDK_WDK_UNAVAILABLE(IoGetRelatedDeviceObject, SOFTNDK_WDK_WHY_35); /* wdm.h */
+#endif
+#ifndef IoGetStackLimits
+SOFTNDK_WDK_UNAVAILABLE(IoGetStackLimits, SOFTNDK_WDK_WHY_32); /* wdm.h */
+#endif
+#ifndef IoGetTopLevelIrp
+SOFTNDK_WDK_UNAVAILABLE(IoGetTopLevelIrp, SOFTNDK_WDK_WHY_36); /* wdm.h */
+#endif
+#ifndef IoInitializeDpcRequest
+SOFTNDK_WDK_UNAVAILABLE(IoInitializeDpcRequest, SOFTNDK_WDK_WHY_37); /* wdm.h */
+#endif
+#ifndef IoInitializeTimer
+SOFTNDK_WDK_UNAVAILABLE(IoInitializeTimer, SOFTNDK_WDK_WHY_38); /* wdm.h */
+#endif
+#ifndef IoInvalidateDeviceRelations
+SOFTNDK_WDK_UNAVAILABLE(IoInvalidateDeviceRelations, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoInvalidateDeviceState
+SOFTNDK_WDK_UNAVAILABLE(IoInvalidateDeviceState, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoIs32bitProcess
+SOFTNDK_WDK_UNAVAILABLE(IoIs32bitProcess, SOFTNDK_WDK_WHY_40); /* wdm.h */
+#endif
+#ifndef IoIsErrorUserInduced
+SOFTNDK_WDK_UNAVAILABLE(IoIsErrorUserInduced, SOFTNDK_WDK_WHY_41); /* wdm.h */
+#endif
+#ifndef IoOpenDeviceInterfaceRegistryKey
+SOFTNDK_WDK_UNAVAILABLE(IoOpenDeviceInterfaceRegistryKey, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoOpenDeviceRegistryKey
+SOFTNDK_WDK_UNAVAILABLE(IoOpenDeviceRegistryKey, SOFTNDK_WDK_WHY_42); /* wdm.h */
+#endif
+#ifndef IoQueryKsrPersistentMemorySize
+SOFTNDK_WDK_UNAVAILABLE(IoQueryKsrPersistentMemorySize, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoQueryKsrPersistentMemorySizeEx
+SOFTNDK_WDK_UNAVAILABLE(IoQueryKsrPersistentMemorySizeEx, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoRegisterContainerNotification
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterContainerNotification, SOFTNDK_WDK_WHY_26); /* wdm.h */
+#endif
+#ifndef IoRegisterDeviceInterface
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterDeviceInterface, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoRegisterLastChanceShutdownNotification
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterLastChanceShutdownNotification, SOFTNDK_WDK_WHY_43); /* wdm.h */
+#endif
+#ifndef IoRegisterPlugPlayNotification
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterPlugPlayNotification, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoRegisterShutdownNotification
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterShutdownNotification, SOFTNDK_WDK_WHY_43); /* wdm.h */
+#endif
+#ifndef IoRemoveLinkShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoRemoveLinkShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoRemoveLinkShareAccessEx
+SOFTNDK_WDK_UNAVAILABLE(IoRemoveLinkShareAccessEx, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoRemoveShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoRemoveShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoReportInterruptActive
+SOFTNDK_WDK_UNAVAILABLE(IoReportInterruptActive, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoReportInterruptInactive
+SOFTNDK_WDK_UNAVAILABLE(IoReportInterruptInactive, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef IoReportTargetDeviceChange
+SOFTNDK_WDK_UNAVAILABLE(IoReportTargetDeviceChange, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoReportTargetDeviceChangeAsynchronous
+SOFTNDK_WDK_UNAVAILABLE(IoReportTargetDeviceChangeAsynchronous, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoRequestDeviceEject
+SOFTNDK_WDK_UNAVAILABLE(IoRequestDeviceEject, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoRequestDpc
+SOFTNDK_WDK_UNAVAILABLE(IoRequestDpc, SOFTNDK_WDK_WHY_37); /* wdm.h */
+#endif
+#ifndef IoReserveKsrPersistentMemory
+SOFTNDK_WDK_UNAVAILABLE(IoReserveKsrPersistentMemory, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoReserveKsrPersistentMemoryEx
+SOFTNDK_WDK_UNAVAILABLE(IoReserveKsrPersistentMemoryEx, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef IoSetDeviceInterfacePropertyData
+SOFTNDK_WDK_UNAVAILABLE(IoSetDeviceInterfacePropertyData, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoSetDeviceInterfaceState
+SOFTNDK_WDK_UNAVAILABLE(IoSetDeviceInterfaceState, SOFTNDK_WDK_WHY_28); /* wdm.h */
+#endif
+#ifndef IoSetDevicePropertyData
+SOFTNDK_WDK_UNAVAILABLE(IoSetDevicePropertyData, SOFTNDK_WDK_WHY_29); /* wdm.h */
+#endif
+#ifndef IoSetIoPriorityHint
+SOFTNDK_WDK_UNAVAILABLE(IoSetIoPriorityHint, SOFTNDK_WDK_WHY_34); /* wdm.h */
+#endif
+#ifndef IoSetLinkShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoSetLinkShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoSetShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoSetShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoSetShareAccessEx
+SOFTNDK_WDK_UNAVAILABLE(IoSetShareAccessEx, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoSetStartIoAttributes
+SOFTNDK_WDK_UNAVAILABLE(IoSetStartIoAttributes, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef IoSetTopLevelIrp
+SOFTNDK_WDK_UNAVAILABLE(IoSetTopLevelIrp, SOFTNDK_WDK_WHY_36); /* wdm.h */
+#endif
+#ifndef IoStartNextPacket
+SOFTNDK_WDK_UNAVAILABLE(IoStartNextPacket, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef IoStartNextPacketByKey
+SOFTNDK_WDK_UNAVAILABLE(IoStartNextPacketByKey, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef IoStartPacket
+SOFTNDK_WDK_UNAVAILABLE(IoStartPacket, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef IoStartTimer
+SOFTNDK_WDK_UNAVAILABLE(IoStartTimer, SOFTNDK_WDK_WHY_38); /* wdm.h */
+#endif
+#ifndef IoStopTimer
+SOFTNDK_WDK_UNAVAILABLE(IoStopTimer, SOFTNDK_WDK_WHY_38); /* wdm.h */
+#endif
+#ifndef IoUnregisterContainerNotification
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterContainerNotification, SOFTNDK_WDK_WHY_26); /* wdm.h */
+#endif
+#ifndef IoUnregisterPlugPlayNotification
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterPlugPlayNotification, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoUnregisterPlugPlayNotificationEx
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterPlugPlayNotificationEx, SOFTNDK_WDK_WHY_39); /* wdm.h */
+#endif
+#ifndef IoUnregisterShutdownNotification
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterShutdownNotification, SOFTNDK_WDK_WHY_43); /* wdm.h */
+#endif
+#ifndef IoUpdateLinkShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoUpdateLinkShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoUpdateLinkShareAccessEx
+SOFTNDK_WDK_UNAVAILABLE(IoUpdateLinkShareAccessEx, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoUpdateShareAccess
+SOFTNDK_WDK_UNAVAILABLE(IoUpdateShareAccess, SOFTNDK_WDK_WHY_19); /* wdm.h */
+#endif
+#ifndef IoWithinStackLimits
+SOFTNDK_WDK_UNAVAILABLE(IoWithinStackLimits, SOFTNDK_WDK_WHY_32); /* wdm.h */
+#endif
+#ifndef IoWMIAllocateInstanceIds
+SOFTNDK_WDK_UNAVAILABLE(IoWMIAllocateInstanceIds, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIDeviceObjectToInstanceName
+SOFTNDK_WDK_UNAVAILABLE(IoWMIDeviceObjectToInstanceName, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIDeviceObjectToProviderId
+SOFTNDK_WDK_UNAVAILABLE(IoWMIDeviceObjectToProviderId, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIExecuteMethod
+SOFTNDK_WDK_UNAVAILABLE(IoWMIExecuteMethod, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIHandleToInstanceName
+SOFTNDK_WDK_UNAVAILABLE(IoWMIHandleToInstanceName, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIOpenBlock
+SOFTNDK_WDK_UNAVAILABLE(IoWMIOpenBlock, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIQueryAllData
+SOFTNDK_WDK_UNAVAILABLE(IoWMIQueryAllData, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIQueryAllDataMultiple
+SOFTNDK_WDK_UNAVAILABLE(IoWMIQueryAllDataMultiple, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIQuerySingleInstance
+SOFTNDK_WDK_UNAVAILABLE(IoWMIQuerySingleInstance, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIQuerySingleInstanceMultiple
+SOFTNDK_WDK_UNAVAILABLE(IoWMIQuerySingleInstanceMultiple, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIRegistrationControl
+SOFTNDK_WDK_UNAVAILABLE(IoWMIRegistrationControl, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMISetNotificationCallback
+SOFTNDK_WDK_UNAVAILABLE(IoWMISetNotificationCallback, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMISetSingleInstance
+SOFTNDK_WDK_UNAVAILABLE(IoWMISetSingleInstance, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMISetSingleItem
+SOFTNDK_WDK_UNAVAILABLE(IoWMISetSingleItem, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMISuggestInstanceName
+SOFTNDK_WDK_UNAVAILABLE(IoWMISuggestInstanceName, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWMIWriteEvent
+SOFTNDK_WDK_UNAVAILABLE(IoWMIWriteEvent, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef IoWriteErrorLogEntry
+SOFTNDK_WDK_UNAVAILABLE(IoWriteErrorLogEntry, SOFTNDK_WDK_WHY_16); /* wdm.h */
+#endif
+#ifndef IoWriteKsrPersistentMemory
+SOFTNDK_WDK_UNAVAILABLE(IoWriteKsrPersistentMemory, SOFTNDK_WDK_WHY_14); /* wdm.h */
+#endif
+#ifndef KdBreakPointWithStatus
+SOFTNDK_WDK_UNAVAILABLE(KdBreakPointWithStatus, SOFTNDK_WDK_WHY_46); /* wdm.h */
+#endif
+#ifndef KdChangeOption
+SOFTNDK_WDK_UNAVAILABLE(KdChangeOption, SOFTNDK_WDK_WHY_46); /* wdm.h */
+#endif
+#ifndef KdDisableDebugger
+SOFTNDK_WDK_UNAVAILABLE(KdDisableDebugger, SOFTNDK_WDK_WHY_46); /* wdm.h */
+#endif
+#ifndef KdEnableDebugger
+SOFTNDK_WDK_UNAVAILABLE(KdEnableDebugger, SOFTNDK_WDK_WHY_46); /* wdm.h */
+#endif
+#ifndef KeAcquireInterruptSpinLock
+SOFTNDK_WDK_UNAVAILABLE(KeAcquireInterruptSpinLock, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef KeAddTriageDumpDataBlock
+SOFTNDK_WDK_UNAVAILABLE(KeAddTriageDumpDataBlock, SOFTNDK_WDK_WHY_47); /* wdm.h */
+#endif
+#ifndef KeConvertAuxiliaryCounterToPerformanceCounter
+SOFTNDK_WDK_UNAVAILABLE(KeConvertAuxiliaryCounterToPerformanceCounter, SOFTNDK_WDK_WHY_48); /* wdm.h */
+#endif
+#ifndef KeConvertPerformanceCounterToAuxiliaryCounter
+SOFTNDK_WDK_UNAVAILABLE(KeConvertPerformanceCounterToAuxiliaryCounter, SOFTNDK_WDK_WHY_48); /* wdm.h */
+#endif
+#ifndef KeDeregisterBoundCallback
+SOFTNDK_WDK_UNAVAILABLE(KeDeregisterBoundCallback, SOFTNDK_WDK_WHY_3); /* wdm.h */
+#endif
+#ifndef KeDeregisterBugCheckCallback
+SOFTNDK_WDK_UNAVAILABLE(KeDeregisterBugCheckCallback, SOFTNDK_WDK_WHY_47); /* wdm.h */
+#endif
+#ifndef KeDeregisterBugCheckReasonCallback
+SOFTNDK_WDK_UNAVAILABLE(KeDeregisterBugCheckReasonCallback, SOFTNDK_WDK_WHY_47); /* wdm.h */
+#endif
+#ifndef KeDeregisterNmiCallback
+SOFTNDK_WDK_UNAVAILABLE(KeDeregisterNmiCallback, SOFTNDK_WDK_WHY_49); /* wdm.h */
+#endif
+#ifndef KeDeregisterProcessorChangeCallback
+SOFTNDK_WDK_UNAVAILABLE(KeDeregisterProcessorChangeCallback, SOFTNDK_WDK_WHY_50); /* wdm.h */
+#endif
+#ifndef KeFlushIoBuffers
+SOFTNDK_WDK_UNAVAILABLE(KeFlushIoBuffers, SOFTNDK_WDK_WHY_51); /* wdm.h */
+#endif
+#ifndef KeInitializeCallbackRecord
+SOFTNDK_WDK_UNAVAILABLE(KeInitializeCallbackRecord, SOFTNDK_WDK_WHY_6); /* wdm.h */
+#endif
+#ifndef KeInitializeCrashDumpHeader
+SOFTNDK_WDK_UNAVAILABLE(KeInitializeCrashDumpHeader, SOFTNDK_WDK_WHY_52); /* wdm.h */
+#endif
+#ifndef KeInitializeDeviceQueue
+SOFTNDK_WDK_UNAVAILABLE(KeInitializeDeviceQueue, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef KeInitializeTriageDumpDataArray
+SOFTNDK_WDK_UNAVAILABLE(KeInitializeTriageDumpDataArray, SOFTNDK_WDK_WHY_47); /* wdm.h */
+#endif
+#ifndef KeInsertByKeyDeviceQueue
+SOFTNDK_WDK_UNAVAILABLE(KeInsertByKeyDeviceQueue, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef KeInsertDeviceQueue
+SOFTNDK_WDK_UNAVAILABLE(KeInsertDeviceQueue, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef KeIpiGenericCall
+SOFTNDK_WDK_UNAVAILABLE(KeIpiGenericCall, SOFTNDK_WDK_WHY_53); /* wdm.h */
+#endif
+#ifndef KeQueryAuxiliaryCounterFrequency
+SOFTNDK_WDK_UNAVAILABLE(KeQueryAuxiliaryCounterFrequency, SOFTNDK_WDK_WHY_48); /* wdm.h */
+#endif
+#ifndef KeQueryDpcWatchdogInformation
+SOFTNDK_WDK_UNAVAILABLE(KeQueryDpcWatchdogInformation, SOFTNDK_WDK_WHY_54); /* wdm.h */
+#endif
+#ifndef KeRegisterBoundCallback
+SOFTNDK_WDK_UNAVAILABLE(KeRegisterBoundCallback, SOFTNDK_WDK_WHY_3); /* wdm.h */
+#endif
+#ifndef KeRegisterBugCheckCallback
+SOFTNDK_WDK_UNAVAILABLE(KeRegisterBugCheckCallback, SOFTNDK_WDK_WHY_47); /* wdm.h */
+#endif
+#ifndef KeRegisterBugCheckReasonCallback
+SOFTNDK_WDK_UNAVAILABLE(KeRegisterBugCheckReasonCallback, SOFTNDK_WDK_WHY_47); /* wdm.h */
+#endif
+#ifndef KeRegisterNmiCallback
+SOFTNDK_WDK_UNAVAILABLE(KeRegisterNmiCallback, SOFTNDK_WDK_WHY_49); /* wdm.h */
+#endif
+#ifndef KeRegisterProcessorChangeCallback
+SOFTNDK_WDK_UNAVAILABLE(KeRegisterProcessorChangeCallback, SOFTNDK_WDK_WHY_50); /* wdm.h */
+#endif
+#ifndef KeReleaseInterruptSpinLock
+SOFTNDK_WDK_UNAVAILABLE(KeReleaseInterruptSpinLock, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef KeRemoveByKeyDeviceQueue
+SOFTNDK_WDK_UNAVAILABLE(KeRemoveByKeyDeviceQueue, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef KeRemoveDeviceQueue
+SOFTNDK_WDK_UNAVAILABLE(KeRemoveDeviceQueue, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef KeRemoveEntryDeviceQueue
+SOFTNDK_WDK_UNAVAILABLE(KeRemoveEntryDeviceQueue, SOFTNDK_WDK_WHY_44); /* wdm.h */
+#endif
+#ifndef KeRestoreExtendedProcessorState
+SOFTNDK_WDK_UNAVAILABLE(KeRestoreExtendedProcessorState, SOFTNDK_WDK_WHY_55); /* wdm.h */
+#endif
+#ifndef KeRestoreFloatingPointState
+SOFTNDK_WDK_UNAVAILABLE(KeRestoreFloatingPointState, SOFTNDK_WDK_WHY_56); /* wdm.h */
+#endif
+#ifndef KeSaveExtendedProcessorState
+SOFTNDK_WDK_UNAVAILABLE(KeSaveExtendedProcessorState, SOFTNDK_WDK_WHY_55); /* wdm.h */
+#endif
+#ifndef KeSaveFloatingPointState
+SOFTNDK_WDK_UNAVAILABLE(KeSaveFloatingPointState, SOFTNDK_WDK_WHY_56); /* wdm.h */
+#endif
+#ifndef KeSynchronizeExecution
+SOFTNDK_WDK_UNAVAILABLE(KeSynchronizeExecution, SOFTNDK_WDK_WHY_20); /* wdm.h */
+#endif
+#ifndef KzLowerIrql
+SOFTNDK_WDK_UNAVAILABLE(KzLowerIrql, SOFTNDK_WDK_WHY_57); /* wdm.h */
+#endif
+#ifndef KzRaiseIrql
+SOFTNDK_WDK_UNAVAILABLE(KzRaiseIrql, SOFTNDK_WDK_WHY_57); /* wdm.h */
+#endif
+#ifndef MmAllocateMappingAddress
+SOFTNDK_WDK_UNAVAILABLE(MmAllocateMappingAddress, SOFTNDK_WDK_WHY_58); /* wdm.h */
+#endif
+#ifndef MmAllocateMappingAddressEx
+SOFTNDK_WDK_UNAVAILABLE(MmAllocateMappingAddressEx, SOFTNDK_WDK_WHY_58); /* wdm.h */
+#endif
+#ifndef MmAllocateMdlForIoSpace
+SOFTNDK_WDK_UNAVAILABLE(MmAllocateMdlForIoSpace, SOFTNDK_WDK_WHY_59); /* wdm.h */
+#endif
+#ifndef MmAllocateNodePagesForMdlEx
+SOFTNDK_WDK_UNAVAILABLE(MmAllocateNodePagesForMdlEx, SOFTNDK_WDK_WHY_60); /* wdm.h */
+#endif
+#ifndef MmAllocatePagesForMdl
+SOFTNDK_WDK_UNAVAILABLE(MmAllocatePagesForMdl, SOFTNDK_WDK_WHY_60); /* wdm.h */
+#endif
+#ifndef MmAllocatePagesForMdlEx
+SOFTNDK_WDK_UNAVAILABLE(MmAllocatePagesForMdlEx, SOFTNDK_WDK_WHY_60); /* wdm.h */
+#endif
+#ifndef MmFreeMappingAddress
+SOFTNDK_WDK_UNAVAILABLE(MmFreeMappingAddress, SOFTNDK_WDK_WHY_58); /* wdm.h */
+#endif
+#ifndef MmFreePagesFromMdl
+SOFTNDK_WDK_UNAVAILABLE(MmFreePagesFromMdl, SOFTNDK_WDK_WHY_60); /* wdm.h */
+#endif
+#ifndef MmIsDriverSuspectForVerifier
+SOFTNDK_WDK_UNAVAILABLE(MmIsDriverSuspectForVerifier, SOFTNDK_WDK_WHY_61); /* wdm.h */
+#endif
+#ifndef MmIsDriverVerifying
+SOFTNDK_WDK_UNAVAILABLE(MmIsDriverVerifying, SOFTNDK_WDK_WHY_61); /* wdm.h */
+#endif
+#ifndef MmIsDriverVerifyingByAddress
+SOFTNDK_WDK_UNAVAILABLE(MmIsDriverVerifyingByAddress, SOFTNDK_WDK_WHY_61); /* wdm.h */
+#endif
+#ifndef MmLockPagableCodeSection
+SOFTNDK_WDK_UNAVAILABLE(MmLockPagableCodeSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef MmLockPagableDataSection
+SOFTNDK_WDK_UNAVAILABLE(MmLockPagableDataSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef MmMapIoSpace
+SOFTNDK_WDK_UNAVAILABLE(MmMapIoSpace, SOFTNDK_WDK_WHY_59); /* wdm.h */
+#endif
+#ifndef MmMapIoSpaceEx
+SOFTNDK_WDK_UNAVAILABLE(MmMapIoSpaceEx, SOFTNDK_WDK_WHY_59); /* wdm.h */
+#endif
+#ifndef MmMapLockedPages
+SOFTNDK_WDK_UNAVAILABLE(MmMapLockedPages, SOFTNDK_WDK_WHY_63); /* wdm.h */
+#endif
+#ifndef MmMapLockedPagesWithReservedMapping
+SOFTNDK_WDK_UNAVAILABLE(MmMapLockedPagesWithReservedMapping, SOFTNDK_WDK_WHY_58); /* wdm.h */
+#endif
+#ifndef MmMapMemoryDumpMdlEx
+SOFTNDK_WDK_UNAVAILABLE(MmMapMemoryDumpMdlEx, SOFTNDK_WDK_WHY_52); /* wdm.h */
+#endif
+#ifndef MmPageEntireDriver
+SOFTNDK_WDK_UNAVAILABLE(MmPageEntireDriver, SOFTNDK_WDK_WHY_64); /* wdm.h */
+#endif
+#ifndef MmProbeAndLockSelectedPages
+SOFTNDK_WDK_UNAVAILABLE(MmProbeAndLockSelectedPages, SOFTNDK_WDK_WHY_65); /* wdm.h */
+#endif
+#ifndef MmProtectDriverSection
+SOFTNDK_WDK_UNAVAILABLE(MmProtectDriverSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef MmQuerySystemSize
+SOFTNDK_WDK_UNAVAILABLE(MmQuerySystemSize, SOFTNDK_WDK_WHY_66); /* wdm.h */
+#endif
+#ifndef MmResetDriverPaging
+SOFTNDK_WDK_UNAVAILABLE(MmResetDriverPaging, SOFTNDK_WDK_WHY_64); /* wdm.h */
+#endif
+#ifndef MmUnlockPagableImageSection
+SOFTNDK_WDK_UNAVAILABLE(MmUnlockPagableImageSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef MmUnmapIoSpace
+SOFTNDK_WDK_UNAVAILABLE(MmUnmapIoSpace, SOFTNDK_WDK_WHY_59); /* wdm.h */
+#endif
+#ifndef MmUnmapReservedMapping
+SOFTNDK_WDK_UNAVAILABLE(MmUnmapReservedMapping, SOFTNDK_WDK_WHY_58); /* wdm.h */
+#endif
+#ifndef NtCommitComplete
+SOFTNDK_WDK_UNAVAILABLE(NtCommitComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtCommitEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtCommitEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtCommitTransaction
+SOFTNDK_WDK_UNAVAILABLE(NtCommitTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtCreateEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtCreateEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtCreateResourceManager
+SOFTNDK_WDK_UNAVAILABLE(NtCreateResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtCreateTransaction
+SOFTNDK_WDK_UNAVAILABLE(NtCreateTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtCreateTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtCreateTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtEnumerateTransactionObject
+SOFTNDK_WDK_UNAVAILABLE(NtEnumerateTransactionObject, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtGetNotificationResourceManager
+SOFTNDK_WDK_UNAVAILABLE(NtGetNotificationResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtManagePartition
+SOFTNDK_WDK_UNAVAILABLE(NtManagePartition, SOFTNDK_WDK_WHY_68); /* wdm.h */
+#endif
+#ifndef NtOpenEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtOpenEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtOpenResourceManager
+SOFTNDK_WDK_UNAVAILABLE(NtOpenResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtOpenTransaction
+SOFTNDK_WDK_UNAVAILABLE(NtOpenTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtOpenTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtOpenTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtPowerInformation
+SOFTNDK_WDK_UNAVAILABLE(NtPowerInformation, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef NtPrepareComplete
+SOFTNDK_WDK_UNAVAILABLE(NtPrepareComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtPrepareEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtPrepareEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtPrePrepareComplete
+SOFTNDK_WDK_UNAVAILABLE(NtPrePrepareComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtPrePrepareEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtPrePrepareEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtQueryInformationEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtQueryInformationResourceManager
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtQueryInformationTransaction
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtQueryInformationTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtReadOnlyEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtReadOnlyEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRecoverEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtRecoverEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRecoverResourceManager
+SOFTNDK_WDK_UNAVAILABLE(NtRecoverResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRecoverTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtRecoverTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRenameTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtRenameTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRollbackComplete
+SOFTNDK_WDK_UNAVAILABLE(NtRollbackComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRollbackEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtRollbackEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRollbackTransaction
+SOFTNDK_WDK_UNAVAILABLE(NtRollbackTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtRollforwardTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtRollforwardTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtSetInformationEnlistment
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtSetInformationResourceManager
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtSetInformationTransaction
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtSetInformationTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef NtSinglePhaseReject
+SOFTNDK_WDK_UNAVAILABLE(NtSinglePhaseReject, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ObGetObjectSecurity
+SOFTNDK_WDK_UNAVAILABLE(ObGetObjectSecurity, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef ObRegisterCallbacks
+SOFTNDK_WDK_UNAVAILABLE(ObRegisterCallbacks, SOFTNDK_WDK_WHY_71); /* wdm.h */
+#endif
+#ifndef ObReleaseObjectSecurity
+SOFTNDK_WDK_UNAVAILABLE(ObReleaseObjectSecurity, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef ObUnRegisterCallbacks
+SOFTNDK_WDK_UNAVAILABLE(ObUnRegisterCallbacks, SOFTNDK_WDK_WHY_71); /* wdm.h */
+#endif
+#ifndef PcwAddInstance
+SOFTNDK_WDK_UNAVAILABLE(PcwAddInstance, SOFTNDK_WDK_WHY_72); /* wdm.h */
+#endif
+#ifndef PcwCloseInstance
+SOFTNDK_WDK_UNAVAILABLE(PcwCloseInstance, SOFTNDK_WDK_WHY_72); /* wdm.h */
+#endif
+#ifndef PcwCreateInstance
+SOFTNDK_WDK_UNAVAILABLE(PcwCreateInstance, SOFTNDK_WDK_WHY_72); /* wdm.h */
+#endif
+#ifndef PcwRegister
+SOFTNDK_WDK_UNAVAILABLE(PcwRegister, SOFTNDK_WDK_WHY_72); /* wdm.h */
+#endif
+#ifndef PcwUnregister
+SOFTNDK_WDK_UNAVAILABLE(PcwUnregister, SOFTNDK_WDK_WHY_72); /* wdm.h */
+#endif
+#ifndef PoCallDriver
+SOFTNDK_WDK_UNAVAILABLE(PoCallDriver, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoClearPowerRequest
+SOFTNDK_WDK_UNAVAILABLE(PoClearPowerRequest, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoCreatePowerRequest
+SOFTNDK_WDK_UNAVAILABLE(PoCreatePowerRequest, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoDeletePowerRequest
+SOFTNDK_WDK_UNAVAILABLE(PoDeletePowerRequest, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoEndDeviceBusy
+SOFTNDK_WDK_UNAVAILABLE(PoEndDeviceBusy, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxActivateComponent
+SOFTNDK_WDK_UNAVAILABLE(PoFxActivateComponent, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxCompleteDevicePowerNotRequired
+SOFTNDK_WDK_UNAVAILABLE(PoFxCompleteDevicePowerNotRequired, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxCompleteDirectedPowerDown
+SOFTNDK_WDK_UNAVAILABLE(PoFxCompleteDirectedPowerDown, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxCompleteIdleCondition
+SOFTNDK_WDK_UNAVAILABLE(PoFxCompleteIdleCondition, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxCompleteIdleState
+SOFTNDK_WDK_UNAVAILABLE(PoFxCompleteIdleState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxIdleComponent
+SOFTNDK_WDK_UNAVAILABLE(PoFxIdleComponent, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxIssueComponentPerfStateChange
+SOFTNDK_WDK_UNAVAILABLE(PoFxIssueComponentPerfStateChange, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxIssueComponentPerfStateChangeMultiple
+SOFTNDK_WDK_UNAVAILABLE(PoFxIssueComponentPerfStateChangeMultiple, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxNotifySurprisePowerOn
+SOFTNDK_WDK_UNAVAILABLE(PoFxNotifySurprisePowerOn, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxPowerControl
+SOFTNDK_WDK_UNAVAILABLE(PoFxPowerControl, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxPowerOnCrashdumpDevice
+SOFTNDK_WDK_UNAVAILABLE(PoFxPowerOnCrashdumpDevice, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxQueryCurrentComponentPerfState
+SOFTNDK_WDK_UNAVAILABLE(PoFxQueryCurrentComponentPerfState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxRegisterComponentPerfStates
+SOFTNDK_WDK_UNAVAILABLE(PoFxRegisterComponentPerfStates, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxRegisterCrashdumpDevice
+SOFTNDK_WDK_UNAVAILABLE(PoFxRegisterCrashdumpDevice, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxRegisterDevice
+SOFTNDK_WDK_UNAVAILABLE(PoFxRegisterDevice, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxReportDevicePoweredOn
+SOFTNDK_WDK_UNAVAILABLE(PoFxReportDevicePoweredOn, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxSetComponentLatency
+SOFTNDK_WDK_UNAVAILABLE(PoFxSetComponentLatency, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxSetComponentResidency
+SOFTNDK_WDK_UNAVAILABLE(PoFxSetComponentResidency, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxSetComponentWake
+SOFTNDK_WDK_UNAVAILABLE(PoFxSetComponentWake, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxSetDeviceIdleTimeout
+SOFTNDK_WDK_UNAVAILABLE(PoFxSetDeviceIdleTimeout, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxSetTargetDripsDevicePowerState
+SOFTNDK_WDK_UNAVAILABLE(PoFxSetTargetDripsDevicePowerState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxStartDevicePowerManagement
+SOFTNDK_WDK_UNAVAILABLE(PoFxStartDevicePowerManagement, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoFxUnregisterDevice
+SOFTNDK_WDK_UNAVAILABLE(PoFxUnregisterDevice, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoGetSystemWake
+SOFTNDK_WDK_UNAVAILABLE(PoGetSystemWake, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoQueryWatchdogTime
+SOFTNDK_WDK_UNAVAILABLE(PoQueryWatchdogTime, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoRegisterDeviceForIdleDetection
+SOFTNDK_WDK_UNAVAILABLE(PoRegisterDeviceForIdleDetection, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoRegisterPowerSettingCallback
+SOFTNDK_WDK_UNAVAILABLE(PoRegisterPowerSettingCallback, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoRegisterSystemState
+SOFTNDK_WDK_UNAVAILABLE(PoRegisterSystemState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoRequestPowerIrp
+SOFTNDK_WDK_UNAVAILABLE(PoRequestPowerIrp, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetDeviceBusy
+SOFTNDK_WDK_UNAVAILABLE(PoSetDeviceBusy, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetDeviceBusyEx
+SOFTNDK_WDK_UNAVAILABLE(PoSetDeviceBusyEx, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetPowerRequest
+SOFTNDK_WDK_UNAVAILABLE(PoSetPowerRequest, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetPowerState
+SOFTNDK_WDK_UNAVAILABLE(PoSetPowerState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetSystemState
+SOFTNDK_WDK_UNAVAILABLE(PoSetSystemState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetSystemWake
+SOFTNDK_WDK_UNAVAILABLE(PoSetSystemWake, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoSetSystemWakeDevice
+SOFTNDK_WDK_UNAVAILABLE(PoSetSystemWakeDevice, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoStartDeviceBusy
+SOFTNDK_WDK_UNAVAILABLE(PoStartDeviceBusy, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoStartNextPowerIrp
+SOFTNDK_WDK_UNAVAILABLE(PoStartNextPowerIrp, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoUnregisterPowerSettingCallback
+SOFTNDK_WDK_UNAVAILABLE(PoUnregisterPowerSettingCallback, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PoUnregisterSystemState
+SOFTNDK_WDK_UNAVAILABLE(PoUnregisterSystemState, SOFTNDK_WDK_WHY_69); /* wdm.h */
+#endif
+#ifndef PsQueryTotalCycleTimeProcess
+SOFTNDK_WDK_UNAVAILABLE(PsQueryTotalCycleTimeProcess, SOFTNDK_WDK_WHY_73); /* wdm.h */
+#endif
+#ifndef READ_PORT_BUFFER_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(READ_PORT_BUFFER_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_PORT_BUFFER_ULONG
+SOFTNDK_WDK_UNAVAILABLE(READ_PORT_BUFFER_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_PORT_BUFFER_USHORT
+SOFTNDK_WDK_UNAVAILABLE(READ_PORT_BUFFER_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_PORT_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(READ_PORT_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_PORT_ULONG
+SOFTNDK_WDK_UNAVAILABLE(READ_PORT_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_PORT_USHORT
+SOFTNDK_WDK_UNAVAILABLE(READ_PORT_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_BUFFER_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_BUFFER_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_BUFFER_ULONG
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_BUFFER_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_BUFFER_ULONG64
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_BUFFER_ULONG64, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_BUFFER_USHORT
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_BUFFER_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_ULONG
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_ULONG64
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_ULONG64, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef READ_REGISTER_USHORT
+SOFTNDK_WDK_UNAVAILABLE(READ_REGISTER_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef RtlCmDecodeMemIoResource
+SOFTNDK_WDK_UNAVAILABLE(RtlCmDecodeMemIoResource, SOFTNDK_WDK_WHY_75); /* wdm.h */
+#endif
+#ifndef RtlCmEncodeMemIoResource
+SOFTNDK_WDK_UNAVAILABLE(RtlCmEncodeMemIoResource, SOFTNDK_WDK_WHY_75); /* wdm.h */
+#endif
+#ifndef RtlCreateSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlCreateSecurityDescriptor, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef RtlIoDecodeMemIoResource
+SOFTNDK_WDK_UNAVAILABLE(RtlIoDecodeMemIoResource, SOFTNDK_WDK_WHY_75); /* wdm.h */
+#endif
+#ifndef RtlIoEncodeMemIoResource
+SOFTNDK_WDK_UNAVAILABLE(RtlIoEncodeMemIoResource, SOFTNDK_WDK_WHY_75); /* wdm.h */
+#endif
+#ifndef RtlLengthSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlLengthSecurityDescriptor, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef RtlSetDaclSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlSetDaclSecurityDescriptor, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef RtlValidRelativeSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlValidRelativeSecurityDescriptor, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef RtlValidSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlValidSecurityDescriptor, SOFTNDK_WDK_WHY_70); /* wdm.h */
+#endif
+#ifndef SeAccessCheck
+SOFTNDK_WDK_UNAVAILABLE(SeAccessCheck, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeAssignSecurity
+SOFTNDK_WDK_UNAVAILABLE(SeAssignSecurity, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeAssignSecurityEx
+SOFTNDK_WDK_UNAVAILABLE(SeAssignSecurityEx, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeCaptureSubjectContext
+SOFTNDK_WDK_UNAVAILABLE(SeCaptureSubjectContext, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeDeassignSecurity
+SOFTNDK_WDK_UNAVAILABLE(SeDeassignSecurity, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeEtwWriteKMCveEvent
+SOFTNDK_WDK_UNAVAILABLE(SeEtwWriteKMCveEvent, SOFTNDK_WDK_WHY_4); /* wdm.h */
+#endif
+#ifndef SeLockSubjectContext
+SOFTNDK_WDK_UNAVAILABLE(SeLockSubjectContext, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeReleaseSubjectContext
+SOFTNDK_WDK_UNAVAILABLE(SeReleaseSubjectContext, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeUnlockSubjectContext
+SOFTNDK_WDK_UNAVAILABLE(SeUnlockSubjectContext, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef SeValidSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(SeValidSecurityDescriptor, SOFTNDK_WDK_WHY_76); /* wdm.h */
+#endif
+#ifndef TmCommitComplete
+SOFTNDK_WDK_UNAVAILABLE(TmCommitComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmCommitEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmCommitEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmCommitTransaction
+SOFTNDK_WDK_UNAVAILABLE(TmCommitTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmCreateEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmCreateEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmDereferenceEnlistmentKey
+SOFTNDK_WDK_UNAVAILABLE(TmDereferenceEnlistmentKey, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmEnableCallbacks
+SOFTNDK_WDK_UNAVAILABLE(TmEnableCallbacks, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmGetTransactionId
+SOFTNDK_WDK_UNAVAILABLE(TmGetTransactionId, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmInitializeTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(TmInitializeTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmIsTransactionActive
+SOFTNDK_WDK_UNAVAILABLE(TmIsTransactionActive, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmPrepareComplete
+SOFTNDK_WDK_UNAVAILABLE(TmPrepareComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmPrepareEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmPrepareEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmPrePrepareComplete
+SOFTNDK_WDK_UNAVAILABLE(TmPrePrepareComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmPrePrepareEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmPrePrepareEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmReadOnlyEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmReadOnlyEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRecoverEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmRecoverEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRecoverResourceManager
+SOFTNDK_WDK_UNAVAILABLE(TmRecoverResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRecoverTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(TmRecoverTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmReferenceEnlistmentKey
+SOFTNDK_WDK_UNAVAILABLE(TmReferenceEnlistmentKey, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRenameTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(TmRenameTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRequestOutcomeEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmRequestOutcomeEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRollbackComplete
+SOFTNDK_WDK_UNAVAILABLE(TmRollbackComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRollbackEnlistment
+SOFTNDK_WDK_UNAVAILABLE(TmRollbackEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmRollbackTransaction
+SOFTNDK_WDK_UNAVAILABLE(TmRollbackTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef TmSinglePhaseReject
+SOFTNDK_WDK_UNAVAILABLE(TmSinglePhaseReject, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef VslCreateSecureSection
+SOFTNDK_WDK_UNAVAILABLE(VslCreateSecureSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef VslDeleteSecureSection
+SOFTNDK_WDK_UNAVAILABLE(VslDeleteSecureSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef WmiQueryTraceInformation
+SOFTNDK_WDK_UNAVAILABLE(WmiQueryTraceInformation, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef WmiTraceMessage
+SOFTNDK_WDK_UNAVAILABLE(WmiTraceMessage, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef WmiTraceMessageVa
+SOFTNDK_WDK_UNAVAILABLE(WmiTraceMessageVa, SOFTNDK_WDK_WHY_45); /* wdm.h */
+#endif
+#ifndef WRITE_PORT_BUFFER_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(WRITE_PORT_BUFFER_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_PORT_BUFFER_ULONG
+SOFTNDK_WDK_UNAVAILABLE(WRITE_PORT_BUFFER_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_PORT_BUFFER_USHORT
+SOFTNDK_WDK_UNAVAILABLE(WRITE_PORT_BUFFER_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_PORT_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(WRITE_PORT_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_PORT_ULONG
+SOFTNDK_WDK_UNAVAILABLE(WRITE_PORT_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_PORT_USHORT
+SOFTNDK_WDK_UNAVAILABLE(WRITE_PORT_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_BUFFER_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_BUFFER_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_BUFFER_ULONG
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_BUFFER_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_BUFFER_ULONG64
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_BUFFER_ULONG64, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_BUFFER_USHORT
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_BUFFER_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_UCHAR
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_UCHAR, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_ULONG
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_ULONG, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_ULONG64
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_ULONG64, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef WRITE_REGISTER_USHORT
+SOFTNDK_WDK_UNAVAILABLE(WRITE_REGISTER_USHORT, SOFTNDK_WDK_WHY_74); /* wdm.h */
+#endif
+#ifndef ZwCommitComplete
+SOFTNDK_WDK_UNAVAILABLE(ZwCommitComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCommitEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwCommitEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCommitTransaction
+SOFTNDK_WDK_UNAVAILABLE(ZwCommitTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCreateDirectoryObject
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateDirectoryObject, SOFTNDK_WDK_WHY_77); /* wdm.h */
+#endif
+#ifndef ZwCreateEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCreateFile
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef ZwCreateKeyTransacted
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateKeyTransacted, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCreateResourceManager
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCreateSection
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef ZwCreateTransaction
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwCreateTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwEnumerateTransactionObject
+SOFTNDK_WDK_UNAVAILABLE(ZwEnumerateTransactionObject, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwGetNotificationResourceManager
+SOFTNDK_WDK_UNAVAILABLE(ZwGetNotificationResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwLoadDriver
+SOFTNDK_WDK_UNAVAILABLE(ZwLoadDriver, SOFTNDK_WDK_WHY_78); /* wdm.h */
+#endif
+#ifndef ZwMakeTemporaryObject
+SOFTNDK_WDK_UNAVAILABLE(ZwMakeTemporaryObject, SOFTNDK_WDK_WHY_77); /* wdm.h */
+#endif
+#ifndef ZwMapViewOfSection
+SOFTNDK_WDK_UNAVAILABLE(ZwMapViewOfSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef ZwOpenEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwOpenEvent
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenEvent, SOFTNDK_WDK_WHY_22); /* wdm.h */
+#endif
+#ifndef ZwOpenFile
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef ZwOpenKeyTransacted
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenKeyTransacted, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwOpenKeyTransactedEx
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenKeyTransactedEx, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwOpenResourceManager
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwOpenSection
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef ZwOpenSymbolicLinkObject
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenSymbolicLinkObject, SOFTNDK_WDK_WHY_79); /* wdm.h */
+#endif
+#ifndef ZwOpenTransaction
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwOpenTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwPrepareComplete
+SOFTNDK_WDK_UNAVAILABLE(ZwPrepareComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwPrepareEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwPrepareEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwPrePrepareComplete
+SOFTNDK_WDK_UNAVAILABLE(ZwPrePrepareComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwPrePrepareEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwPrePrepareEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwQueryFullAttributesFile
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryFullAttributesFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef ZwQueryInformationByName
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationByName, SOFTNDK_WDK_WHY_80); /* wdm.h */
+#endif
+#ifndef ZwQueryInformationEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwQueryInformationFile
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef ZwQueryInformationResourceManager
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwQueryInformationTransaction
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwQueryInformationTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwQuerySymbolicLinkObject
+SOFTNDK_WDK_UNAVAILABLE(ZwQuerySymbolicLinkObject, SOFTNDK_WDK_WHY_79); /* wdm.h */
+#endif
+#ifndef ZwReadFile
+SOFTNDK_WDK_UNAVAILABLE(ZwReadFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef ZwReadOnlyEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwReadOnlyEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRecoverEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwRecoverEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRecoverResourceManager
+SOFTNDK_WDK_UNAVAILABLE(ZwRecoverResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRecoverTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(ZwRecoverTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRollbackComplete
+SOFTNDK_WDK_UNAVAILABLE(ZwRollbackComplete, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRollbackEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwRollbackEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRollbackTransaction
+SOFTNDK_WDK_UNAVAILABLE(ZwRollbackTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwRollforwardTransactionManager
+SOFTNDK_WDK_UNAVAILABLE(ZwRollforwardTransactionManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwSetInformationEnlistment
+SOFTNDK_WDK_UNAVAILABLE(ZwSetInformationEnlistment, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwSetInformationFile
+SOFTNDK_WDK_UNAVAILABLE(ZwSetInformationFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef ZwSetInformationResourceManager
+SOFTNDK_WDK_UNAVAILABLE(ZwSetInformationResourceManager, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwSetInformationTransaction
+SOFTNDK_WDK_UNAVAILABLE(ZwSetInformationTransaction, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwSinglePhaseReject
+SOFTNDK_WDK_UNAVAILABLE(ZwSinglePhaseReject, SOFTNDK_WDK_WHY_67); /* wdm.h */
+#endif
+#ifndef ZwUnloadDriver
+SOFTNDK_WDK_UNAVAILABLE(ZwUnloadDriver, SOFTNDK_WDK_WHY_78); /* wdm.h */
+#endif
+#ifndef ZwUnmapViewOfSection
+SOFTNDK_WDK_UNAVAILABLE(ZwUnmapViewOfSection, SOFTNDK_WDK_WHY_62); /* wdm.h */
+#endif
+#ifndef ZwWriteFile
+SOFTNDK_WDK_UNAVAILABLE(ZwWriteFile, SOFTNDK_WDK_WHY_21); /* wdm.h */
+#endif
+#ifndef CUSTOM_SYSTEM_EVENT_TRIGGER_INIT
+SOFTNDK_WDK_UNAVAILABLE(CUSTOM_SYSTEM_EVENT_TRIGGER_INIT, SOFTNDK_WDK_WHY_81); /* ntddk.h */
+#endif
+#ifndef DbgPrompt
+SOFTNDK_WDK_UNAVAILABLE(DbgPrompt, SOFTNDK_WDK_WHY_82); /* ntddk.h */
+#endif
+#ifndef ExRaiseAccessViolation
+SOFTNDK_WDK_UNAVAILABLE(ExRaiseAccessViolation, SOFTNDK_WDK_WHY_83); /* ntddk.h */
+#endif
+#ifndef ExRaiseDatatypeMisalignment
+SOFTNDK_WDK_UNAVAILABLE(ExRaiseDatatypeMisalignment, SOFTNDK_WDK_WHY_83); /* ntddk.h */
+#endif
+#ifndef FsRtlIsTotalDeviceFailure
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsTotalDeviceFailure, SOFTNDK_WDK_WHY_84); /* ntddk.h */
+#endif
+#ifndef HalAllocateHardwareCounters
+SOFTNDK_WDK_UNAVAILABLE(HalAllocateHardwareCounters, SOFTNDK_WDK_WHY_85); /* ntddk.h */
+#endif
+#ifndef HalExamineMBR
+SOFTNDK_WDK_UNAVAILABLE(HalExamineMBR, SOFTNDK_WDK_WHY_85); /* ntddk.h */
+#endif
+#ifndef HalFreeHardwareCounters
+SOFTNDK_WDK_UNAVAILABLE(HalFreeHardwareCounters, SOFTNDK_WDK_WHY_85); /* ntddk.h */
+#endif
+#ifndef HalGetBusDataByOffset
+SOFTNDK_WDK_UNAVAILABLE(HalGetBusDataByOffset, SOFTNDK_WDK_WHY_85); /* ntddk.h */
+#endif
+#ifndef HalSetBusDataByOffset
+SOFTNDK_WDK_UNAVAILABLE(HalSetBusDataByOffset, SOFTNDK_WDK_WHY_85); /* ntddk.h */
+#endif
+#ifndef IoAllocateAdapterChannel
+SOFTNDK_WDK_UNAVAILABLE(IoAllocateAdapterChannel, SOFTNDK_WDK_WHY_86); /* ntddk.h */
+#endif
+#ifndef IoAllocateController
+SOFTNDK_WDK_UNAVAILABLE(IoAllocateController, SOFTNDK_WDK_WHY_87); /* ntddk.h */
+#endif
+#ifndef IoAssignArcName
+SOFTNDK_WDK_UNAVAILABLE(IoAssignArcName, SOFTNDK_WDK_WHY_88); /* ntddk.h */
+#endif
+#ifndef IoAttachDeviceToDeviceStackSafe
+SOFTNDK_WDK_UNAVAILABLE(IoAttachDeviceToDeviceStackSafe, SOFTNDK_WDK_WHY_17); /* ntddk.h */
+#endif
+#ifndef IoCancelFileOpen
+SOFTNDK_WDK_UNAVAILABLE(IoCancelFileOpen, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoClearActivityIdThread
+SOFTNDK_WDK_UNAVAILABLE(IoClearActivityIdThread, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoCreateController
+SOFTNDK_WDK_UNAVAILABLE(IoCreateController, SOFTNDK_WDK_WHY_87); /* ntddk.h */
+#endif
+#ifndef IoCreateDisk
+SOFTNDK_WDK_UNAVAILABLE(IoCreateDisk, SOFTNDK_WDK_WHY_90); /* ntddk.h */
+#endif
+#ifndef IoCreateFileEx
+SOFTNDK_WDK_UNAVAILABLE(IoCreateFileEx, SOFTNDK_WDK_WHY_21); /* ntddk.h */
+#endif
+#ifndef IoCreateFileSpecifyDeviceObjectHint
+SOFTNDK_WDK_UNAVAILABLE(IoCreateFileSpecifyDeviceObjectHint, SOFTNDK_WDK_WHY_21); /* ntddk.h */
+#endif
+#ifndef IoDeassignArcName
+SOFTNDK_WDK_UNAVAILABLE(IoDeassignArcName, SOFTNDK_WDK_WHY_88); /* ntddk.h */
+#endif
+#ifndef IoDecrementKeepAliveCount
+SOFTNDK_WDK_UNAVAILABLE(IoDecrementKeepAliveCount, SOFTNDK_WDK_WHY_91); /* ntddk.h */
+#endif
+#ifndef IoDeleteController
+SOFTNDK_WDK_UNAVAILABLE(IoDeleteController, SOFTNDK_WDK_WHY_87); /* ntddk.h */
+#endif
+#ifndef IoFreeController
+SOFTNDK_WDK_UNAVAILABLE(IoFreeController, SOFTNDK_WDK_WHY_87); /* ntddk.h */
+#endif
+#ifndef IoGetActivityIdIrp
+SOFTNDK_WDK_UNAVAILABLE(IoGetActivityIdIrp, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoGetActivityIdThread
+SOFTNDK_WDK_UNAVAILABLE(IoGetActivityIdThread, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoGetConfigurationInformation
+SOFTNDK_WDK_UNAVAILABLE(IoGetConfigurationInformation, SOFTNDK_WDK_WHY_92); /* ntddk.h */
+#endif
+#ifndef IoGetFileObjectGenericMapping
+SOFTNDK_WDK_UNAVAILABLE(IoGetFileObjectGenericMapping, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoGetInitiatorProcess
+SOFTNDK_WDK_UNAVAILABLE(IoGetInitiatorProcess, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef IoGetOplockKeyContext
+SOFTNDK_WDK_UNAVAILABLE(IoGetOplockKeyContext, SOFTNDK_WDK_WHY_93); /* ntddk.h */
+#endif
+#ifndef IoGetOplockKeyContextEx
+SOFTNDK_WDK_UNAVAILABLE(IoGetOplockKeyContextEx, SOFTNDK_WDK_WHY_93); /* ntddk.h */
+#endif
+#ifndef IoGetPagingIoPriority
+SOFTNDK_WDK_UNAVAILABLE(IoGetPagingIoPriority, SOFTNDK_WDK_WHY_34); /* ntddk.h */
+#endif
+#ifndef IoGetShadowFileInformation
+SOFTNDK_WDK_UNAVAILABLE(IoGetShadowFileInformation, SOFTNDK_WDK_WHY_94); /* ntddk.h */
+#endif
+#ifndef IoGetSiloParameters
+SOFTNDK_WDK_UNAVAILABLE(IoGetSiloParameters, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef IoGetTransactionParameterBlock
+SOFTNDK_WDK_UNAVAILABLE(IoGetTransactionParameterBlock, SOFTNDK_WDK_WHY_67); /* ntddk.h */
+#endif
+#ifndef IoIncrementKeepAliveCount
+SOFTNDK_WDK_UNAVAILABLE(IoIncrementKeepAliveCount, SOFTNDK_WDK_WHY_91); /* ntddk.h */
+#endif
+#ifndef IoInitializeDriverCreateContext
+SOFTNDK_WDK_UNAVAILABLE(IoInitializeDriverCreateContext, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoIsFileObjectIgnoringSharing
+SOFTNDK_WDK_UNAVAILABLE(IoIsFileObjectIgnoringSharing, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoIsFileOriginRemote
+SOFTNDK_WDK_UNAVAILABLE(IoIsFileOriginRemote, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoPropagateActivityIdToThread
+SOFTNDK_WDK_UNAVAILABLE(IoPropagateActivityIdToThread, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoQueryFullDriverPath
+SOFTNDK_WDK_UNAVAILABLE(IoQueryFullDriverPath, SOFTNDK_WDK_WHY_96); /* ntddk.h */
+#endif
+#ifndef IoRaiseHardError
+SOFTNDK_WDK_UNAVAILABLE(IoRaiseHardError, SOFTNDK_WDK_WHY_97); /* ntddk.h */
+#endif
+#ifndef IoRaiseInformationalHardError
+SOFTNDK_WDK_UNAVAILABLE(IoRaiseInformationalHardError, SOFTNDK_WDK_WHY_97); /* ntddk.h */
+#endif
+#ifndef IoReadDiskSignature
+SOFTNDK_WDK_UNAVAILABLE(IoReadDiskSignature, SOFTNDK_WDK_WHY_98); /* ntddk.h */
+#endif
+#ifndef IoReadPartitionTable
+SOFTNDK_WDK_UNAVAILABLE(IoReadPartitionTable, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoReadPartitionTableEx
+SOFTNDK_WDK_UNAVAILABLE(IoReadPartitionTableEx, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoRegisterBootDriverCallback
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterBootDriverCallback, SOFTNDK_WDK_WHY_6); /* ntddk.h */
+#endif
+#ifndef IoReportDetectedDevice
+SOFTNDK_WDK_UNAVAILABLE(IoReportDetectedDevice, SOFTNDK_WDK_WHY_39); /* ntddk.h */
+#endif
+#ifndef IoReportResourceForDetection
+SOFTNDK_WDK_UNAVAILABLE(IoReportResourceForDetection, SOFTNDK_WDK_WHY_99); /* ntddk.h */
+#endif
+#ifndef IoReportRootDevice
+SOFTNDK_WDK_UNAVAILABLE(IoReportRootDevice, SOFTNDK_WDK_WHY_39); /* ntddk.h */
+#endif
+#ifndef IoSetActivityIdIrp
+SOFTNDK_WDK_UNAVAILABLE(IoSetActivityIdIrp, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoSetActivityIdThread
+SOFTNDK_WDK_UNAVAILABLE(IoSetActivityIdThread, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoSetFileObjectIgnoreSharing
+SOFTNDK_WDK_UNAVAILABLE(IoSetFileObjectIgnoreSharing, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoSetFileOrigin
+SOFTNDK_WDK_UNAVAILABLE(IoSetFileOrigin, SOFTNDK_WDK_WHY_80); /* ntddk.h */
+#endif
+#ifndef IoSetHardErrorOrVerifyDevice
+SOFTNDK_WDK_UNAVAILABLE(IoSetHardErrorOrVerifyDevice, SOFTNDK_WDK_WHY_100); /* ntddk.h */
+#endif
+#ifndef IoSetPartitionInformation
+SOFTNDK_WDK_UNAVAILABLE(IoSetPartitionInformation, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoSetPartitionInformationEx
+SOFTNDK_WDK_UNAVAILABLE(IoSetPartitionInformationEx, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoSetShadowFileInformation
+SOFTNDK_WDK_UNAVAILABLE(IoSetShadowFileInformation, SOFTNDK_WDK_WHY_94); /* ntddk.h */
+#endif
+#ifndef IoSetSystemPartition
+SOFTNDK_WDK_UNAVAILABLE(IoSetSystemPartition, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoSetThreadHardErrorMode
+SOFTNDK_WDK_UNAVAILABLE(IoSetThreadHardErrorMode, SOFTNDK_WDK_WHY_97); /* ntddk.h */
+#endif
+#ifndef IoTransferActivityId
+SOFTNDK_WDK_UNAVAILABLE(IoTransferActivityId, SOFTNDK_WDK_WHY_89); /* ntddk.h */
+#endif
+#ifndef IoUnregisterBootDriverCallback
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterBootDriverCallback, SOFTNDK_WDK_WHY_6); /* ntddk.h */
+#endif
+#ifndef IoVerifyPartitionTable
+SOFTNDK_WDK_UNAVAILABLE(IoVerifyPartitionTable, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoVolumeDeviceToDosName
+SOFTNDK_WDK_UNAVAILABLE(IoVolumeDeviceToDosName, SOFTNDK_WDK_WHY_101); /* ntddk.h */
+#endif
+#ifndef IoWritePartitionTable
+SOFTNDK_WDK_UNAVAILABLE(IoWritePartitionTable, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef IoWritePartitionTableEx
+SOFTNDK_WDK_UNAVAILABLE(IoWritePartitionTableEx, SOFTNDK_WDK_WHY_68); /* ntddk.h */
+#endif
+#ifndef KeExpandKernelStackAndCallout
+SOFTNDK_WDK_UNAVAILABLE(KeExpandKernelStackAndCallout, SOFTNDK_WDK_WHY_102); /* ntddk.h */
+#endif
+#ifndef KeExpandKernelStackAndCalloutEx
+SOFTNDK_WDK_UNAVAILABLE(KeExpandKernelStackAndCalloutEx, SOFTNDK_WDK_WHY_102); /* ntddk.h */
+#endif
+#ifndef KeInvalidateAllCaches
+SOFTNDK_WDK_UNAVAILABLE(KeInvalidateAllCaches, SOFTNDK_WDK_WHY_103); /* ntddk.h */
+#endif
+#ifndef KeInvalidateRangeAllCaches
+SOFTNDK_WDK_UNAVAILABLE(KeInvalidateRangeAllCaches, SOFTNDK_WDK_WHY_103); /* ntddk.h */
+#endif
+#ifndef KeQueryHardwareCounterConfiguration
+SOFTNDK_WDK_UNAVAILABLE(KeQueryHardwareCounterConfiguration, SOFTNDK_WDK_WHY_104); /* ntddk.h */
+#endif
+#ifndef KeSetHardwareCounterConfiguration
+SOFTNDK_WDK_UNAVAILABLE(KeSetHardwareCounterConfiguration, SOFTNDK_WDK_WHY_104); /* ntddk.h */
+#endif
+#ifndef MmAddPhysicalMemory
+SOFTNDK_WDK_UNAVAILABLE(MmAddPhysicalMemory, SOFTNDK_WDK_WHY_105); /* ntddk.h */
+#endif
+#ifndef MmAllocateNonCachedMemory
+SOFTNDK_WDK_UNAVAILABLE(MmAllocateNonCachedMemory, SOFTNDK_WDK_WHY_106); /* ntddk.h */
+#endif
+#ifndef MmCopyMemory
+SOFTNDK_WDK_UNAVAILABLE(MmCopyMemory, SOFTNDK_WDK_WHY_107); /* ntddk.h */
+#endif
+#ifndef MmFreeNonCachedMemory
+SOFTNDK_WDK_UNAVAILABLE(MmFreeNonCachedMemory, SOFTNDK_WDK_WHY_106); /* ntddk.h */
+#endif
+#ifndef MmGetPhysicalMemoryRangesEx2
+SOFTNDK_WDK_UNAVAILABLE(MmGetPhysicalMemoryRangesEx2, SOFTNDK_WDK_WHY_108); /* ntddk.h */
+#endif
+#ifndef MmIsThisAnNtAsSystem
+SOFTNDK_WDK_UNAVAILABLE(MmIsThisAnNtAsSystem, SOFTNDK_WDK_WHY_109); /* ntddk.h */
+#endif
+#ifndef MmLockPagableSectionByHandle
+SOFTNDK_WDK_UNAVAILABLE(MmLockPagableSectionByHandle, SOFTNDK_WDK_WHY_62); /* ntddk.h */
+#endif
+#ifndef MmMapViewInSystemSpace
+SOFTNDK_WDK_UNAVAILABLE(MmMapViewInSystemSpace, SOFTNDK_WDK_WHY_62); /* ntddk.h */
+#endif
+#ifndef MmSecureVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(MmSecureVirtualMemory, SOFTNDK_WDK_WHY_110); /* ntddk.h */
+#endif
+#ifndef MmSecureVirtualMemoryEx
+SOFTNDK_WDK_UNAVAILABLE(MmSecureVirtualMemoryEx, SOFTNDK_WDK_WHY_110); /* ntddk.h */
+#endif
+#ifndef MmUnmapViewInSystemSpace
+SOFTNDK_WDK_UNAVAILABLE(MmUnmapViewInSystemSpace, SOFTNDK_WDK_WHY_62); /* ntddk.h */
+#endif
+#ifndef MmUnsecureVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(MmUnsecureVirtualMemory, SOFTNDK_WDK_WHY_110); /* ntddk.h */
+#endif
+#ifndef NtOpenProcess
+SOFTNDK_WDK_UNAVAILABLE(NtOpenProcess, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef PsAllocSiloContextSlot
+SOFTNDK_WDK_UNAVAILABLE(PsAllocSiloContextSlot, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsAttachSiloToCurrentThread
+SOFTNDK_WDK_UNAVAILABLE(PsAttachSiloToCurrentThread, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsCreateSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsCreateSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsDereferenceSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsDereferenceSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsDetachSiloFromCurrentThread
+SOFTNDK_WDK_UNAVAILABLE(PsDetachSiloFromCurrentThread, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsFreeSiloContextSlot
+SOFTNDK_WDK_UNAVAILABLE(PsFreeSiloContextSlot, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetCurrentServerSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetCurrentServerSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetCurrentSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetCurrentSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetCurrentThreadTeb
+SOFTNDK_WDK_UNAVAILABLE(PsGetCurrentThreadTeb, SOFTNDK_WDK_WHY_111); /* ntddk.h */
+#endif
+#ifndef PsGetEffectiveServerSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetEffectiveServerSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetHostSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetHostSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetJobServerSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetJobServerSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetJobSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetJobSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetParentSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetParentSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetPermanentSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsGetPermanentSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetProcessCreateTimeQuadPart
+SOFTNDK_WDK_UNAVAILABLE(PsGetProcessCreateTimeQuadPart, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef PsGetProcessExitStatus
+SOFTNDK_WDK_UNAVAILABLE(PsGetProcessExitStatus, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef PsGetProcessId
+SOFTNDK_WDK_UNAVAILABLE(PsGetProcessId, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef PsGetProcessStartKey
+SOFTNDK_WDK_UNAVAILABLE(PsGetProcessStartKey, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef PsGetServerSiloActiveConsoleId
+SOFTNDK_WDK_UNAVAILABLE(PsGetServerSiloActiveConsoleId, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetSiloContainerId
+SOFTNDK_WDK_UNAVAILABLE(PsGetSiloContainerId, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsGetSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetSiloMonitorContextSlot
+SOFTNDK_WDK_UNAVAILABLE(PsGetSiloMonitorContextSlot, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsGetThreadProcessId
+SOFTNDK_WDK_UNAVAILABLE(PsGetThreadProcessId, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef PsGetThreadServerSilo
+SOFTNDK_WDK_UNAVAILABLE(PsGetThreadServerSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PshedAllocateMemory
+SOFTNDK_WDK_UNAVAILABLE(PshedAllocateMemory, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef PshedFreeMemory
+SOFTNDK_WDK_UNAVAILABLE(PshedFreeMemory, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef PshedIsSystemWheaEnabled
+SOFTNDK_WDK_UNAVAILABLE(PshedIsSystemWheaEnabled, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef PshedRegisterPlugin
+SOFTNDK_WDK_UNAVAILABLE(PshedRegisterPlugin, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef PshedSynchronizeExecution
+SOFTNDK_WDK_UNAVAILABLE(PshedSynchronizeExecution, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef PshedUnregisterPlugin
+SOFTNDK_WDK_UNAVAILABLE(PshedUnregisterPlugin, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef PsInsertPermanentSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsInsertPermanentSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsInsertSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsInsertSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsIsHostSilo
+SOFTNDK_WDK_UNAVAILABLE(PsIsHostSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsMakeSiloContextPermanent
+SOFTNDK_WDK_UNAVAILABLE(PsMakeSiloContextPermanent, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsReferenceSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsReferenceSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsRegisterSiloMonitor
+SOFTNDK_WDK_UNAVAILABLE(PsRegisterSiloMonitor, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsRemoveCreateThreadNotifyRoutine
+SOFTNDK_WDK_UNAVAILABLE(PsRemoveCreateThreadNotifyRoutine, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsRemoveLoadImageNotifyRoutine
+SOFTNDK_WDK_UNAVAILABLE(PsRemoveLoadImageNotifyRoutine, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsRemoveSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsRemoveSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsReplaceSiloContext
+SOFTNDK_WDK_UNAVAILABLE(PsReplaceSiloContext, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsSetCreateProcessNotifyRoutine
+SOFTNDK_WDK_UNAVAILABLE(PsSetCreateProcessNotifyRoutine, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsSetCreateProcessNotifyRoutineEx
+SOFTNDK_WDK_UNAVAILABLE(PsSetCreateProcessNotifyRoutineEx, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsSetCreateProcessNotifyRoutineEx2
+SOFTNDK_WDK_UNAVAILABLE(PsSetCreateProcessNotifyRoutineEx2, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsSetCreateThreadNotifyRoutine
+SOFTNDK_WDK_UNAVAILABLE(PsSetCreateThreadNotifyRoutine, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsSetCreateThreadNotifyRoutineEx
+SOFTNDK_WDK_UNAVAILABLE(PsSetCreateThreadNotifyRoutineEx, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsSetLoadImageNotifyRoutine
+SOFTNDK_WDK_UNAVAILABLE(PsSetLoadImageNotifyRoutine, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsSetLoadImageNotifyRoutineEx
+SOFTNDK_WDK_UNAVAILABLE(PsSetLoadImageNotifyRoutineEx, SOFTNDK_WDK_WHY_113); /* ntddk.h */
+#endif
+#ifndef PsStartSiloMonitor
+SOFTNDK_WDK_UNAVAILABLE(PsStartSiloMonitor, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsTerminateServerSilo
+SOFTNDK_WDK_UNAVAILABLE(PsTerminateServerSilo, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef PsUnregisterSiloMonitor
+SOFTNDK_WDK_UNAVAILABLE(PsUnregisterSiloMonitor, SOFTNDK_WDK_WHY_95); /* ntddk.h */
+#endif
+#ifndef RtlDrainNonVolatileFlush
+SOFTNDK_WDK_UNAVAILABLE(RtlDrainNonVolatileFlush, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef RtlExtendCorrelationVector
+SOFTNDK_WDK_UNAVAILABLE(RtlExtendCorrelationVector, SOFTNDK_WDK_WHY_115); /* ntddk.h */
+#endif
+#ifndef RtlFillNonVolatileMemory
+SOFTNDK_WDK_UNAVAILABLE(RtlFillNonVolatileMemory, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef RtlFlushNonVolatileMemory
+SOFTNDK_WDK_UNAVAILABLE(RtlFlushNonVolatileMemory, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef RtlFlushNonVolatileMemoryRanges
+SOFTNDK_WDK_UNAVAILABLE(RtlFlushNonVolatileMemoryRanges, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef RtlFreeNonVolatileToken
+SOFTNDK_WDK_UNAVAILABLE(RtlFreeNonVolatileToken, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef RtlGetEnabledExtendedFeatures
+SOFTNDK_WDK_UNAVAILABLE(RtlGetEnabledExtendedFeatures, SOFTNDK_WDK_WHY_116); /* ntddk.h */
+#endif
+#ifndef RtlGetNonVolatileToken
+SOFTNDK_WDK_UNAVAILABLE(RtlGetNonVolatileToken, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef RtlGetPersistedStateLocation
+SOFTNDK_WDK_UNAVAILABLE(RtlGetPersistedStateLocation, SOFTNDK_WDK_WHY_117); /* ntddk.h */
+#endif
+#ifndef RtlIncrementCorrelationVector
+SOFTNDK_WDK_UNAVAILABLE(RtlIncrementCorrelationVector, SOFTNDK_WDK_WHY_115); /* ntddk.h */
+#endif
+#ifndef RtlInitializeCorrelationVector
+SOFTNDK_WDK_UNAVAILABLE(RtlInitializeCorrelationVector, SOFTNDK_WDK_WHY_115); /* ntddk.h */
+#endif
+#ifndef RtlIsStateSeparationEnabled
+SOFTNDK_WDK_UNAVAILABLE(RtlIsStateSeparationEnabled, SOFTNDK_WDK_WHY_118); /* ntddk.h */
+#endif
+#ifndef RtlMapGenericMask
+SOFTNDK_WDK_UNAVAILABLE(RtlMapGenericMask, SOFTNDK_WDK_WHY_70); /* ntddk.h */
+#endif
+#ifndef RtlNormalizeSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlNormalizeSecurityDescriptor, SOFTNDK_WDK_WHY_70); /* ntddk.h */
+#endif
+#ifndef RtlRaiseCustomSystemEventTrigger
+SOFTNDK_WDK_UNAVAILABLE(RtlRaiseCustomSystemEventTrigger, SOFTNDK_WDK_WHY_81); /* ntddk.h */
+#endif
+#ifndef RtlValidateCorrelationVector
+SOFTNDK_WDK_UNAVAILABLE(RtlValidateCorrelationVector, SOFTNDK_WDK_WHY_115); /* ntddk.h */
+#endif
+#ifndef RtlVolumeDeviceToDosName
+SOFTNDK_WDK_UNAVAILABLE(RtlVolumeDeviceToDosName, SOFTNDK_WDK_WHY_101); /* ntddk.h */
+#endif
+#ifndef RtlWriteNonVolatileMemory
+SOFTNDK_WDK_UNAVAILABLE(RtlWriteNonVolatileMemory, SOFTNDK_WDK_WHY_114); /* ntddk.h */
+#endif
+#ifndef SeSinglePrivilegeCheck
+SOFTNDK_WDK_UNAVAILABLE(SeSinglePrivilegeCheck, SOFTNDK_WDK_WHY_76); /* ntddk.h */
+#endif
+#ifndef WheaAdd2Ptr
+SOFTNDK_WDK_UNAVAILABLE(WheaAdd2Ptr, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaAddErrorSource
+SOFTNDK_WDK_UNAVAILABLE(WheaAddErrorSource, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaAddErrorSourceDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaAddErrorSourceDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaAddErrorSourceDeviceDriverV1
+SOFTNDK_WDK_UNAVAILABLE(WheaAddErrorSourceDeviceDriverV1, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaAddHwErrorReportSectionDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaAddHwErrorReportSectionDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaConfigureErrorSource
+SOFTNDK_WDK_UNAVAILABLE(WheaConfigureErrorSource, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaCreateHwErrorReportDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaCreateHwErrorReportDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaErrorRecordBuilderAddPacket
+SOFTNDK_WDK_UNAVAILABLE(WheaErrorRecordBuilderAddPacket, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaErrorRecordBuilderAddSection
+SOFTNDK_WDK_UNAVAILABLE(WheaErrorRecordBuilderAddSection, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaErrorRecordBuilderInit
+SOFTNDK_WDK_UNAVAILABLE(WheaErrorRecordBuilderInit, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaFindErrorRecordSection
+SOFTNDK_WDK_UNAVAILABLE(WheaFindErrorRecordSection, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaFindNextErrorRecordSection
+SOFTNDK_WDK_UNAVAILABLE(WheaFindNextErrorRecordSection, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaGetErrPacketFromErrRecord
+SOFTNDK_WDK_UNAVAILABLE(WheaGetErrPacketFromErrRecord, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaHighIrqlLogSelEventHandlerRegister
+SOFTNDK_WDK_UNAVAILABLE(WheaHighIrqlLogSelEventHandlerRegister, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaHighIrqlLogSelEventHandlerUnregister
+SOFTNDK_WDK_UNAVAILABLE(WheaHighIrqlLogSelEventHandlerUnregister, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaHwErrorReportAbandonDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaHwErrorReportAbandonDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaHwErrorReportSetSectionNameDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaHwErrorReportSetSectionNameDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaHwErrorReportSetSeverityDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaHwErrorReportSetSeverityDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaHwErrorReportSubmitDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaHwErrorReportSubmitDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaInitializeRecordHeader
+SOFTNDK_WDK_UNAVAILABLE(WheaInitializeRecordHeader, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaIsValidErrorRecordSignature
+SOFTNDK_WDK_UNAVAILABLE(WheaIsValidErrorRecordSignature, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaLogInternalEvent
+SOFTNDK_WDK_UNAVAILABLE(WheaLogInternalEvent, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaRegisterErrorSourceOverride
+SOFTNDK_WDK_UNAVAILABLE(WheaRegisterErrorSourceOverride, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaRemoveErrorSource
+SOFTNDK_WDK_UNAVAILABLE(WheaRemoveErrorSource, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaRemoveErrorSourceDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaRemoveErrorSourceDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaReportHwError
+SOFTNDK_WDK_UNAVAILABLE(WheaReportHwError, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaReportHwErrorDeviceDriver
+SOFTNDK_WDK_UNAVAILABLE(WheaReportHwErrorDeviceDriver, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaSignalHandlerOverride
+SOFTNDK_WDK_UNAVAILABLE(WheaSignalHandlerOverride, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaUnconfigureErrorSource
+SOFTNDK_WDK_UNAVAILABLE(WheaUnconfigureErrorSource, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef WheaUnregisterErrorSourceOverride
+SOFTNDK_WDK_UNAVAILABLE(WheaUnregisterErrorSourceOverride, SOFTNDK_WDK_WHY_112); /* ntddk.h */
+#endif
+#ifndef ZwDeviceIoControlFile
+SOFTNDK_WDK_UNAVAILABLE(ZwDeviceIoControlFile, SOFTNDK_WDK_WHY_21); /* ntddk.h */
+#endif
+#ifndef ZwOpenProcess
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenProcess, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef ZwPowerInformation
+SOFTNDK_WDK_UNAVAILABLE(ZwPowerInformation, SOFTNDK_WDK_WHY_69); /* ntddk.h */
+#endif
+#ifndef ZwQueryVolumeInformationFile
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryVolumeInformationFile, SOFTNDK_WDK_WHY_21); /* ntddk.h */
+#endif
+#ifndef ZwTerminateProcess
+SOFTNDK_WDK_UNAVAILABLE(ZwTerminateProcess, SOFTNDK_WDK_WHY_73); /* ntddk.h */
+#endif
+#ifndef CcCanIWrite
+SOFTNDK_WDK_UNAVAILABLE(CcCanIWrite, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcCoherencyFlushAndPurgeCache
+SOFTNDK_WDK_UNAVAILABLE(CcCoherencyFlushAndPurgeCache, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcCopyRead
+SOFTNDK_WDK_UNAVAILABLE(CcCopyRead, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcCopyReadEx
+SOFTNDK_WDK_UNAVAILABLE(CcCopyReadEx, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcCopyWrite
+SOFTNDK_WDK_UNAVAILABLE(CcCopyWrite, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcCopyWriteEx
+SOFTNDK_WDK_UNAVAILABLE(CcCopyWriteEx, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcCopyWriteWontFlush
+SOFTNDK_WDK_UNAVAILABLE(CcCopyWriteWontFlush, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcDeferWrite
+SOFTNDK_WDK_UNAVAILABLE(CcDeferWrite, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcFastCopyRead
+SOFTNDK_WDK_UNAVAILABLE(CcFastCopyRead, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcFastCopyWrite
+SOFTNDK_WDK_UNAVAILABLE(CcFastCopyWrite, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcFlushCache
+SOFTNDK_WDK_UNAVAILABLE(CcFlushCache, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetCacheFileSize
+SOFTNDK_WDK_UNAVAILABLE(CcGetCacheFileSize, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetDirtyPages
+SOFTNDK_WDK_UNAVAILABLE(CcGetDirtyPages, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetFileObjectFromBcb
+SOFTNDK_WDK_UNAVAILABLE(CcGetFileObjectFromBcb, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetFileObjectFromSectionPtrs
+SOFTNDK_WDK_UNAVAILABLE(CcGetFileObjectFromSectionPtrs, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetFileObjectFromSectionPtrsRef
+SOFTNDK_WDK_UNAVAILABLE(CcGetFileObjectFromSectionPtrsRef, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetFileSizePointer
+SOFTNDK_WDK_UNAVAILABLE(CcGetFileSizePointer, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcGetFlushedValidData
+SOFTNDK_WDK_UNAVAILABLE(CcGetFlushedValidData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcInitializeCacheMap
+SOFTNDK_WDK_UNAVAILABLE(CcInitializeCacheMap, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcIsThereDirtyData
+SOFTNDK_WDK_UNAVAILABLE(CcIsThereDirtyData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcIsThereDirtyDataEx
+SOFTNDK_WDK_UNAVAILABLE(CcIsThereDirtyDataEx, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcMapData
+SOFTNDK_WDK_UNAVAILABLE(CcMapData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcMdlReadComplete
+SOFTNDK_WDK_UNAVAILABLE(CcMdlReadComplete, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcMdlWriteAbort
+SOFTNDK_WDK_UNAVAILABLE(CcMdlWriteAbort, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcMdlWriteComplete
+SOFTNDK_WDK_UNAVAILABLE(CcMdlWriteComplete, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcPinMappedData
+SOFTNDK_WDK_UNAVAILABLE(CcPinMappedData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcPinRead
+SOFTNDK_WDK_UNAVAILABLE(CcPinRead, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcPrepareMdlWrite
+SOFTNDK_WDK_UNAVAILABLE(CcPrepareMdlWrite, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcPreparePinWrite
+SOFTNDK_WDK_UNAVAILABLE(CcPreparePinWrite, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcPurgeCacheSection
+SOFTNDK_WDK_UNAVAILABLE(CcPurgeCacheSection, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcRemapBcb
+SOFTNDK_WDK_UNAVAILABLE(CcRemapBcb, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcRepinBcb
+SOFTNDK_WDK_UNAVAILABLE(CcRepinBcb, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcScheduleReadAhead
+SOFTNDK_WDK_UNAVAILABLE(CcScheduleReadAhead, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcScheduleReadAheadEx
+SOFTNDK_WDK_UNAVAILABLE(CcScheduleReadAheadEx, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetAdditionalCacheAttributes
+SOFTNDK_WDK_UNAVAILABLE(CcSetAdditionalCacheAttributes, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetAdditionalCacheAttributesEx
+SOFTNDK_WDK_UNAVAILABLE(CcSetAdditionalCacheAttributesEx, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetBcbOwnerPointer
+SOFTNDK_WDK_UNAVAILABLE(CcSetBcbOwnerPointer, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetCacheFileSizes
+SOFTNDK_WDK_UNAVAILABLE(CcSetCacheFileSizes, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetDirtyPageThreshold
+SOFTNDK_WDK_UNAVAILABLE(CcSetDirtyPageThreshold, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetDirtyPinnedData
+SOFTNDK_WDK_UNAVAILABLE(CcSetDirtyPinnedData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetFileSizes
+SOFTNDK_WDK_UNAVAILABLE(CcSetFileSizes, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetFileSizesEx
+SOFTNDK_WDK_UNAVAILABLE(CcSetFileSizesEx, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetLogHandleForFile
+SOFTNDK_WDK_UNAVAILABLE(CcSetLogHandleForFile, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcSetReadAheadGranularity
+SOFTNDK_WDK_UNAVAILABLE(CcSetReadAheadGranularity, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcUninitializeCacheMap
+SOFTNDK_WDK_UNAVAILABLE(CcUninitializeCacheMap, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcUnpinData
+SOFTNDK_WDK_UNAVAILABLE(CcUnpinData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcUnpinDataForThread
+SOFTNDK_WDK_UNAVAILABLE(CcUnpinDataForThread, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcUnpinRepinnedBcb
+SOFTNDK_WDK_UNAVAILABLE(CcUnpinRepinnedBcb, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcWaitForCurrentLazyWriterActivity
+SOFTNDK_WDK_UNAVAILABLE(CcWaitForCurrentLazyWriterActivity, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef CcZeroData
+SOFTNDK_WDK_UNAVAILABLE(CcZeroData, SOFTNDK_WDK_WHY_119); /* ntifs.h */
+#endif
+#ifndef FsRtlAcknowledgeEcp
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAcknowledgeEcp, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAcquireFileExclusive
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAcquireFileExclusive, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAddBaseMcbEntryEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAddBaseMcbEntryEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAddLargeMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAddLargeMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAddMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAddMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAddToTunnelCache
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAddToTunnelCache, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocateAePushLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocateAePushLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocateExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocateExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocateExtraCreateParameterFromLookasideList
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocateExtraCreateParameterFromLookasideList, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocateExtraCreateParameterList
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocateExtraCreateParameterList, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocateFileLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocateFileLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocatePoolWithQuotaTag
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocatePoolWithQuotaTag, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocatePoolWithTag
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocatePoolWithTag, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAllocateResource
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAllocateResource, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAreNamesEqual
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAreNamesEqual, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAreThereCurrentFileLocks
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAreThereCurrentFileLocks, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAreThereCurrentOrInProgressFileLocks
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAreThereCurrentOrInProgressFileLocks, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAreThereWaitingFileLocks
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAreThereWaitingFileLocks, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlAreVolumeStartupApplicationsComplete
+SOFTNDK_WDK_UNAVAILABLE(FsRtlAreVolumeStartupApplicationsComplete, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlBalanceReads
+SOFTNDK_WDK_UNAVAILABLE(FsRtlBalanceReads, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCancellableWaitForMultipleObjects
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCancellableWaitForMultipleObjects, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCancellableWaitForSingleObject
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCancellableWaitForSingleObject, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlChangeBackingFileObject
+SOFTNDK_WDK_UNAVAILABLE(FsRtlChangeBackingFileObject, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckLockForOplockRequest
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckLockForOplockRequest, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckLockForReadAccess
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckLockForReadAccess, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckLockForWriteAccess
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckLockForWriteAccess, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckOplock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckOplock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckOplockEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckOplockEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckOplockEx2
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckOplockEx2, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCheckUpperOplock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCheckUpperOplock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCompleteRequest
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCompleteRequest, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCopyRead
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCopyRead, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCopyWrite
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCopyWrite, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCreateSectionForDataScan
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCreateSectionForDataScan, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCurrentBatchOplock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCurrentBatchOplock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCurrentOplock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCurrentOplock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlCurrentOplockH
+SOFTNDK_WDK_UNAVAILABLE(FsRtlCurrentOplockH, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDeleteExtraCreateParameterLookasideList
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDeleteExtraCreateParameterLookasideList, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDeleteKeyFromTunnelCache
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDeleteKeyFromTunnelCache, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDeleteTunnelCache
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDeleteTunnelCache, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDeregisterUncProvider
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDeregisterUncProvider, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDissectDbcs
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDissectDbcs, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDissectName
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDissectName, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDoesDbcsContainWildCards
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDoesDbcsContainWildCards, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlDoesNameContainWildCards
+SOFTNDK_WDK_UNAVAILABLE(FsRtlDoesNameContainWildCards, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFastCheckLockForRead
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFastCheckLockForRead, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFastCheckLockForWrite
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFastCheckLockForWrite, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFastLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFastLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFastUnlockAll
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFastUnlockAll, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFastUnlockAllByKey
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFastUnlockAllByKey, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFastUnlockSingle
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFastUnlockSingle, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFindExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFindExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFindInTunnelCache
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFindInTunnelCache, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFreeAePushLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFreeAePushLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFreeExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFreeExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFreeExtraCreateParameterList
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFreeExtraCreateParameterList, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlFreeFileLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlFreeFileLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetBypassIoOpenCount
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetBypassIoOpenCount, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetBypassIoOpenCountPtr
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetBypassIoOpenCountPtr, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetEcpListFromIrp
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetEcpListFromIrp, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetFileSize
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetFileSize, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetNextExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetNextExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetNextFileLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetNextFileLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetNextLargeMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetNextLargeMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetNextMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetNextMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetPerStreamContextPointer
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetPerStreamContextPointer, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetSectorSizeInformation
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetSectorSizeInformation, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlGetSupportedFeatures
+SOFTNDK_WDK_UNAVAILABLE(FsRtlGetSupportedFeatures, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIncrementCcFastMdlReadWait
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIncrementCcFastMdlReadWait, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIncrementCcFastReadNotPossible
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIncrementCcFastReadNotPossible, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIncrementCcFastReadNoWait
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIncrementCcFastReadNoWait, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIncrementCcFastReadResourceMiss
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIncrementCcFastReadResourceMiss, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIncrementCcFastReadWait
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIncrementCcFastReadWait, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitExtraCreateParameterLookasideList
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitExtraCreateParameterLookasideList, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeBaseMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeBaseMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeBaseMcbEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeBaseMcbEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeExtraCreateParameterList
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeExtraCreateParameterList, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeFileLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeFileLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeLargeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeLargeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeOplock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeOplock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitializeTunnelCache
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitializeTunnelCache, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInitPerStreamContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInitPerStreamContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInsertExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInsertExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInsertPerFileContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInsertPerFileContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInsertPerFileObjectContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInsertPerFileObjectContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlInsertPerStreamContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlInsertPerStreamContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsAnsiCharacterLegal
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsAnsiCharacterLegal, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsAnsiCharacterLegalFat
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsAnsiCharacterLegalFat, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsAnsiCharacterLegalHpfs
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsAnsiCharacterLegalHpfs, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsAnsiCharacterLegalNtfs
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsAnsiCharacterLegalNtfs, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsAnsiCharacterLegalNtfsStream
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsAnsiCharacterLegalNtfsStream, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsAnsiCharacterWild
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsAnsiCharacterWild, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsDaxVolume
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsDaxVolume, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsDbcsInExpression
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsDbcsInExpression, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsEcpAcknowledged
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsEcpAcknowledged, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsEcpFromUserMode
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsEcpFromUserMode, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsFatDbcsLegal
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsFatDbcsLegal, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsHpfsDbcsLegal
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsHpfsDbcsLegal, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsLeadDbcsCharacter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsLeadDbcsCharacter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsNameInExpression
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsNameInExpression, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsNameInUnUpcasedExpression
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsNameInUnUpcasedExpression, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsNtstatusExpected
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsNtstatusExpected, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsPagingFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsPagingFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIssueDeviceIoControl
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIssueDeviceIoControl, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsSystemPagingFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsSystemPagingFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlIsUnicodeCharacterWild
+SOFTNDK_WDK_UNAVAILABLE(FsRtlIsUnicodeCharacterWild, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlKernelFsControlFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlKernelFsControlFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLogCcFlushError
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLogCcFlushError, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupBaseMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupBaseMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupLargeMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupLargeMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupLastLargeMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupLastLargeMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupLastLargeMcbEntryAndIndex
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupLastLargeMcbEntryAndIndex, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupLastMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupLastMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupPerFileContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupPerFileContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupPerFileObjectContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupPerFileObjectContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupPerStreamContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupPerStreamContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlLookupPerStreamContextInternal
+SOFTNDK_WDK_UNAVAILABLE(FsRtlLookupPerStreamContextInternal, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlMdlReadCompleteDev
+SOFTNDK_WDK_UNAVAILABLE(FsRtlMdlReadCompleteDev, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlMdlReadDev
+SOFTNDK_WDK_UNAVAILABLE(FsRtlMdlReadDev, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlMdlReadEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlMdlReadEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlMdlWriteCompleteDev
+SOFTNDK_WDK_UNAVAILABLE(FsRtlMdlWriteCompleteDev, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlMupGetProviderIdFromName
+SOFTNDK_WDK_UNAVAILABLE(FsRtlMupGetProviderIdFromName, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlMupGetProviderInfoFromFileObject
+SOFTNDK_WDK_UNAVAILABLE(FsRtlMupGetProviderInfoFromFileObject, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNormalizeNtstatus
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNormalizeNtstatus, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyCleanup
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyCleanup, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyCleanupAll
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyCleanupAll, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyFilterChangeDirectory
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyFilterChangeDirectory, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyFilterReportChange
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyFilterReportChange, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyFullChangeDirectory
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyFullChangeDirectory, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyFullReportChange
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyFullReportChange, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyInitializeSync
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyInitializeSync, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyUninitializeSync
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyUninitializeSync, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyVolumeEvent
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyVolumeEvent, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNotifyVolumeEventEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNotifyVolumeEventEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNumberOfRunsInLargeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNumberOfRunsInLargeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlNumberOfRunsInMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlNumberOfRunsInMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockBreakH
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockBreakH, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockBreakToNone
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockBreakToNone, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockBreakToNoneEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockBreakToNoneEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockFsctrl
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockFsctrl, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockFsctrlEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockFsctrlEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockGetAnyBreakOwnerProcess
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockGetAnyBreakOwnerProcess, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockIsFastIoPossible
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockIsFastIoPossible, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockIsSharedRequest
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockIsSharedRequest, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlOplockKeysEqual
+SOFTNDK_WDK_UNAVAILABLE(FsRtlOplockKeysEqual, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlPostPagingFileStackOverflow
+SOFTNDK_WDK_UNAVAILABLE(FsRtlPostPagingFileStackOverflow, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlPostStackOverflow
+SOFTNDK_WDK_UNAVAILABLE(FsRtlPostStackOverflow, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlPrepareMdlWriteDev
+SOFTNDK_WDK_UNAVAILABLE(FsRtlPrepareMdlWriteDev, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlPrepareMdlWriteEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlPrepareMdlWriteEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlPrepareToReuseEcp
+SOFTNDK_WDK_UNAVAILABLE(FsRtlPrepareToReuseEcp, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlPrivateLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlPrivateLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlProcessFileLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlProcessFileLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlQueryCachedVdl
+SOFTNDK_WDK_UNAVAILABLE(FsRtlQueryCachedVdl, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlQueryInformationFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlQueryInformationFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlQueryKernelEaFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlQueryKernelEaFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRegisterFileSystemFilterCallbacks
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRegisterFileSystemFilterCallbacks, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRegisterUncProvider
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRegisterUncProvider, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRegisterUncProviderEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRegisterUncProviderEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlReleaseFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlReleaseFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemoveBaseMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemoveBaseMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemoveDotsFromPath
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemoveDotsFromPath, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemoveExtraCreateParameter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemoveExtraCreateParameter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemoveLargeMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemoveLargeMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemoveMcbEntry
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemoveMcbEntry, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemovePerFileContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemovePerFileContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemovePerFileObjectContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemovePerFileObjectContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlRemovePerStreamContext
+SOFTNDK_WDK_UNAVAILABLE(FsRtlRemovePerStreamContext, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlResetLargeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlResetLargeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSetEcpListIntoIrp
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSetEcpListIntoIrp, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSetKernelEaFile
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSetKernelEaFile, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSetupAdvancedHeader
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSetupAdvancedHeader, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSetupAdvancedHeaderEx
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSetupAdvancedHeaderEx, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSetupAdvancedHeaderEx2
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSetupAdvancedHeaderEx2, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSplitLargeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSplitLargeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlSupportsPerFileContexts
+SOFTNDK_WDK_UNAVAILABLE(FsRtlSupportsPerFileContexts, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlTeardownPerFileContexts
+SOFTNDK_WDK_UNAVAILABLE(FsRtlTeardownPerFileContexts, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlTeardownPerStreamContexts
+SOFTNDK_WDK_UNAVAILABLE(FsRtlTeardownPerStreamContexts, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlTestAnsiCharacter
+SOFTNDK_WDK_UNAVAILABLE(FsRtlTestAnsiCharacter, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlTruncateLargeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlTruncateLargeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlTruncateMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlTruncateMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlUninitializeBaseMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlUninitializeBaseMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlUninitializeFileLock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlUninitializeFileLock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlUninitializeLargeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlUninitializeLargeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlUninitializeMcb
+SOFTNDK_WDK_UNAVAILABLE(FsRtlUninitializeMcb, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlUninitializeOplock
+SOFTNDK_WDK_UNAVAILABLE(FsRtlUninitializeOplock, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlUpperOplockFsctrl
+SOFTNDK_WDK_UNAVAILABLE(FsRtlUpperOplockFsctrl, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef FsRtlValidateReparsePointBuffer
+SOFTNDK_WDK_UNAVAILABLE(FsRtlValidateReparsePointBuffer, SOFTNDK_WDK_WHY_120); /* ntifs.h */
+#endif
+#ifndef GetSecurityUserInfo
+SOFTNDK_WDK_UNAVAILABLE(GetSecurityUserInfo, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef IoAcquireVpbSpinLock
+SOFTNDK_WDK_UNAVAILABLE(IoAcquireVpbSpinLock, SOFTNDK_WDK_WHY_122); /* ntifs.h */
+#endif
+#ifndef IoCheckFileObjectOpenedAsCopyDestination
+SOFTNDK_WDK_UNAVAILABLE(IoCheckFileObjectOpenedAsCopyDestination, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoCheckFileObjectOpenedAsCopySource
+SOFTNDK_WDK_UNAVAILABLE(IoCheckFileObjectOpenedAsCopySource, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoCheckQuerySetFileInformation
+SOFTNDK_WDK_UNAVAILABLE(IoCheckQuerySetFileInformation, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoCreateStreamFileObject
+SOFTNDK_WDK_UNAVAILABLE(IoCreateStreamFileObject, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoCreateStreamFileObjectEx
+SOFTNDK_WDK_UNAVAILABLE(IoCreateStreamFileObjectEx, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoCreateStreamFileObjectEx2
+SOFTNDK_WDK_UNAVAILABLE(IoCreateStreamFileObjectEx2, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoCreateStreamFileObjectLite
+SOFTNDK_WDK_UNAVAILABLE(IoCreateStreamFileObjectLite, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoEnumerateDeviceObjectList
+SOFTNDK_WDK_UNAVAILABLE(IoEnumerateDeviceObjectList, SOFTNDK_WDK_WHY_24); /* ntifs.h */
+#endif
+#ifndef IoEnumerateRegisteredFiltersList
+SOFTNDK_WDK_UNAVAILABLE(IoEnumerateRegisteredFiltersList, SOFTNDK_WDK_WHY_24); /* ntifs.h */
+#endif
+#ifndef IoFastQueryNetworkAttributes
+SOFTNDK_WDK_UNAVAILABLE(IoFastQueryNetworkAttributes, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoGetAttachedDevice
+SOFTNDK_WDK_UNAVAILABLE(IoGetAttachedDevice, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef IoGetBaseFileSystemDeviceObject
+SOFTNDK_WDK_UNAVAILABLE(IoGetBaseFileSystemDeviceObject, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoGetDeviceAttachmentBaseRef
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceAttachmentBaseRef, SOFTNDK_WDK_WHY_24); /* ntifs.h */
+#endif
+#ifndef IoGetDeviceToVerify
+SOFTNDK_WDK_UNAVAILABLE(IoGetDeviceToVerify, SOFTNDK_WDK_WHY_124); /* ntifs.h */
+#endif
+#ifndef IoGetDiskDeviceObject
+SOFTNDK_WDK_UNAVAILABLE(IoGetDiskDeviceObject, SOFTNDK_WDK_WHY_124); /* ntifs.h */
+#endif
+#ifndef IoGetRequestorProcess
+SOFTNDK_WDK_UNAVAILABLE(IoGetRequestorProcess, SOFTNDK_WDK_WHY_73); /* ntifs.h */
+#endif
+#ifndef IoGetRequestorProcessId
+SOFTNDK_WDK_UNAVAILABLE(IoGetRequestorProcessId, SOFTNDK_WDK_WHY_73); /* ntifs.h */
+#endif
+#ifndef IoGetRequestorSessionId
+SOFTNDK_WDK_UNAVAILABLE(IoGetRequestorSessionId, SOFTNDK_WDK_WHY_73); /* ntifs.h */
+#endif
+#ifndef IoInitializePriorityInfo
+SOFTNDK_WDK_UNAVAILABLE(IoInitializePriorityInfo, SOFTNDK_WDK_WHY_125); /* ntifs.h */
+#endif
+#ifndef IoIsFileOpenedExclusively
+SOFTNDK_WDK_UNAVAILABLE(IoIsFileOpenedExclusively, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoIsValidNameGraftingBuffer
+SOFTNDK_WDK_UNAVAILABLE(IoIsValidNameGraftingBuffer, SOFTNDK_WDK_WHY_126); /* ntifs.h */
+#endif
+#ifndef IoPageRead
+SOFTNDK_WDK_UNAVAILABLE(IoPageRead, SOFTNDK_WDK_WHY_127); /* ntifs.h */
+#endif
+#ifndef IoQueryFileDosDeviceName
+SOFTNDK_WDK_UNAVAILABLE(IoQueryFileDosDeviceName, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoQueryFileInformation
+SOFTNDK_WDK_UNAVAILABLE(IoQueryFileInformation, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoQueryVolumeInformation
+SOFTNDK_WDK_UNAVAILABLE(IoQueryVolumeInformation, SOFTNDK_WDK_WHY_124); /* ntifs.h */
+#endif
+#ifndef IoRegisterFileSystem
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterFileSystem, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoRegisterFsRegistrationChange
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterFsRegistrationChange, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoRegisterFsRegistrationChangeEx
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterFsRegistrationChangeEx, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoRegisterFsRegistrationChangeMountAware
+SOFTNDK_WDK_UNAVAILABLE(IoRegisterFsRegistrationChangeMountAware, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoReleaseVpbSpinLock
+SOFTNDK_WDK_UNAVAILABLE(IoReleaseVpbSpinLock, SOFTNDK_WDK_WHY_122); /* ntifs.h */
+#endif
+#ifndef IoReplaceFileObjectName
+SOFTNDK_WDK_UNAVAILABLE(IoReplaceFileObjectName, SOFTNDK_WDK_WHY_80); /* ntifs.h */
+#endif
+#ifndef IoSetDeviceToVerify
+SOFTNDK_WDK_UNAVAILABLE(IoSetDeviceToVerify, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef IoSetInformation
+SOFTNDK_WDK_UNAVAILABLE(IoSetInformation, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef IoSynchronousPageWrite
+SOFTNDK_WDK_UNAVAILABLE(IoSynchronousPageWrite, SOFTNDK_WDK_WHY_127); /* ntifs.h */
+#endif
+#ifndef IoThreadToProcess
+SOFTNDK_WDK_UNAVAILABLE(IoThreadToProcess, SOFTNDK_WDK_WHY_73); /* ntifs.h */
+#endif
+#ifndef IoUnregisterFileSystem
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterFileSystem, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoUnregisterFsRegistrationChange
+SOFTNDK_WDK_UNAVAILABLE(IoUnregisterFsRegistrationChange, SOFTNDK_WDK_WHY_123); /* ntifs.h */
+#endif
+#ifndef IoVerifyVolume
+SOFTNDK_WDK_UNAVAILABLE(IoVerifyVolume, SOFTNDK_WDK_WHY_124); /* ntifs.h */
+#endif
+#ifndef IsReparseTagMicrosoft
+SOFTNDK_WDK_UNAVAILABLE(IsReparseTagMicrosoft, SOFTNDK_WDK_WHY_126); /* ntifs.h */
+#endif
+#ifndef IsReparseTagNameSurrogate
+SOFTNDK_WDK_UNAVAILABLE(IsReparseTagNameSurrogate, SOFTNDK_WDK_WHY_126); /* ntifs.h */
+#endif
+#ifndef IsReparseTagValid
+SOFTNDK_WDK_UNAVAILABLE(IsReparseTagValid, SOFTNDK_WDK_WHY_126); /* ntifs.h */
+#endif
+#ifndef KeAcquireQueuedSpinLock
+SOFTNDK_WDK_UNAVAILABLE(KeAcquireQueuedSpinLock, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeAttachProcess
+SOFTNDK_WDK_UNAVAILABLE(KeAttachProcess, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeDetachProcess
+SOFTNDK_WDK_UNAVAILABLE(KeDetachProcess, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeInitializeMutant
+SOFTNDK_WDK_UNAVAILABLE(KeInitializeMutant, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeInitializeQueue
+SOFTNDK_WDK_UNAVAILABLE(KeInitializeQueue, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeInsertHeadQueue
+SOFTNDK_WDK_UNAVAILABLE(KeInsertHeadQueue, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeInsertQueue
+SOFTNDK_WDK_UNAVAILABLE(KeInsertQueue, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeReadStateMutant
+SOFTNDK_WDK_UNAVAILABLE(KeReadStateMutant, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeReadStateQueue
+SOFTNDK_WDK_UNAVAILABLE(KeReadStateQueue, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeReleaseMutant
+SOFTNDK_WDK_UNAVAILABLE(KeReleaseMutant, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeReleaseQueuedSpinLock
+SOFTNDK_WDK_UNAVAILABLE(KeReleaseQueuedSpinLock, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeRemoveQueue
+SOFTNDK_WDK_UNAVAILABLE(KeRemoveQueue, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeRundownQueue
+SOFTNDK_WDK_UNAVAILABLE(KeRundownQueue, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeSetIdealProcessorThread
+SOFTNDK_WDK_UNAVAILABLE(KeSetIdealProcessorThread, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeSetKernelStackSwapEnable
+SOFTNDK_WDK_UNAVAILABLE(KeSetKernelStackSwapEnable, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeStackAttachProcess
+SOFTNDK_WDK_UNAVAILABLE(KeStackAttachProcess, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeTryToAcquireQueuedSpinLock
+SOFTNDK_WDK_UNAVAILABLE(KeTryToAcquireQueuedSpinLock, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef KeUnstackDetachProcess
+SOFTNDK_WDK_UNAVAILABLE(KeUnstackDetachProcess, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef MapSecurityError
+SOFTNDK_WDK_UNAVAILABLE(MapSecurityError, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef MmCanFileBeTruncated
+SOFTNDK_WDK_UNAVAILABLE(MmCanFileBeTruncated, SOFTNDK_WDK_WHY_128); /* ntifs.h */
+#endif
+#ifndef MmDoesFileHaveUserWritableReferences
+SOFTNDK_WDK_UNAVAILABLE(MmDoesFileHaveUserWritableReferences, SOFTNDK_WDK_WHY_128); /* ntifs.h */
+#endif
+#ifndef MmFlushImageSection
+SOFTNDK_WDK_UNAVAILABLE(MmFlushImageSection, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef MmForceSectionClosed
+SOFTNDK_WDK_UNAVAILABLE(MmForceSectionClosed, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef MmForceSectionClosedEx
+SOFTNDK_WDK_UNAVAILABLE(MmForceSectionClosedEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef MmGetMaximumFileSectionSize
+SOFTNDK_WDK_UNAVAILABLE(MmGetMaximumFileSectionSize, SOFTNDK_WDK_WHY_128); /* ntifs.h */
+#endif
+#ifndef MmIsRecursiveIoFault
+SOFTNDK_WDK_UNAVAILABLE(MmIsRecursiveIoFault, SOFTNDK_WDK_WHY_127); /* ntifs.h */
+#endif
+#ifndef MmPrefetchPages
+SOFTNDK_WDK_UNAVAILABLE(MmPrefetchPages, SOFTNDK_WDK_WHY_127); /* ntifs.h */
+#endif
+#ifndef MmSetAddressRangeModified
+SOFTNDK_WDK_UNAVAILABLE(MmSetAddressRangeModified, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtAllocateVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(NtAllocateVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef NtCopyFileChunk
+SOFTNDK_WDK_UNAVAILABLE(NtCopyFileChunk, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtCreateFile
+SOFTNDK_WDK_UNAVAILABLE(NtCreateFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtCreateSection
+SOFTNDK_WDK_UNAVAILABLE(NtCreateSection, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtCreateSectionEx
+SOFTNDK_WDK_UNAVAILABLE(NtCreateSectionEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtDeviceIoControlFile
+SOFTNDK_WDK_UNAVAILABLE(NtDeviceIoControlFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtDuplicateToken
+SOFTNDK_WDK_UNAVAILABLE(NtDuplicateToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtFlushBuffersFileEx
+SOFTNDK_WDK_UNAVAILABLE(NtFlushBuffersFileEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtFreeVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(NtFreeVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef NtFsControlFile
+SOFTNDK_WDK_UNAVAILABLE(NtFsControlFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtLockFile
+SOFTNDK_WDK_UNAVAILABLE(NtLockFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtOpenFile
+SOFTNDK_WDK_UNAVAILABLE(NtOpenFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtOpenProcessToken
+SOFTNDK_WDK_UNAVAILABLE(NtOpenProcessToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtOpenProcessTokenEx
+SOFTNDK_WDK_UNAVAILABLE(NtOpenProcessTokenEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtOpenThreadToken
+SOFTNDK_WDK_UNAVAILABLE(NtOpenThreadToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtOpenThreadTokenEx
+SOFTNDK_WDK_UNAVAILABLE(NtOpenThreadTokenEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtPrivilegeCheck
+SOFTNDK_WDK_UNAVAILABLE(NtPrivilegeCheck, SOFTNDK_WDK_WHY_70); /* ntifs.h */
+#endif
+#ifndef NtQueryDirectoryFile
+SOFTNDK_WDK_UNAVAILABLE(NtQueryDirectoryFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtQueryDirectoryFileEx
+SOFTNDK_WDK_UNAVAILABLE(NtQueryDirectoryFileEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtQueryInformationByName
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationByName, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtQueryInformationFile
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtQueryInformationToken
+SOFTNDK_WDK_UNAVAILABLE(NtQueryInformationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtQueryQuotaInformationFile
+SOFTNDK_WDK_UNAVAILABLE(NtQueryQuotaInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtQueryVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(NtQueryVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef NtQueryVolumeInformationFile
+SOFTNDK_WDK_UNAVAILABLE(NtQueryVolumeInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtReadFile
+SOFTNDK_WDK_UNAVAILABLE(NtReadFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtSetInformationFile
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtSetInformationThread
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationThread, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtSetInformationToken
+SOFTNDK_WDK_UNAVAILABLE(NtSetInformationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtSetQuotaInformationFile
+SOFTNDK_WDK_UNAVAILABLE(NtSetQuotaInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtUnlockFile
+SOFTNDK_WDK_UNAVAILABLE(NtUnlockFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef NtWriteFile
+SOFTNDK_WDK_UNAVAILABLE(NtWriteFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsChargePoolQuota
+SOFTNDK_WDK_UNAVAILABLE(PsChargePoolQuota, SOFTNDK_WDK_WHY_5); /* ntifs.h */
+#endif
+#ifndef PsDereferenceImpersonationToken
+SOFTNDK_WDK_UNAVAILABLE(PsDereferenceImpersonationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsDereferencePrimaryToken
+SOFTNDK_WDK_UNAVAILABLE(PsDereferencePrimaryToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsGetProcessExitTime
+SOFTNDK_WDK_UNAVAILABLE(PsGetProcessExitTime, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsImpersonateClient
+SOFTNDK_WDK_UNAVAILABLE(PsImpersonateClient, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsIsDiskCountersEnabled
+SOFTNDK_WDK_UNAVAILABLE(PsIsDiskCountersEnabled, SOFTNDK_WDK_WHY_130); /* ntifs.h */
+#endif
+#ifndef PsLookupProcessByProcessId
+SOFTNDK_WDK_UNAVAILABLE(PsLookupProcessByProcessId, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsReferenceImpersonationToken
+SOFTNDK_WDK_UNAVAILABLE(PsReferenceImpersonationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsReferencePrimaryToken
+SOFTNDK_WDK_UNAVAILABLE(PsReferencePrimaryToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsReturnPoolQuota
+SOFTNDK_WDK_UNAVAILABLE(PsReturnPoolQuota, SOFTNDK_WDK_WHY_5); /* ntifs.h */
+#endif
+#ifndef PsRevertToSelf
+SOFTNDK_WDK_UNAVAILABLE(PsRevertToSelf, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef PsUpdateDiskCounters
+SOFTNDK_WDK_UNAVAILABLE(PsUpdateDiskCounters, SOFTNDK_WDK_WHY_130); /* ntifs.h */
+#endif
+#ifndef RtlAbsoluteToSelfRelativeSD
+SOFTNDK_WDK_UNAVAILABLE(RtlAbsoluteToSelfRelativeSD, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlAddAccessAllowedAce
+SOFTNDK_WDK_UNAVAILABLE(RtlAddAccessAllowedAce, SOFTNDK_WDK_WHY_131); /* ntifs.h */
+#endif
+#ifndef RtlAddAccessAllowedAceEx
+SOFTNDK_WDK_UNAVAILABLE(RtlAddAccessAllowedAceEx, SOFTNDK_WDK_WHY_131); /* ntifs.h */
+#endif
+#ifndef RtlAddAce
+SOFTNDK_WDK_UNAVAILABLE(RtlAddAce, SOFTNDK_WDK_WHY_131); /* ntifs.h */
+#endif
+#ifndef RtlAllocateAndInitializeSid
+SOFTNDK_WDK_UNAVAILABLE(RtlAllocateAndInitializeSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlAllocateHeap
+SOFTNDK_WDK_UNAVAILABLE(RtlAllocateHeap, SOFTNDK_WDK_WHY_132); /* ntifs.h */
+#endif
+#ifndef RtlConvertSidToUnicodeString
+SOFTNDK_WDK_UNAVAILABLE(RtlConvertSidToUnicodeString, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlCopySid
+SOFTNDK_WDK_UNAVAILABLE(RtlCopySid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlCreateAcl
+SOFTNDK_WDK_UNAVAILABLE(RtlCreateAcl, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlCreateHeap
+SOFTNDK_WDK_UNAVAILABLE(RtlCreateHeap, SOFTNDK_WDK_WHY_132); /* ntifs.h */
+#endif
+#ifndef RtlCreateSecurityDescriptorRelative
+SOFTNDK_WDK_UNAVAILABLE(RtlCreateSecurityDescriptorRelative, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlCreateSystemVolumeInformationFolder
+SOFTNDK_WDK_UNAVAILABLE(RtlCreateSystemVolumeInformationFolder, SOFTNDK_WDK_WHY_124); /* ntifs.h */
+#endif
+#ifndef RtlDecompressBuffer
+SOFTNDK_WDK_UNAVAILABLE(RtlDecompressBuffer, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlDecompressBufferEx
+SOFTNDK_WDK_UNAVAILABLE(RtlDecompressBufferEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlDecompressBufferEx2
+SOFTNDK_WDK_UNAVAILABLE(RtlDecompressBufferEx2, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlDeleteAce
+SOFTNDK_WDK_UNAVAILABLE(RtlDeleteAce, SOFTNDK_WDK_WHY_131); /* ntifs.h */
+#endif
+#ifndef RtlDestroyHeap
+SOFTNDK_WDK_UNAVAILABLE(RtlDestroyHeap, SOFTNDK_WDK_WHY_132); /* ntifs.h */
+#endif
+#ifndef RtlEqualPrefixSid
+SOFTNDK_WDK_UNAVAILABLE(RtlEqualPrefixSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlEqualSid
+SOFTNDK_WDK_UNAVAILABLE(RtlEqualSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlFreeHeap
+SOFTNDK_WDK_UNAVAILABLE(RtlFreeHeap, SOFTNDK_WDK_WHY_132); /* ntifs.h */
+#endif
+#ifndef RtlFreeSid
+SOFTNDK_WDK_UNAVAILABLE(RtlFreeSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlGenerate8dot3Name
+SOFTNDK_WDK_UNAVAILABLE(RtlGenerate8dot3Name, SOFTNDK_WDK_WHY_133); /* ntifs.h */
+#endif
+#ifndef RtlGetAce
+SOFTNDK_WDK_UNAVAILABLE(RtlGetAce, SOFTNDK_WDK_WHY_131); /* ntifs.h */
+#endif
+#ifndef RtlGetDaclSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlGetDaclSecurityDescriptor, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlGetGroupSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlGetGroupSecurityDescriptor, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlGetOwnerSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlGetOwnerSecurityDescriptor, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlGetSaclSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlGetSaclSecurityDescriptor, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlIdentifierAuthoritySid
+SOFTNDK_WDK_UNAVAILABLE(RtlIdentifierAuthoritySid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlInitializeSid
+SOFTNDK_WDK_UNAVAILABLE(RtlInitializeSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlInitializeSidEx
+SOFTNDK_WDK_UNAVAILABLE(RtlInitializeSidEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlIsCloudFilesPlaceholder
+SOFTNDK_WDK_UNAVAILABLE(RtlIsCloudFilesPlaceholder, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlIsNameLegalDOS8Dot3
+SOFTNDK_WDK_UNAVAILABLE(RtlIsNameLegalDOS8Dot3, SOFTNDK_WDK_WHY_133); /* ntifs.h */
+#endif
+#ifndef RtlIsPartialPlaceholder
+SOFTNDK_WDK_UNAVAILABLE(RtlIsPartialPlaceholder, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlIsPartialPlaceholderFileHandle
+SOFTNDK_WDK_UNAVAILABLE(RtlIsPartialPlaceholderFileHandle, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlIsPartialPlaceholderFileInfo
+SOFTNDK_WDK_UNAVAILABLE(RtlIsPartialPlaceholderFileInfo, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlLengthRequiredSid
+SOFTNDK_WDK_UNAVAILABLE(RtlLengthRequiredSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlLengthSid
+SOFTNDK_WDK_UNAVAILABLE(RtlLengthSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlQueryPackageIdentity
+SOFTNDK_WDK_UNAVAILABLE(RtlQueryPackageIdentity, SOFTNDK_WDK_WHY_134); /* ntifs.h */
+#endif
+#ifndef RtlQueryPackageIdentityEx
+SOFTNDK_WDK_UNAVAILABLE(RtlQueryPackageIdentityEx, SOFTNDK_WDK_WHY_134); /* ntifs.h */
+#endif
+#ifndef RtlQueryProcessPlaceholderCompatibilityMode
+SOFTNDK_WDK_UNAVAILABLE(RtlQueryProcessPlaceholderCompatibilityMode, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlQueryThreadPlaceholderCompatibilityMode
+SOFTNDK_WDK_UNAVAILABLE(RtlQueryThreadPlaceholderCompatibilityMode, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSecondsSince1970ToTime
+SOFTNDK_WDK_UNAVAILABLE(RtlSecondsSince1970ToTime, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSecondsSince1980ToTime
+SOFTNDK_WDK_UNAVAILABLE(RtlSecondsSince1980ToTime, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSelfRelativeToAbsoluteSD
+SOFTNDK_WDK_UNAVAILABLE(RtlSelfRelativeToAbsoluteSD, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSetGroupSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlSetGroupSecurityDescriptor, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSetOwnerSecurityDescriptor
+SOFTNDK_WDK_UNAVAILABLE(RtlSetOwnerSecurityDescriptor, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSetProcessPlaceholderCompatibilityMode
+SOFTNDK_WDK_UNAVAILABLE(RtlSetProcessPlaceholderCompatibilityMode, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSetThreadPlaceholderCompatibilityMode
+SOFTNDK_WDK_UNAVAILABLE(RtlSetThreadPlaceholderCompatibilityMode, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSubAuthorityCountSid
+SOFTNDK_WDK_UNAVAILABLE(RtlSubAuthorityCountSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlSubAuthoritySid
+SOFTNDK_WDK_UNAVAILABLE(RtlSubAuthoritySid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlTimeToSecondsSince1970
+SOFTNDK_WDK_UNAVAILABLE(RtlTimeToSecondsSince1970, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlTimeToSecondsSince1980
+SOFTNDK_WDK_UNAVAILABLE(RtlTimeToSecondsSince1980, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef RtlValidSid
+SOFTNDK_WDK_UNAVAILABLE(RtlValidSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAccessCheckFromState
+SOFTNDK_WDK_UNAVAILABLE(SeAccessCheckFromState, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAccessCheckFromStateEx
+SOFTNDK_WDK_UNAVAILABLE(SeAccessCheckFromStateEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAppendPrivileges
+SOFTNDK_WDK_UNAVAILABLE(SeAppendPrivileges, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAuditHardLinkCreation
+SOFTNDK_WDK_UNAVAILABLE(SeAuditHardLinkCreation, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAuditingFileEvents
+SOFTNDK_WDK_UNAVAILABLE(SeAuditingFileEvents, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAuditingFileOrGlobalEvents
+SOFTNDK_WDK_UNAVAILABLE(SeAuditingFileOrGlobalEvents, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeAuditingHardLinkEvents
+SOFTNDK_WDK_UNAVAILABLE(SeAuditingHardLinkEvents, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeCaptureSubjectContextEx
+SOFTNDK_WDK_UNAVAILABLE(SeCaptureSubjectContextEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SecLookupAccountName
+SOFTNDK_WDK_UNAVAILABLE(SecLookupAccountName, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SecLookupAccountSid
+SOFTNDK_WDK_UNAVAILABLE(SecLookupAccountSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SecLookupWellKnownSid
+SOFTNDK_WDK_UNAVAILABLE(SecLookupWellKnownSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SecMakeSPN
+SOFTNDK_WDK_UNAVAILABLE(SecMakeSPN, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SecMakeSPNEx
+SOFTNDK_WDK_UNAVAILABLE(SecMakeSPNEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SecMakeSPNEx2
+SOFTNDK_WDK_UNAVAILABLE(SecMakeSPNEx2, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeCreateClientSecurity
+SOFTNDK_WDK_UNAVAILABLE(SeCreateClientSecurity, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeCreateClientSecurityFromSubjectContext
+SOFTNDK_WDK_UNAVAILABLE(SeCreateClientSecurityFromSubjectContext, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeDeleteClientSecurity
+SOFTNDK_WDK_UNAVAILABLE(SeDeleteClientSecurity, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeDeleteObjectAuditAlarm
+SOFTNDK_WDK_UNAVAILABLE(SeDeleteObjectAuditAlarm, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeFilterToken
+SOFTNDK_WDK_UNAVAILABLE(SeFilterToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeFreePrivileges
+SOFTNDK_WDK_UNAVAILABLE(SeFreePrivileges, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeImpersonateClient
+SOFTNDK_WDK_UNAVAILABLE(SeImpersonateClient, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeImpersonateClientEx
+SOFTNDK_WDK_UNAVAILABLE(SeImpersonateClientEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeLengthSid
+SOFTNDK_WDK_UNAVAILABLE(SeLengthSid, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeLocateProcessImageName
+SOFTNDK_WDK_UNAVAILABLE(SeLocateProcessImageName, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeMarkLogonSessionForTerminationNotification
+SOFTNDK_WDK_UNAVAILABLE(SeMarkLogonSessionForTerminationNotification, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeOpenObjectAuditAlarm
+SOFTNDK_WDK_UNAVAILABLE(SeOpenObjectAuditAlarm, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeOpenObjectForDeleteAuditAlarm
+SOFTNDK_WDK_UNAVAILABLE(SeOpenObjectForDeleteAuditAlarm, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SePrivilegeCheck
+SOFTNDK_WDK_UNAVAILABLE(SePrivilegeCheck, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeQueryAuthenticationIdToken
+SOFTNDK_WDK_UNAVAILABLE(SeQueryAuthenticationIdToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeQueryInformationToken
+SOFTNDK_WDK_UNAVAILABLE(SeQueryInformationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeQuerySecurityDescriptorInfo
+SOFTNDK_WDK_UNAVAILABLE(SeQuerySecurityDescriptorInfo, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeQuerySessionIdToken
+SOFTNDK_WDK_UNAVAILABLE(SeQuerySessionIdToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeQuerySubjectContextToken
+SOFTNDK_WDK_UNAVAILABLE(SeQuerySubjectContextToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeRegisterLogonSessionTerminatedRoutine
+SOFTNDK_WDK_UNAVAILABLE(SeRegisterLogonSessionTerminatedRoutine, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeSetAccessStateGenericMapping
+SOFTNDK_WDK_UNAVAILABLE(SeSetAccessStateGenericMapping, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeSetSecurityDescriptorInfo
+SOFTNDK_WDK_UNAVAILABLE(SeSetSecurityDescriptorInfo, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeSetSecurityDescriptorInfoEx
+SOFTNDK_WDK_UNAVAILABLE(SeSetSecurityDescriptorInfoEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeSetSessionIdToken
+SOFTNDK_WDK_UNAVAILABLE(SeSetSessionIdToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeTokenGetNoChildProcessRestricted
+SOFTNDK_WDK_UNAVAILABLE(SeTokenGetNoChildProcessRestricted, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeTokenIsAdmin
+SOFTNDK_WDK_UNAVAILABLE(SeTokenIsAdmin, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeTokenIsNoChildProcessRestrictionEnforced
+SOFTNDK_WDK_UNAVAILABLE(SeTokenIsNoChildProcessRestrictionEnforced, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeTokenIsRestricted
+SOFTNDK_WDK_UNAVAILABLE(SeTokenIsRestricted, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeTokenSetNoChildProcessRestricted
+SOFTNDK_WDK_UNAVAILABLE(SeTokenSetNoChildProcessRestricted, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeTokenType
+SOFTNDK_WDK_UNAVAILABLE(SeTokenType, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef SeUnregisterLogonSessionTerminatedRoutine
+SOFTNDK_WDK_UNAVAILABLE(SeUnregisterLogonSessionTerminatedRoutine, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwAllocateVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(ZwAllocateVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef ZwCreateEvent
+SOFTNDK_WDK_UNAVAILABLE(ZwCreateEvent, SOFTNDK_WDK_WHY_22); /* ntifs.h */
+#endif
+#ifndef ZwDeleteFile
+SOFTNDK_WDK_UNAVAILABLE(ZwDeleteFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwDuplicateToken
+SOFTNDK_WDK_UNAVAILABLE(ZwDuplicateToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwFlushBuffersFile
+SOFTNDK_WDK_UNAVAILABLE(ZwFlushBuffersFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwFlushBuffersFileEx
+SOFTNDK_WDK_UNAVAILABLE(ZwFlushBuffersFileEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwFlushVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(ZwFlushVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef ZwFreeVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(ZwFreeVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef ZwFsControlFile
+SOFTNDK_WDK_UNAVAILABLE(ZwFsControlFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwLockFile
+SOFTNDK_WDK_UNAVAILABLE(ZwLockFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwOpenProcessTokenEx
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenProcessTokenEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwOpenThreadTokenEx
+SOFTNDK_WDK_UNAVAILABLE(ZwOpenThreadTokenEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwQueryDirectoryFile
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryDirectoryFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwQueryDirectoryFileEx
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryDirectoryFileEx, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwQueryEaFile
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryEaFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwQueryInformationToken
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryInformationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwQueryQuotaInformationFile
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryQuotaInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwQueryVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(ZwQueryVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef ZwSetEaFile
+SOFTNDK_WDK_UNAVAILABLE(ZwSetEaFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwSetEvent
+SOFTNDK_WDK_UNAVAILABLE(ZwSetEvent, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwSetInformationToken
+SOFTNDK_WDK_UNAVAILABLE(ZwSetInformationToken, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwSetInformationVirtualMemory
+SOFTNDK_WDK_UNAVAILABLE(ZwSetInformationVirtualMemory, SOFTNDK_WDK_WHY_129); /* ntifs.h */
+#endif
+#ifndef ZwSetQuotaInformationFile
+SOFTNDK_WDK_UNAVAILABLE(ZwSetQuotaInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwSetVolumeInformationFile
+SOFTNDK_WDK_UNAVAILABLE(ZwSetVolumeInformationFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef ZwUnlockFile
+SOFTNDK_WDK_UNAVAILABLE(ZwUnlockFile, SOFTNDK_WDK_WHY_121); /* ntifs.h */
+#endif
+#ifndef FILTER_SYNCHRONOUS_OID_REQUEST
+SOFTNDK_WDK_UNAVAILABLE(FILTER_SYNCHRONOUS_OID_REQUEST, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef FILTER_SYNCHRONOUS_OID_REQUEST_COMPLETE
+SOFTNDK_WDK_UNAVAILABLE(FILTER_SYNCHRONOUS_OID_REQUEST_COMPLETE, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef MINIPORT_SYNCHRONOUS_OID_REQUEST
+SOFTNDK_WDK_UNAVAILABLE(MINIPORT_SYNCHRONOUS_OID_REQUEST, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_DECLARE_SWITCH_NET_BUFFER_LIST_CONTEXT_TYPE
+SOFTNDK_WDK_UNAVAILABLE(NDIS_DECLARE_SWITCH_NET_BUFFER_LIST_CONTEXT_TYPE, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_GET_NET_BUFFER_LIST_CANCEL_ID
+SOFTNDK_WDK_UNAVAILABLE(NDIS_GET_NET_BUFFER_LIST_CANCEL_ID, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_INIT_MUTEX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_INIT_MUTEX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_LOWER_IRQL
+SOFTNDK_WDK_UNAVAILABLE(NDIS_LOWER_IRQL, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_MAKE_RID
+SOFTNDK_WDK_UNAVAILABLE(NDIS_MAKE_RID, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_NBL_ADD_MEDIA_SPECIFIC_INFO
+SOFTNDK_WDK_UNAVAILABLE(NDIS_NBL_ADD_MEDIA_SPECIFIC_INFO, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_NBL_ADD_MEDIA_SPECIFIC_INFO_EX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_NBL_ADD_MEDIA_SPECIFIC_INFO_EX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_NBL_GET_MEDIA_SPECIFIC_INFO
+SOFTNDK_WDK_UNAVAILABLE(NDIS_NBL_GET_MEDIA_SPECIFIC_INFO, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_NBL_GET_MEDIA_SPECIFIC_INFO_EX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_NBL_GET_MEDIA_SPECIFIC_INFO_EX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_NBL_REMOVE_MEDIA_SPECIFIC_INFO
+SOFTNDK_WDK_UNAVAILABLE(NDIS_NBL_REMOVE_MEDIA_SPECIFIC_INFO, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_NBL_REMOVE_MEDIA_SPECIFIC_INFO_EX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_NBL_REMOVE_MEDIA_SPECIFIC_INFO_EX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_RAISE_IRQL_TO_DISPATCH
+SOFTNDK_WDK_UNAVAILABLE(NDIS_RAISE_IRQL_TO_DISPATCH, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_RELEASE_MUTEX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_RELEASE_MUTEX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_SET_NET_BUFFER_LIST_CANCEL_ID
+SOFTNDK_WDK_UNAVAILABLE(NDIS_SET_NET_BUFFER_LIST_CANCEL_ID, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_SWITCH_PORT_DESTINATION_AT_ARRAY_INDEX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_SWITCH_PORT_DESTINATION_AT_ARRAY_INDEX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NDIS_WAIT_FOR_MUTEX
+SOFTNDK_WDK_UNAVAILABLE(NDIS_WAIT_FOR_MUTEX, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAcquireReadWriteLock
+SOFTNDK_WDK_UNAVAILABLE(NdisAcquireReadWriteLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAcquireRWLockRead
+SOFTNDK_WDK_UNAVAILABLE(NdisAcquireRWLockRead, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAcquireRWLockWrite
+SOFTNDK_WDK_UNAVAILABLE(NdisAcquireRWLockWrite, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAcquireSpinLock
+SOFTNDK_WDK_UNAVAILABLE(NdisAcquireSpinLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisActiveGroupCount
+SOFTNDK_WDK_UNAVAILABLE(NdisActiveGroupCount, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAdjustMdlLength
+SOFTNDK_WDK_UNAVAILABLE(NdisAdjustMdlLength, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateBuffer
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateBuffer, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateBufferPool
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateBufferPool, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateCloneOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateCloneOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateFromNPagedLookasideList
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateFromNPagedLookasideList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateGenericObject
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateGenericObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateIoWorkItem
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateIoWorkItem, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateMemoryWithTagPriority
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateMemoryWithTagPriority, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocatePacketPoolEx
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocatePacketPoolEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateRWLock
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateRWLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateSharedMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateSharedMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateSpinLock
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateSpinLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAllocateTimerObject
+SOFTNDK_WDK_UNAVAILABLE(NdisAllocateTimerObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisAnsiStringToUnicodeString
+SOFTNDK_WDK_UNAVAILABLE(NdisAnsiStringToUnicodeString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisBuildScatterGatherList
+SOFTNDK_WDK_UNAVAILABLE(NdisBuildScatterGatherList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCancelDirectOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisCancelDirectOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCancelOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisCancelOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCancelSendNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisCancelSendNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCancelSendPackets
+SOFTNDK_WDK_UNAVAILABLE(NdisCancelSendPackets, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCancelTimerObject
+SOFTNDK_WDK_UNAVAILABLE(NdisCancelTimerObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClAddParty
+SOFTNDK_WDK_UNAVAILABLE(NdisClAddParty, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClCloseAddressFamily
+SOFTNDK_WDK_UNAVAILABLE(NdisClCloseAddressFamily, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClCloseCall
+SOFTNDK_WDK_UNAVAILABLE(NdisClCloseCall, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClDeregisterSap
+SOFTNDK_WDK_UNAVAILABLE(NdisClDeregisterSap, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClDropParty
+SOFTNDK_WDK_UNAVAILABLE(NdisClDropParty, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClGetProtocolVcContextFromTapiCallId
+SOFTNDK_WDK_UNAVAILABLE(NdisClGetProtocolVcContextFromTapiCallId, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClIncomingCallComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisClIncomingCallComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClMakeCall
+SOFTNDK_WDK_UNAVAILABLE(NdisClMakeCall, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClModifyCallQoS
+SOFTNDK_WDK_UNAVAILABLE(NdisClModifyCallQoS, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClNotifyCloseAddressFamilyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisClNotifyCloseAddressFamilyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClOpenAddressFamilyEx
+SOFTNDK_WDK_UNAVAILABLE(NdisClOpenAddressFamilyEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCloseAdapter
+SOFTNDK_WDK_UNAVAILABLE(NdisCloseAdapter, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCloseAdapterEx
+SOFTNDK_WDK_UNAVAILABLE(NdisCloseAdapterEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCloseConfiguration
+SOFTNDK_WDK_UNAVAILABLE(NdisCloseConfiguration, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCloseFile
+SOFTNDK_WDK_UNAVAILABLE(NdisCloseFile, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisClRegisterSap
+SOFTNDK_WDK_UNAVAILABLE(NdisClRegisterSap, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmActivateVc
+SOFTNDK_WDK_UNAVAILABLE(NdisCmActivateVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmAddPartyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmAddPartyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmCloseAddressFamilyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmCloseAddressFamilyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmCloseCallComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmCloseCallComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDeactivateVc
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDeactivateVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDeregisterSapComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDeregisterSapComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDispatchCallConnected
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDispatchCallConnected, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDispatchIncomingCall
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDispatchIncomingCall, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDispatchIncomingCallQoSChange
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDispatchIncomingCallQoSChange, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDispatchIncomingCloseCall
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDispatchIncomingCloseCall, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDispatchIncomingDropParty
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDispatchIncomingDropParty, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmDropPartyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmDropPartyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmMakeCallComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmMakeCallComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmModifyCallQoSComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmModifyCallQoSComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmNotifyCloseAddressFamily
+SOFTNDK_WDK_UNAVAILABLE(NdisCmNotifyCloseAddressFamily, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmOpenAddressFamilyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmOpenAddressFamilyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmRegisterAddressFamilyEx
+SOFTNDK_WDK_UNAVAILABLE(NdisCmRegisterAddressFamilyEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCmRegisterSapComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCmRegisterSapComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoAssignInstanceName
+SOFTNDK_WDK_UNAVAILABLE(NdisCoAssignInstanceName, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoCreateVc
+SOFTNDK_WDK_UNAVAILABLE(NdisCoCreateVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoDeleteVc
+SOFTNDK_WDK_UNAVAILABLE(NdisCoDeleteVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoGetTapiCallId
+SOFTNDK_WDK_UNAVAILABLE(NdisCoGetTapiCallId, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCompleteBindAdapterEx
+SOFTNDK_WDK_UNAVAILABLE(NdisCompleteBindAdapterEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCompleteNetPnPEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisCompleteNetPnPEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCompleteUnbindAdapterEx
+SOFTNDK_WDK_UNAVAILABLE(NdisCompleteUnbindAdapterEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisCoOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisCoOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCopyFromPacketToPacketSafe
+SOFTNDK_WDK_UNAVAILABLE(NdisCopyFromPacketToPacketSafe, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCoSendNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisCoSendNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCurrentGroupAndProcessor
+SOFTNDK_WDK_UNAVAILABLE(NdisCurrentGroupAndProcessor, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisCurrentProcessorIndex
+SOFTNDK_WDK_UNAVAILABLE(NdisCurrentProcessorIndex, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDeleteNPagedLookasideList
+SOFTNDK_WDK_UNAVAILABLE(NdisDeleteNPagedLookasideList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDeregisterDeviceEx
+SOFTNDK_WDK_UNAVAILABLE(NdisDeregisterDeviceEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDeregisterProtocol
+SOFTNDK_WDK_UNAVAILABLE(NdisDeregisterProtocol, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDeregisterProtocolDriver
+SOFTNDK_WDK_UNAVAILABLE(NdisDeregisterProtocolDriver, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDirectOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisDirectOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDprAcquireReadWriteLock
+SOFTNDK_WDK_UNAVAILABLE(NdisDprAcquireReadWriteLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDprAcquireSpinLock
+SOFTNDK_WDK_UNAVAILABLE(NdisDprAcquireSpinLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDprReleaseReadWriteLock
+SOFTNDK_WDK_UNAVAILABLE(NdisDprReleaseReadWriteLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisDprReleaseSpinLock
+SOFTNDK_WDK_UNAVAILABLE(NdisDprReleaseSpinLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisEnumerateFilterModules
+SOFTNDK_WDK_UNAVAILABLE(NdisEnumerateFilterModules, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisEqualMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisEqualMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisEqualString
+SOFTNDK_WDK_UNAVAILABLE(NdisEqualString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisEqualUnicodeString
+SOFTNDK_WDK_UNAVAILABLE(NdisEqualUnicodeString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFCancelDirectOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisFCancelDirectOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFCancelOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisFCancelOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFCancelSendNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisFCancelSendNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFDeregisterFilterDriver
+SOFTNDK_WDK_UNAVAILABLE(NdisFDeregisterFilterDriver, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFDevicePnPEventNotify
+SOFTNDK_WDK_UNAVAILABLE(NdisFDevicePnPEventNotify, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFDirectOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisFDirectOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFDirectOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisFDirectOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFGetOptionalSwitchHandlers
+SOFTNDK_WDK_UNAVAILABLE(NdisFGetOptionalSwitchHandlers, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFillMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisFillMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFIndicateReceiveNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisFIndicateReceiveNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFIndicateStatus
+SOFTNDK_WDK_UNAVAILABLE(NdisFIndicateStatus, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFNetPnPEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisFNetPnPEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisFOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisFOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFPauseComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisFPauseComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeCloneOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeCloneOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeGenericObject
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeGenericObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeIoWorkItem
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeIoWorkItem, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeMemoryWithTag
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeMemoryWithTag, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeMemoryWithTagPriority
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeMemoryWithTagPriority, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreePacketPool
+SOFTNDK_WDK_UNAVAILABLE(NdisFreePacketPool, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeRWLock
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeRWLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeScatterGatherList
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeScatterGatherList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeSharedMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeSharedMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeSpinLock
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeSpinLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeString
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeTimerObject
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeTimerObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFreeToNPagedLookasideList
+SOFTNDK_WDK_UNAVAILABLE(NdisFreeToNPagedLookasideList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFRegisterFilterDriver
+SOFTNDK_WDK_UNAVAILABLE(NdisFRegisterFilterDriver, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFRestartComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisFRestartComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFRestartFilter
+SOFTNDK_WDK_UNAVAILABLE(NdisFRestartFilter, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFReturnNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisFReturnNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFSendNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisFSendNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFSendNetBufferListsComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisFSendNetBufferListsComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFSetAttributes
+SOFTNDK_WDK_UNAVAILABLE(NdisFSetAttributes, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisFSynchronousOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisFSynchronousOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGeneratePartialCancelId
+SOFTNDK_WDK_UNAVAILABLE(NdisGeneratePartialCancelId, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetCurrentProcessorCounts
+SOFTNDK_WDK_UNAVAILABLE(NdisGetCurrentProcessorCounts, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetCurrentProcessorCpuUsage
+SOFTNDK_WDK_UNAVAILABLE(NdisGetCurrentProcessorCpuUsage, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetCurrentSystemTime
+SOFTNDK_WDK_UNAVAILABLE(NdisGetCurrentSystemTime, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetDeviceReservedExtension
+SOFTNDK_WDK_UNAVAILABLE(NdisGetDeviceReservedExtension, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetHypervisorInfo
+SOFTNDK_WDK_UNAVAILABLE(NdisGetHypervisorInfo, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetPhysicalAddressHigh
+SOFTNDK_WDK_UNAVAILABLE(NdisGetPhysicalAddressHigh, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetPhysicalAddressLow
+SOFTNDK_WDK_UNAVAILABLE(NdisGetPhysicalAddressLow, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetProcessorInformation
+SOFTNDK_WDK_UNAVAILABLE(NdisGetProcessorInformation, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetProcessorInformationEx
+SOFTNDK_WDK_UNAVAILABLE(NdisGetProcessorInformationEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetReceivedPacket
+SOFTNDK_WDK_UNAVAILABLE(NdisGetReceivedPacket, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetRoutineAddress
+SOFTNDK_WDK_UNAVAILABLE(NdisGetRoutineAddress, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetRssProcessorInformation
+SOFTNDK_WDK_UNAVAILABLE(NdisGetRssProcessorInformation, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetSharedDataAlignment
+SOFTNDK_WDK_UNAVAILABLE(NdisGetSharedDataAlignment, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetSystemUpTimeEx
+SOFTNDK_WDK_UNAVAILABLE(NdisGetSystemUpTimeEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGetVersion
+SOFTNDK_WDK_UNAVAILABLE(NdisGetVersion, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGroupActiveProcessorCount
+SOFTNDK_WDK_UNAVAILABLE(NdisGroupActiveProcessorCount, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGroupActiveProcessorMask
+SOFTNDK_WDK_UNAVAILABLE(NdisGroupActiveProcessorMask, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisGroupMaxProcessorCount
+SOFTNDK_WDK_UNAVAILABLE(NdisGroupMaxProcessorCount, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfAddIfStackEntry
+SOFTNDK_WDK_UNAVAILABLE(NdisIfAddIfStackEntry, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfAllocateNetLuidIndex
+SOFTNDK_WDK_UNAVAILABLE(NdisIfAllocateNetLuidIndex, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfDeleteIfStackEntry
+SOFTNDK_WDK_UNAVAILABLE(NdisIfDeleteIfStackEntry, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfDeregisterInterface
+SOFTNDK_WDK_UNAVAILABLE(NdisIfDeregisterInterface, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfDeregisterProvider
+SOFTNDK_WDK_UNAVAILABLE(NdisIfDeregisterProvider, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfFreeNetLuidIndex
+SOFTNDK_WDK_UNAVAILABLE(NdisIfFreeNetLuidIndex, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfGetInterfaceIndexFromNetLuid
+SOFTNDK_WDK_UNAVAILABLE(NdisIfGetInterfaceIndexFromNetLuid, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfGetNetLuidFromInterfaceIndex
+SOFTNDK_WDK_UNAVAILABLE(NdisIfGetNetLuidFromInterfaceIndex, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfQueryBindingIfIndex
+SOFTNDK_WDK_UNAVAILABLE(NdisIfQueryBindingIfIndex, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfRegisterInterface
+SOFTNDK_WDK_UNAVAILABLE(NdisIfRegisterInterface, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIfRegisterProvider
+SOFTNDK_WDK_UNAVAILABLE(NdisIfRegisterProvider, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMAssociateMiniport
+SOFTNDK_WDK_UNAVAILABLE(NdisIMAssociateMiniport, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMCancelInitializeDeviceInstance
+SOFTNDK_WDK_UNAVAILABLE(NdisIMCancelInitializeDeviceInstance, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMCopySendCompletePerPacketInfo
+SOFTNDK_WDK_UNAVAILABLE(NdisIMCopySendCompletePerPacketInfo, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMCopySendPerPacketInfo
+SOFTNDK_WDK_UNAVAILABLE(NdisIMCopySendPerPacketInfo, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMDeInitializeDeviceInstance
+SOFTNDK_WDK_UNAVAILABLE(NdisIMDeInitializeDeviceInstance, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMDeregisterLayeredMiniport
+SOFTNDK_WDK_UNAVAILABLE(NdisIMDeregisterLayeredMiniport, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMGetBindingContext
+SOFTNDK_WDK_UNAVAILABLE(NdisIMGetBindingContext, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMGetDeviceContext
+SOFTNDK_WDK_UNAVAILABLE(NdisIMGetDeviceContext, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMInitializeDeviceInstanceEx
+SOFTNDK_WDK_UNAVAILABLE(NdisIMInitializeDeviceInstanceEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMNotifyPnPEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisIMNotifyPnPEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisIMRegisterLayeredMiniport
+SOFTNDK_WDK_UNAVAILABLE(NdisIMRegisterLayeredMiniport, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitAnsiString
+SOFTNDK_WDK_UNAVAILABLE(NdisInitAnsiString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitializeEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisInitializeEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitializeListHead
+SOFTNDK_WDK_UNAVAILABLE(NdisInitializeListHead, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitializeNPagedLookasideList
+SOFTNDK_WDK_UNAVAILABLE(NdisInitializeNPagedLookasideList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitializeReadWriteLock
+SOFTNDK_WDK_UNAVAILABLE(NdisInitializeReadWriteLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitializeSListHead
+SOFTNDK_WDK_UNAVAILABLE(NdisInitializeSListHead, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitializeString
+SOFTNDK_WDK_UNAVAILABLE(NdisInitializeString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInitUnicodeString
+SOFTNDK_WDK_UNAVAILABLE(NdisInitUnicodeString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedAddLargeStatistic
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedAddLargeStatistic, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedAddUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedAddUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedDecrement
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedDecrement, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedIncrement
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedIncrement, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedInsertHeadList
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedInsertHeadList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedInsertTailList
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedInsertTailList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedPopEntrySList
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedPopEntrySList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedPushEntrySList
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedPushEntrySList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisInterlockedRemoveHeadList
+SOFTNDK_WDK_UNAVAILABLE(NdisInterlockedRemoveHeadList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMAllocateNetBufferSGList
+SOFTNDK_WDK_UNAVAILABLE(NdisMAllocateNetBufferSGList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMAllocatePort
+SOFTNDK_WDK_UNAVAILABLE(NdisMAllocatePort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMAllocateSharedMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisMAllocateSharedMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMAllocateSharedMemoryAsyncEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMAllocateSharedMemoryAsyncEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMapFile
+SOFTNDK_WDK_UNAVAILABLE(NdisMapFile, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMaxGroupCount
+SOFTNDK_WDK_UNAVAILABLE(NdisMaxGroupCount, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCloseLog
+SOFTNDK_WDK_UNAVAILABLE(NdisMCloseLog, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmActivateVc
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmActivateVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmAddPartyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmAddPartyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmCloseAddressFamilyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmCloseAddressFamilyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmCloseCallComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmCloseCallComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmCreateVc
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmCreateVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDeactivateVc
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDeactivateVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDeleteVc
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDeleteVc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDeregisterSapComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDeregisterSapComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDispatchCallConnected
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDispatchCallConnected, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDispatchIncomingCall
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDispatchIncomingCall, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDispatchIncomingCallQoSChange
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDispatchIncomingCallQoSChange, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDispatchIncomingCloseCall
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDispatchIncomingCloseCall, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDispatchIncomingDropParty
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDispatchIncomingDropParty, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmDropPartyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmDropPartyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmMakeCallComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmMakeCallComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmModifyCallQoSComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmModifyCallQoSComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmNotifyCloseAddressFamily
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmNotifyCloseAddressFamily, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmOpenAddressFamilyComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmOpenAddressFamilyComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmRegisterAddressFamilyEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmRegisterAddressFamilyEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCmRegisterSapComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCmRegisterSapComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCoActivateVcComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCoActivateVcComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCoDeactivateVcComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCoDeactivateVcComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCoIndicateReceiveNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisMCoIndicateReceiveNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCoIndicateStatusEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMCoIndicateStatusEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCompleteDmaTransfer
+SOFTNDK_WDK_UNAVAILABLE(NdisMCompleteDmaTransfer, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMConfigMSIXTableEntry
+SOFTNDK_WDK_UNAVAILABLE(NdisMConfigMSIXTableEntry, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCoOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCoOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCoSendNetBufferListsComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMCoSendNetBufferListsComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMCreateLog
+SOFTNDK_WDK_UNAVAILABLE(NdisMCreateLog, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDeregisterDevice
+SOFTNDK_WDK_UNAVAILABLE(NdisMDeregisterDevice, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDeregisterDmaChannel
+SOFTNDK_WDK_UNAVAILABLE(NdisMDeregisterDmaChannel, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDeregisterInterruptEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMDeregisterInterruptEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDeregisterIoPortRange
+SOFTNDK_WDK_UNAVAILABLE(NdisMDeregisterIoPortRange, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDeregisterMiniportDriver
+SOFTNDK_WDK_UNAVAILABLE(NdisMDeregisterMiniportDriver, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDeregisterScatterGatherDma
+SOFTNDK_WDK_UNAVAILABLE(NdisMDeregisterScatterGatherDma, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMDirectOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMDirectOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMEnableVirtualization
+SOFTNDK_WDK_UNAVAILABLE(NdisMEnableVirtualization, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMFlushLog
+SOFTNDK_WDK_UNAVAILABLE(NdisMFlushLog, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMFreeNetBufferSGList
+SOFTNDK_WDK_UNAVAILABLE(NdisMFreeNetBufferSGList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMFreePort
+SOFTNDK_WDK_UNAVAILABLE(NdisMFreePort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMFreeSharedMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisMFreeSharedMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMGetBusData
+SOFTNDK_WDK_UNAVAILABLE(NdisMGetBusData, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMGetDeviceProperty
+SOFTNDK_WDK_UNAVAILABLE(NdisMGetDeviceProperty, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMGetDmaAlignment
+SOFTNDK_WDK_UNAVAILABLE(NdisMGetDmaAlignment, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMGetVirtualFunctionBusData
+SOFTNDK_WDK_UNAVAILABLE(NdisMGetVirtualFunctionBusData, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMGetVirtualFunctionLocation
+SOFTNDK_WDK_UNAVAILABLE(NdisMGetVirtualFunctionLocation, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMIdleNotificationComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMIdleNotificationComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMIdleNotificationConfirm
+SOFTNDK_WDK_UNAVAILABLE(NdisMIdleNotificationConfirm, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMIndicateReceiveNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisMIndicateReceiveNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMIndicateStatus
+SOFTNDK_WDK_UNAVAILABLE(NdisMIndicateStatus, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMIndicateStatusEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMIndicateStatusEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMInitializeWrapper
+SOFTNDK_WDK_UNAVAILABLE(NdisMInitializeWrapper, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMInvalidateConfigBlock
+SOFTNDK_WDK_UNAVAILABLE(NdisMInvalidateConfigBlock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMMapIoSpace
+SOFTNDK_WDK_UNAVAILABLE(NdisMMapIoSpace, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMNetPnPEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisMNetPnPEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMOidRequestComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMOidRequestComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMoveMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisMoveMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMPauseComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMPauseComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMQueryAdapterInstanceName
+SOFTNDK_WDK_UNAVAILABLE(NdisMQueryAdapterInstanceName, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMQueryProbedBars
+SOFTNDK_WDK_UNAVAILABLE(NdisMQueryProbedBars, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMQueueDpc
+SOFTNDK_WDK_UNAVAILABLE(NdisMQueueDpc, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMQueueDpcEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMQueueDpcEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMReadConfigBlock
+SOFTNDK_WDK_UNAVAILABLE(NdisMReadConfigBlock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMReadDmaCounter
+SOFTNDK_WDK_UNAVAILABLE(NdisMReadDmaCounter, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterDevice
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterDevice, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterDmaChannel
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterDmaChannel, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterInterruptEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterInterruptEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterIoPortRange
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterIoPortRange, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterMiniportDriver
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterMiniportDriver, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterScatterGatherDma
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterScatterGatherDma, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRegisterUnloadHandler
+SOFTNDK_WDK_UNAVAILABLE(NdisMRegisterUnloadHandler, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRemoveMiniport
+SOFTNDK_WDK_UNAVAILABLE(NdisMRemoveMiniport, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMResetComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMResetComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMResetMiniport
+SOFTNDK_WDK_UNAVAILABLE(NdisMResetMiniport, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMRestartComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMRestartComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSendNetBufferListsComplete
+SOFTNDK_WDK_UNAVAILABLE(NdisMSendNetBufferListsComplete, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSetAttributesEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMSetAttributesEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSetBusData
+SOFTNDK_WDK_UNAVAILABLE(NdisMSetBusData, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSetMiniportAttributes
+SOFTNDK_WDK_UNAVAILABLE(NdisMSetMiniportAttributes, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSetupDmaTransfer
+SOFTNDK_WDK_UNAVAILABLE(NdisMSetupDmaTransfer, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSetVirtualFunctionBusData
+SOFTNDK_WDK_UNAVAILABLE(NdisMSetVirtualFunctionBusData, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSleep
+SOFTNDK_WDK_UNAVAILABLE(NdisMSleep, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMSynchronizeWithInterruptEx
+SOFTNDK_WDK_UNAVAILABLE(NdisMSynchronizeWithInterruptEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMUnmapIoSpace
+SOFTNDK_WDK_UNAVAILABLE(NdisMUnmapIoSpace, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMWriteConfigBlock
+SOFTNDK_WDK_UNAVAILABLE(NdisMWriteConfigBlock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisMWriteLogData
+SOFTNDK_WDK_UNAVAILABLE(NdisMWriteLogData, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenAdapter
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenAdapter, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenAdapterEx
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenAdapterEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenConfigurationEx
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenConfigurationEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenConfigurationKeyByIndex
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenConfigurationKeyByIndex, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenConfigurationKeyByName
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenConfigurationKeyByName, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenFile
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenFile, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisOpenProtocolConfiguration
+SOFTNDK_WDK_UNAVAILABLE(NdisOpenProtocolConfiguration, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisPacketPoolUsage
+SOFTNDK_WDK_UNAVAILABLE(NdisPacketPoolUsage, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisQueryAdapterInstanceName
+SOFTNDK_WDK_UNAVAILABLE(NdisQueryAdapterInstanceName, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisQueryBindInstanceName
+SOFTNDK_WDK_UNAVAILABLE(NdisQueryBindInstanceName, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisQueryDepthSList
+SOFTNDK_WDK_UNAVAILABLE(NdisQueryDepthSList, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisQueueIoWorkItem
+SOFTNDK_WDK_UNAVAILABLE(NdisQueueIoWorkItem, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawReadPortBufferUchar
+SOFTNDK_WDK_UNAVAILABLE(NdisRawReadPortBufferUchar, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawReadPortBufferUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisRawReadPortBufferUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawReadPortBufferUshort
+SOFTNDK_WDK_UNAVAILABLE(NdisRawReadPortBufferUshort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawReadPortUchar
+SOFTNDK_WDK_UNAVAILABLE(NdisRawReadPortUchar, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawReadPortUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisRawReadPortUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawReadPortUshort
+SOFTNDK_WDK_UNAVAILABLE(NdisRawReadPortUshort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawWritePortBufferUchar
+SOFTNDK_WDK_UNAVAILABLE(NdisRawWritePortBufferUchar, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawWritePortBufferUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisRawWritePortBufferUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawWritePortBufferUshort
+SOFTNDK_WDK_UNAVAILABLE(NdisRawWritePortBufferUshort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawWritePortUchar
+SOFTNDK_WDK_UNAVAILABLE(NdisRawWritePortUchar, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawWritePortUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisRawWritePortUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRawWritePortUshort
+SOFTNDK_WDK_UNAVAILABLE(NdisRawWritePortUshort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReadConfiguration
+SOFTNDK_WDK_UNAVAILABLE(NdisReadConfiguration, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReadNetworkAddress
+SOFTNDK_WDK_UNAVAILABLE(NdisReadNetworkAddress, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReadRegisterUchar
+SOFTNDK_WDK_UNAVAILABLE(NdisReadRegisterUchar, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReadRegisterUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisReadRegisterUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReadRegisterUshort
+SOFTNDK_WDK_UNAVAILABLE(NdisReadRegisterUshort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReEnumerateProtocolBindings
+SOFTNDK_WDK_UNAVAILABLE(NdisReEnumerateProtocolBindings, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRegisterDeviceEx
+SOFTNDK_WDK_UNAVAILABLE(NdisRegisterDeviceEx, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRegisterProtocol
+SOFTNDK_WDK_UNAVAILABLE(NdisRegisterProtocol, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRegisterProtocolDriver
+SOFTNDK_WDK_UNAVAILABLE(NdisRegisterProtocolDriver, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReleaseReadWriteLock
+SOFTNDK_WDK_UNAVAILABLE(NdisReleaseReadWriteLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReleaseRWLock
+SOFTNDK_WDK_UNAVAILABLE(NdisReleaseRWLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReleaseSpinLock
+SOFTNDK_WDK_UNAVAILABLE(NdisReleaseSpinLock, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisResetEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisResetEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisRetrieveUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisRetrieveUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisReturnNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisReturnNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisScheduleWorkItem
+SOFTNDK_WDK_UNAVAILABLE(NdisScheduleWorkItem, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSendNetBufferLists
+SOFTNDK_WDK_UNAVAILABLE(NdisSendNetBufferLists, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSetCoalescableTimerObject
+SOFTNDK_WDK_UNAVAILABLE(NdisSetCoalescableTimerObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSetEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisSetEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSetOptionalHandlers
+SOFTNDK_WDK_UNAVAILABLE(NdisSetOptionalHandlers, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSetPhysicalAddressHigh
+SOFTNDK_WDK_UNAVAILABLE(NdisSetPhysicalAddressHigh, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSetPhysicalAddressLow
+SOFTNDK_WDK_UNAVAILABLE(NdisSetPhysicalAddressLow, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSetTimerObject
+SOFTNDK_WDK_UNAVAILABLE(NdisSetTimerObject, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisStallExecution
+SOFTNDK_WDK_UNAVAILABLE(NdisStallExecution, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisStoreUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisStoreUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSynchronousOidRequest
+SOFTNDK_WDK_UNAVAILABLE(NdisSynchronousOidRequest, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSystemActiveProcessorCount
+SOFTNDK_WDK_UNAVAILABLE(NdisSystemActiveProcessorCount, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisSystemProcessorCount
+SOFTNDK_WDK_UNAVAILABLE(NdisSystemProcessorCount, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisTerminateWrapper
+SOFTNDK_WDK_UNAVAILABLE(NdisTerminateWrapper, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisUnbindAdapter
+SOFTNDK_WDK_UNAVAILABLE(NdisUnbindAdapter, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisUnchainBufferAtBack
+SOFTNDK_WDK_UNAVAILABLE(NdisUnchainBufferAtBack, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisUnicodeStringToAnsiString
+SOFTNDK_WDK_UNAVAILABLE(NdisUnicodeStringToAnsiString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisUnmapFile
+SOFTNDK_WDK_UNAVAILABLE(NdisUnmapFile, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisUpcaseUnicodeString
+SOFTNDK_WDK_UNAVAILABLE(NdisUpcaseUnicodeString, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWaitEvent
+SOFTNDK_WDK_UNAVAILABLE(NdisWaitEvent, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWriteConfiguration
+SOFTNDK_WDK_UNAVAILABLE(NdisWriteConfiguration, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWriteErrorLogEntry
+SOFTNDK_WDK_UNAVAILABLE(NdisWriteErrorLogEntry, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWriteEventLogEntry
+SOFTNDK_WDK_UNAVAILABLE(NdisWriteEventLogEntry, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWriteRegisterUchar
+SOFTNDK_WDK_UNAVAILABLE(NdisWriteRegisterUchar, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWriteRegisterUlong
+SOFTNDK_WDK_UNAVAILABLE(NdisWriteRegisterUlong, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisWriteRegisterUshort
+SOFTNDK_WDK_UNAVAILABLE(NdisWriteRegisterUshort, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisZeroMappedMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisZeroMappedMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NdisZeroMemory
+SOFTNDK_WDK_UNAVAILABLE(NdisZeroMemory, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NET_BUFFER_LIST_RECEIVE_FILTER_ID
+SOFTNDK_WDK_UNAVAILABLE(NET_BUFFER_LIST_RECEIVE_FILTER_ID, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NET_BUFFER_LIST_RECEIVE_FILTER_VPORT_ID
+SOFTNDK_WDK_UNAVAILABLE(NET_BUFFER_LIST_RECEIVE_FILTER_VPORT_ID, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NET_BUFFER_LIST_RECEIVE_QUEUE_ID
+SOFTNDK_WDK_UNAVAILABLE(NET_BUFFER_LIST_RECEIVE_QUEUE_ID, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef NET_BUFFER_LIST_SWITCH_FORWARDING_DETAIL
+SOFTNDK_WDK_UNAVAILABLE(NET_BUFFER_LIST_SWITCH_FORWARDING_DETAIL, SOFTNDK_WDK_WHY_135); /* ndis.h */
+#endif
+#ifndef WskQueryProviderCharacteristics
+SOFTNDK_WDK_UNAVAILABLE(WskQueryProviderCharacteristics, SOFTNDK_WDK_WHY_136); /* wsk.h */
+#endif
 /* clang-format on */
 
 #ifdef __cplusplus

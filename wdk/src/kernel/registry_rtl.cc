@@ -15,7 +15,8 @@
 namespace softndk::wdk {
 namespace {
 
-constexpr ULONG kStringTag = 0x67655253;  // 'SReg'
+// RtlFreeUnicodeString frees with the kit's string tag (rtl.cc).
+constexpr ULONG kStringTag = 0x67727453;  // "Strg"
 
 bool BasePath(ULONG relative_to, PCWSTR path, std::wstring* out) {
   ULONG base = relative_to & ~static_cast<ULONG>(RTL_REGISTRY_OPTIONAL);

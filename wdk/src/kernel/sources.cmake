@@ -17,6 +17,7 @@ list(APPEND SOFTNDK_WDK_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/registry_rtl.cc
   ${CMAKE_CURRENT_LIST_DIR}/registry_store.cc
   ${CMAKE_CURRENT_LIST_DIR}/rtl.cc
+  ${CMAKE_CURRENT_LIST_DIR}/rtl_more.cc
   ${CMAKE_CURRENT_LIST_DIR}/rundown.cc
   ${CMAKE_CURRENT_LIST_DIR}/spinlock.cc
   ${CMAKE_CURRENT_LIST_DIR}/strsafe.cc
