@@ -40,7 +40,14 @@
 #define SOFTNDK_WDK_DECLSPEC_noreturn __attribute__((noreturn
 #define SOFTNDK_WDK_DECLSPEC_nothrow __attribute__((nothrow
 #define SOFTNDK_WDK_DECLSPEC_deprecated __attribute__((deprecated
+/* selectany: one definition from many translation units. C++ has that
+ * as an inline variable (a const at namespace scope is otherwise local to
+ * its translation unit); C as a weak symbol. */
+#ifdef __cplusplus
+#define SOFTNDK_WDK_DECLSPEC_selectany inline __attribute__((
+#else
 #define SOFTNDK_WDK_DECLSPEC_selectany __attribute__((weak
+#endif
 #define SOFTNDK_WDK_DECLSPEC_dllexport __attribute__((visibility("default")
 #define SOFTNDK_WDK_DECLSPEC_dllimport __attribute__((
 #define SOFTNDK_WDK_DECLSPEC_novtable __attribute__((
@@ -49,7 +56,11 @@
 #define SOFTNDK_WDK_DECLSPEC_safebuffers __attribute__((
 #define SOFTNDK_WDK_DECLSPEC_guard __attribute__((SOFTNDK_WDK_DECLSPEC_IGNORE
 #define SOFTNDK_WDK_DECLSPEC_naked __attribute__((naked
-#define SOFTNDK_WDK_DECLSPEC_thread __thread __attribute__((
+#ifdef __cplusplus
+#define SOFTNDK_WDK_DECLSPEC_thread thread_local __attribute__((
+#else
+#define SOFTNDK_WDK_DECLSPEC_thread _Thread_local __attribute__((
+#endif
 /* allocate("seg"), code_seg("seg"), uuid("..."): the argument is dropped
  * (sections like PAGE or INIT mean nothing in user space). */
 #define SOFTNDK_WDK_DECLSPEC_allocate __attribute__((SOFTNDK_WDK_DECLSPEC_IGNORE
@@ -106,7 +117,7 @@
 #define __fallthrough __attribute__((fallthrough))
 #endif
 #ifndef __analysis_assume
-#define __analysis_assume(e) ((void)0)
+#define __analysis_assume(e) ((void)sizeof((e) ? 1 : 0)) /* not evaluated */
 #endif
 #ifndef __annotation
 #define __annotation(...) ((void)0)
@@ -122,17 +133,26 @@
                  "is not supported: check the pointer and length instead (see "   \
                  "docs/wdk.md, 'Structured exception handling')")
 #ifdef __cplusplus
+/* libstdc++ defines __try as `try` (bits/exception_defines.h); the same
+ * definition here keeps either include order valid. __except/__finally then
+ * complete the try with a handler that fails to compile, naming itself. */
+#ifndef __try
+#define __try try
+#endif
 #undef SOFTNDK_WDK_SEH_REFUSED
-#define SOFTNDK_WDK_SEH_REFUSED(construct)                                       \
-  static_assert(false, "softndk-wdk: " construct " (structured exception "       \
-                "handling) is not supported: check the pointer and length "      \
-                "instead (see docs/wdk.md, 'Structured exception handling')");   \
-  if (false)
+#define SOFTNDK_WDK_SEH_REFUSED(construct)                                        \
+  static_assert(false, "softndk-wdk: " construct " (structured exception "        \
+                "handling) is not supported: check the pointer and length "       \
+                "instead (see docs/wdk.md, 'Structured exception handling')")
+#define __except(filter) \
+  catch (...) { SOFTNDK_WDK_SEH_REFUSED("__except"); } if (false)
+#define __finally \
+  catch (...) { SOFTNDK_WDK_SEH_REFUSED("__finally"); } if (false)
 #else
 #define __try SOFTNDK_WDK_SEH_REFUSED("__try");
-#endif
 #define __except(filter) SOFTNDK_WDK_SEH_REFUSED("__except");
 #define __finally SOFTNDK_WDK_SEH_REFUSED("__finally");
+#endif
 #define __leave SOFTNDK_WDK_SEH_REFUSED("__leave")
 /* clang-format on */
 

@@ -1,0 +1,3 @@
+/* Registry.h - included as "registry.h" (see Precomp.h). */
+#pragma once
+#define PD_REGISTRY_H 1
