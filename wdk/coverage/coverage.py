@@ -402,6 +402,7 @@ def render_unavailable_h():
            "#ifndef SOFTNDK_WDK_UNAVAILABLE_H_",
            "#define SOFTNDK_WDK_UNAVAILABLE_H_",
            "",
+           "/* clang-format off */",
            "#ifdef __cplusplus",
            "#define SOFTNDK_WDK_ANY_ARGS ...",
            "extern \"C\" {",
@@ -410,8 +411,7 @@ def render_unavailable_h():
            "#endif",
            "#define SOFTNDK_WDK_UNAVAILABLE(name, why) \\",
            "  int name(SOFTNDK_WDK_ANY_ARGS) __attribute__((unavailable(\"softndk-wdk: \" #name \" is not provided: \" why)))",
-           "",
-           "/* clang-format off */"]
+           ""]
     reasons = {}
     for name, header, reason in unavailable_functions():
         if name in NOT_DECLARED:

@@ -50,10 +50,10 @@ def main():
            "extern \"C\" {",
            "#endif",
            "",
+           "/* clang-format off */",
            "#define SOFTNDK_INTSAFE_RESULT(ok, out, T) \\",
            "  ((ok) ? STATUS_SUCCESS : (*(out) = (T)~(T)0, STATUS_INTEGER_OVERFLOW))",
-           "",
-           "/* clang-format off */"]
+           ""]
     done = 0
     for n in names:
         m = re.match(r"^Rtl(%s)To(%s)$" % (ALT, ALT), n)

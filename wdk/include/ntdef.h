@@ -14,8 +14,8 @@
 #define SOFTNDK_WDK_NTDEF_H_
 
 #include <stddef.h>
-#include <string.h>
 #include <stdint.h>
+#include <string.h>
 #include <wchar.h>
 
 #include "sal.h"
@@ -252,7 +252,11 @@ typedef struct _PROCESSOR_NUMBER {
 typedef enum _EVENT_TYPE { NotificationEvent, SynchronizationEvent } EVENT_TYPE;
 typedef enum _TIMER_TYPE { NotificationTimer, SynchronizationTimer } TIMER_TYPE;
 typedef enum _WAIT_TYPE { WaitAll, WaitAny, WaitNotification, WaitDequeue } WAIT_TYPE;
-typedef enum _NT_PRODUCT_TYPE { NtProductWinNt = 1, NtProductLanManNt, NtProductServer } NT_PRODUCT_TYPE,
+typedef enum _NT_PRODUCT_TYPE {
+  NtProductWinNt = 1,
+  NtProductLanManNt,
+  NtProductServer
+} NT_PRODUCT_TYPE,
     *PNT_PRODUCT_TYPE;
 typedef enum _SUITE_TYPE {
   SmallBusiness,
@@ -275,7 +279,10 @@ typedef enum _SUITE_TYPE {
   MultiUserTS,
   MaxSuiteType
 } SUITE_TYPE;
-typedef enum _COMPARTMENT_ID { UNSPECIFIED_COMPARTMENT_ID = 0, DEFAULT_COMPARTMENT_ID } COMPARTMENT_ID,
+typedef enum _COMPARTMENT_ID {
+  UNSPECIFIED_COMPARTMENT_ID = 0,
+  DEFAULT_COMPARTMENT_ID
+} COMPARTMENT_ID,
     *PCOMPARTMENT_ID;
 
 typedef struct _RTL_BALANCED_NODE {
@@ -457,9 +464,9 @@ typedef struct _OBJECT_ATTRIBUTES {
 #define RTL_CONTAINS_FIELD(Struct, Size, Field) \
   ((((PCHAR)(&(Struct)->Field)) + sizeof((Struct)->Field)) <= (((PCHAR)(Struct)) + (Size)))
 #define RTL_BITS_OF_FIELD(type, field) (RTL_BITS_OF(RTL_FIELD_TYPE(type, field)))
-#define RTL_PADDING_BETWEEN_FIELDS(T, F1, F2)                                         \
-  ((FIELD_OFFSET(T, F2) > FIELD_OFFSET(T, F1))                                        \
-       ? (FIELD_OFFSET(T, F2) - FIELD_OFFSET(T, F1) - RTL_FIELD_SIZE(T, F1))          \
+#define RTL_PADDING_BETWEEN_FIELDS(T, F1, F2)                                \
+  ((FIELD_OFFSET(T, F2) > FIELD_OFFSET(T, F1))                               \
+       ? (FIELD_OFFSET(T, F2) - FIELD_OFFSET(T, F1) - RTL_FIELD_SIZE(T, F1)) \
        : (FIELD_OFFSET(T, F1) - FIELD_OFFSET(T, F2) - RTL_FIELD_SIZE(T, F2)))
 #define RTL_SIZEOF_THROUGH_FIELD(type, field) \
   (FIELD_OFFSET(type, field) + RTL_FIELD_SIZE(type, field))

@@ -20,10 +20,10 @@
 extern "C" {
 #endif
 
+/* clang-format off */
 #define SOFTNDK_INTSAFE_RESULT(ok, out, T) \
   ((ok) ? STATUS_SUCCESS : (*(out) = (T)~(T)0, STATUS_INTEGER_OVERFLOW))
 
-/* clang-format off */
 static inline NTSTATUS RtlByteToChar(BYTE Operand, CHAR* Result) {
   return SOFTNDK_INTSAFE_RESULT(!__builtin_add_overflow(Operand, 0, Result), Result, CHAR);
 }

@@ -175,8 +175,7 @@ TEST_F(Registry, CreateSetDeleteAndRelativeOpen) {
   EXPECT_EQ(ZwSetValueKey(h, &v, 0, REG_QWORD, &q, sizeof q), STATUS_SUCCESS);
   UCHAR buf[64];
   ULONG len;
-  ASSERT_EQ(ZwQueryValueKey(h, &v, KeyValueFullInformation, buf, sizeof buf, &len),
-            STATUS_SUCCESS);
+  ASSERT_EQ(ZwQueryValueKey(h, &v, KeyValueFullInformation, buf, sizeof buf, &len), STATUS_SUCCESS);
   auto* full = reinterpret_cast<PKEY_VALUE_FULL_INFORMATION>(buf);
   EXPECT_EQ(full->Type, static_cast<ULONG>(REG_QWORD));
   EXPECT_EQ(std::memcmp(buf + full->DataOffset, &q, sizeof q), 0);

@@ -29,7 +29,8 @@ static inline VOID RtlInitEmptyAnsiString(PANSI_STRING AnsiString, PCHAR Buffer,
   AnsiString->MaximumLength = BufferSize;
   AnsiString->Buffer = Buffer;
 }
-#define RtlEqualLuid(L1, L2) (((L1)->LowPart == (L2)->LowPart) && ((L1)->HighPart == (L2)->HighPart))
+#define RtlEqualLuid(L1, L2) \
+  (((L1)->LowPart == (L2)->LowPart) && ((L1)->HighPart == (L2)->HighPart))
 #define RtlIsZeroLuid(L1) ((BOOLEAN)(((L1)->LowPart | (L1)->HighPart) == 0))
 static inline LUID RtlConvertLongToLuid(LONG Long) {
   LUID l;
@@ -56,15 +57,29 @@ static inline LARGE_INTEGER RtlConvertUlongToLargeInteger(ULONG UnsignedInteger)
   return r;
 }
 #define RtlStoreUshort(ADDRESS, VALUE) \
-  do { USHORT v_ = (USHORT)(VALUE); memcpy((ADDRESS), &v_, sizeof v_); } while (0)
-#define RtlStoreUlong(ADDRESS, VALUE) \
-  do { ULONG v_ = (ULONG)(VALUE); memcpy((ADDRESS), &v_, sizeof v_); } while (0)
+  do {                                 \
+    USHORT v_ = (USHORT)(VALUE);       \
+    memcpy((ADDRESS), &v_, sizeof v_); \
+  } while (0)
+#define RtlStoreUlong(ADDRESS, VALUE)  \
+  do {                                 \
+    ULONG v_ = (ULONG)(VALUE);         \
+    memcpy((ADDRESS), &v_, sizeof v_); \
+  } while (0)
 #define RtlStoreUlonglong(ADDRESS, VALUE) \
-  do { ULONGLONG v_ = (ULONGLONG)(VALUE); memcpy((ADDRESS), &v_, sizeof v_); } while (0)
+  do {                                    \
+    ULONGLONG v_ = (ULONGLONG)(VALUE);    \
+    memcpy((ADDRESS), &v_, sizeof v_);    \
+  } while (0)
 #define RtlStoreUlongPtr(ADDRESS, VALUE) \
-  do { ULONG_PTR v_ = (ULONG_PTR)(VALUE); memcpy((ADDRESS), &v_, sizeof v_); } while (0)
-#define RtlRetrieveUshort(DEST_ADDRESS, SRC_ADDRESS) memcpy((DEST_ADDRESS), (SRC_ADDRESS), sizeof(USHORT))
-#define RtlRetrieveUlong(DEST_ADDRESS, SRC_ADDRESS) memcpy((DEST_ADDRESS), (SRC_ADDRESS), sizeof(ULONG))
+  do {                                   \
+    ULONG_PTR v_ = (ULONG_PTR)(VALUE);   \
+    memcpy((ADDRESS), &v_, sizeof v_);   \
+  } while (0)
+#define RtlRetrieveUshort(DEST_ADDRESS, SRC_ADDRESS) \
+  memcpy((DEST_ADDRESS), (SRC_ADDRESS), sizeof(USHORT))
+#define RtlRetrieveUlong(DEST_ADDRESS, SRC_ADDRESS) \
+  memcpy((DEST_ADDRESS), (SRC_ADDRESS), sizeof(ULONG))
 
 /* ---- characters ------------------------------------------------------- */
 WCHAR RtlUpcaseUnicodeChar(WCHAR SourceCharacter);
@@ -79,8 +94,8 @@ VOID RtlCopyString(PSTRING DestinationString, const STRING* SourceString);
 VOID RtlUpperString(PSTRING DestinationString, const STRING* SourceString);
 BOOLEAN RtlPrefixUnicodeString(PCUNICODE_STRING String1, PCUNICODE_STRING String2,
                                BOOLEAN CaseInSensitive);
-NTSTATUS RtlUpcaseUnicodeString(PUNICODE_STRING DestinationString,
-                                PCUNICODE_STRING SourceString, BOOLEAN AllocateDestinationString);
+NTSTATUS RtlUpcaseUnicodeString(PUNICODE_STRING DestinationString, PCUNICODE_STRING SourceString,
+                                BOOLEAN AllocateDestinationString);
 /* Sizes of the converted string, terminator included, in bytes. */
 ULONG RtlxAnsiStringToUnicodeSize(PCANSI_STRING AnsiString);
 ULONG RtlxUnicodeStringToAnsiSize(PCUNICODE_STRING UnicodeString);
@@ -100,11 +115,9 @@ NTSTATUS RtlUnicodeToUTF8N(PCHAR UTF8StringDestination, ULONG UTF8StringMaxByteC
 NTSTATUS RtlUTF8ToUnicodeN(PWSTR UnicodeStringDestination, ULONG UnicodeStringMaxByteCount,
                            PULONG UnicodeStringActualByteCount, PCCH UTF8StringSource,
                            ULONG UTF8StringByteCount);
-NTSTATUS RtlUnicodeStringToUTF8String(PUTF8_STRING DestinationString,
-                                      PCUNICODE_STRING SourceString,
+NTSTATUS RtlUnicodeStringToUTF8String(PUTF8_STRING DestinationString, PCUNICODE_STRING SourceString,
                                       BOOLEAN AllocateDestinationString);
-NTSTATUS RtlUTF8StringToUnicodeString(PUNICODE_STRING DestinationString,
-                                      PCUTF8_STRING SourceString,
+NTSTATUS RtlUTF8StringToUnicodeString(PUNICODE_STRING DestinationString, PCUTF8_STRING SourceString,
                                       BOOLEAN AllocateDestinationString);
 VOID RtlFreeUTF8String(PUTF8_STRING Utf8String);
 
@@ -115,8 +128,8 @@ NTSTATUS RtlStringFromGUID(const GUID* Guid, PUNICODE_STRING GuidString);
 #define HASH_STRING_ALGORITHM_DEFAULT 0
 #define HASH_STRING_ALGORITHM_X65599 1
 #define HASH_STRING_ALGORITHM_INVALID 0xffffffff
-NTSTATUS RtlHashUnicodeString(PCUNICODE_STRING String, BOOLEAN CaseInSensitive,
-                              ULONG HashAlgorithm, PULONG HashValue);
+NTSTATUS RtlHashUnicodeString(PCUNICODE_STRING String, BOOLEAN CaseInSensitive, ULONG HashAlgorithm,
+                              PULONG HashValue);
 
 /* ---- time fields ------------------------------------------------------ */
 typedef struct _TIME_FIELDS {
@@ -162,8 +175,10 @@ ULONG RtlFindClearBitsAndSet(PRTL_BITMAP BitMapHeader, ULONG NumberToFind, ULONG
 ULONG RtlFindSetBitsAndClear(PRTL_BITMAP BitMapHeader, ULONG NumberToFind, ULONG HintIndex);
 ULONG RtlFindFirstRunClear(PRTL_BITMAP BitMapHeader, PULONG StartingIndex);
 ULONG RtlFindLongestRunClear(PRTL_BITMAP BitMapHeader, PULONG StartingIndex);
-ULONG RtlFindNextForwardRunClear(PRTL_BITMAP BitMapHeader, ULONG FromIndex, PULONG StartingRunIndex);
-ULONG RtlFindLastBackwardRunClear(PRTL_BITMAP BitMapHeader, ULONG FromIndex, PULONG StartingRunIndex);
+ULONG RtlFindNextForwardRunClear(PRTL_BITMAP BitMapHeader, ULONG FromIndex,
+                                 PULONG StartingRunIndex);
+ULONG RtlFindLastBackwardRunClear(PRTL_BITMAP BitMapHeader, ULONG FromIndex,
+                                  PULONG StartingRunIndex);
 ULONG RtlFindClearRuns(PRTL_BITMAP BitMapHeader, PRTL_BITMAP_RUN RunArray, ULONG SizeOfRunArray,
                        BOOLEAN LocateLongestRuns);
 CCHAR RtlFindLeastSignificantBit(ULONGLONG Set);
@@ -196,20 +211,20 @@ LONGLONG ExInterlockedCompareExchange64(LONGLONG volatile* Destination, PLONGLON
   ((void)__atomic_fetch_add(&(Addend)->QuadPart, (LONGLONG)(Increment), __ATOMIC_SEQ_CST))
 
 /* ---- ordered accessors ------------------------------------------------- */
-#define SOFTNDK_WDK_ACCESSORS(Name, T)                                                    \
-  static inline T Read##Name##Acquire(T const volatile* Source) {                         \
-    return __atomic_load_n(Source, __ATOMIC_ACQUIRE);                                     \
-  }                                                                                       \
-  static inline T Read##Name##NoFence(T const volatile* Source) {                         \
-    return __atomic_load_n(Source, __ATOMIC_RELAXED);                                     \
-  }                                                                                       \
-  static inline T Read##Name##Raw(T const volatile* Source) { return *Source; }           \
-  static inline VOID Write##Name##Release(T volatile* Destination, T Value) {             \
-    __atomic_store_n(Destination, Value, __ATOMIC_RELEASE);                               \
-  }                                                                                       \
-  static inline VOID Write##Name##NoFence(T volatile* Destination, T Value) {             \
-    __atomic_store_n(Destination, Value, __ATOMIC_RELAXED);                               \
-  }                                                                                       \
+#define SOFTNDK_WDK_ACCESSORS(Name, T)                                          \
+  static inline T Read##Name##Acquire(T const volatile* Source) {               \
+    return __atomic_load_n(Source, __ATOMIC_ACQUIRE);                           \
+  }                                                                             \
+  static inline T Read##Name##NoFence(T const volatile* Source) {               \
+    return __atomic_load_n(Source, __ATOMIC_RELAXED);                           \
+  }                                                                             \
+  static inline T Read##Name##Raw(T const volatile* Source) { return *Source; } \
+  static inline VOID Write##Name##Release(T volatile* Destination, T Value) {   \
+    __atomic_store_n(Destination, Value, __ATOMIC_RELEASE);                     \
+  }                                                                             \
+  static inline VOID Write##Name##NoFence(T volatile* Destination, T Value) {   \
+    __atomic_store_n(Destination, Value, __ATOMIC_RELAXED);                     \
+  }                                                                             \
   static inline VOID Write##Name##Raw(T volatile* Destination, T Value) { *Destination = Value; }
 SOFTNDK_WDK_ACCESSORS(Int32, LONG)
 SOFTNDK_WDK_ACCESSORS(UInt32, ULONG)

@@ -11,6 +11,7 @@
 #ifndef SOFTNDK_WDK_UNAVAILABLE_H_
 #define SOFTNDK_WDK_UNAVAILABLE_H_
 
+/* clang-format off */
 #ifdef __cplusplus
 #define SOFTNDK_WDK_ANY_ARGS ...
 extern "C" {
@@ -20,7 +21,6 @@ extern "C" {
 #define SOFTNDK_WDK_UNAVAILABLE(name, why) \
   int name(SOFTNDK_WDK_ANY_ARGS) __attribute__((unavailable("softndk-wdk: " #name " is not provided: " why)))
 
-/* clang-format off */
 #define SOFTNDK_WDK_WHY_0 "ARM64 system registers: the kit runs on the host's architecture"
 #define SOFTNDK_WDK_WHY_1 "the common log file system (CLFS) is not emulated"
 #define SOFTNDK_WDK_WHY_2 "registry callbacks (filtering other processes' registry access) do not apply to the kit's private registry"

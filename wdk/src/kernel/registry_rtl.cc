@@ -56,7 +56,9 @@ ULONG StringBytes(const void* data) {
   return static_cast<ULONG>((std::wcslen(static_cast<const WCHAR*>(data)) + 1) * sizeof(WCHAR));
 }
 
-bool IsString(ULONG type) { return type == REG_SZ || type == REG_EXPAND_SZ || type == REG_MULTI_SZ; }
+bool IsString(ULONG type) {
+  return type == REG_SZ || type == REG_EXPAND_SZ || type == REG_MULTI_SZ;
+}
 
 NTSTATUS StoreDirect(const RTL_QUERY_REGISTRY_TABLE& e, ULONG type, const void* data, ULONG len) {
   if (e.EntryContext == nullptr) return STATUS_INVALID_PARAMETER;
@@ -71,7 +73,8 @@ NTSTATUS StoreDirect(const RTL_QUERY_REGISTRY_TABLE& e, ULONG type, const void* 
       bytes = n * sizeof(WCHAR);
     }
     if (u->Buffer == nullptr) {
-      auto* b = static_cast<PWCH>(ExAllocatePool2(POOL_FLAG_PAGED, bytes + sizeof(WCHAR), kStringTag));
+      auto* b =
+          static_cast<PWCH>(ExAllocatePool2(POOL_FLAG_PAGED, bytes + sizeof(WCHAR), kStringTag));
       if (b == nullptr) return STATUS_INSUFFICIENT_RESOURCES;
       u->Buffer = b;
       u->MaximumLength = static_cast<USHORT>(bytes + sizeof(WCHAR));
@@ -107,8 +110,8 @@ NTSTATUS StoreDirect(const RTL_QUERY_REGISTRY_TABLE& e, ULONG type, const void* 
 NTSTATUS Deliver(const RTL_QUERY_REGISTRY_TABLE& e, PWSTR name, ULONG type, const void* data,
                  ULONG len, PVOID context) {
   if ((e.Flags & RTL_QUERY_REGISTRY_TYPECHECK) && (e.Flags & RTL_QUERY_REGISTRY_DIRECT)) {
-    ULONG want = (e.DefaultType & RTL_QUERY_REGISTRY_TYPECHECK_MASK) >>
-                 RTL_QUERY_REGISTRY_TYPECHECK_SHIFT;
+    ULONG want =
+        (e.DefaultType & RTL_QUERY_REGISTRY_TYPECHECK_MASK) >> RTL_QUERY_REGISTRY_TYPECHECK_SHIFT;
     if (type != want) return STATUS_OBJECT_TYPE_MISMATCH;
   }
   if (e.Flags & RTL_QUERY_REGISTRY_DIRECT) return StoreDirect(e, type, data, len);
@@ -120,9 +123,9 @@ NTSTATUS Deliver(const RTL_QUERY_REGISTRY_TABLE& e, PWSTR name, ULONG type, cons
     while (i < n && w[i] != 0) {
       size_t j = i;
       while (j < n && w[j] != 0) ++j;
-      NTSTATUS st = e.QueryRoutine(name, REG_SZ, const_cast<WCHAR*>(w + i),
-                                   static_cast<ULONG>((j - i + 1) * sizeof(WCHAR)), context,
-                                   e.EntryContext);
+      NTSTATUS st =
+          e.QueryRoutine(name, REG_SZ, const_cast<WCHAR*>(w + i),
+                         static_cast<ULONG>((j - i + 1) * sizeof(WCHAR)), context, e.EntryContext);
       if (!NT_SUCCESS(st)) return st;
       i = j + 1;
     }
@@ -182,8 +185,8 @@ NTSTATUS RtlQueryRegistryValuesEx(ULONG RelativeTo, PCWSTR Path,
     }
     RegValue v;
     if (RegistryGetValue(cur, e->Name, &v)) {
-      NTSTATUS st = Deliver(*e, e->Name, v.type, v.data.data(), static_cast<ULONG>(v.data.size()),
-                            Context);
+      NTSTATUS st =
+          Deliver(*e, e->Name, v.type, v.data.data(), static_cast<ULONG>(v.data.size()), Context);
       if (!NT_SUCCESS(st)) return st;
       if (e->Flags & RTL_QUERY_REGISTRY_DELETE) RegistryDeleteValue(cur, e->Name);
     } else if (e->Flags & RTL_QUERY_REGISTRY_REQUIRED) {
@@ -191,7 +194,8 @@ NTSTATUS RtlQueryRegistryValuesEx(ULONG RelativeTo, PCWSTR Path,
     } else if ((e->DefaultType & ~RTL_QUERY_REGISTRY_TYPECHECK_MASK) != REG_NONE) {
       ULONG type = e->DefaultType & ~RTL_QUERY_REGISTRY_TYPECHECK_MASK;
       ULONG len = e->DefaultLength;
-      if (len == 0 && IsString(type) && e->DefaultData != nullptr) len = StringBytes(e->DefaultData);
+      if (len == 0 && IsString(type) && e->DefaultData != nullptr)
+        len = StringBytes(e->DefaultData);
       // A type check compares against the stored value's type only.
       RTL_QUERY_REGISTRY_TABLE copy = *e;
       copy.Flags &= ~static_cast<ULONG>(RTL_QUERY_REGISTRY_TYPECHECK);
@@ -202,9 +206,8 @@ NTSTATUS RtlQueryRegistryValuesEx(ULONG RelativeTo, PCWSTR Path,
   return STATUS_SUCCESS;
 }
 
-NTSTATUS RtlQueryRegistryValues(ULONG RelativeTo, PCWSTR Path,
-                                PRTL_QUERY_REGISTRY_TABLE QueryTable, PVOID Context,
-                                PVOID Environment) {
+NTSTATUS RtlQueryRegistryValues(ULONG RelativeTo, PCWSTR Path, PRTL_QUERY_REGISTRY_TABLE QueryTable,
+                                PVOID Context, PVOID Environment) {
   return RtlQueryRegistryValuesEx(RelativeTo, Path, QueryTable, Context, Environment);
 }
 

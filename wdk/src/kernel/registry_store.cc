@@ -214,8 +214,8 @@ NTSTATUS FillKeyInfo(const Key& key, size_t subkeys, KEY_INFORMATION_CLASS cls, 
     f->SubKeys = static_cast<ULONG>(subkeys);
     f->Values = static_cast<ULONG>(key.values.size());
     for (const auto& v : key.values) {
-      f->MaxValueNameLen = std::max<ULONG>(f->MaxValueNameLen,
-                                           static_cast<ULONG>(v.name.size() * sizeof(WCHAR)));
+      f->MaxValueNameLen =
+          std::max<ULONG>(f->MaxValueNameLen, static_cast<ULONG>(v.name.size() * sizeof(WCHAR)));
       f->MaxValueDataLen = std::max<ULONG>(f->MaxValueDataLen, static_cast<ULONG>(v.data.size()));
     }
     return STATUS_SUCCESS;
@@ -436,8 +436,8 @@ NTSTATUS ZwQueryKey(HANDLE KeyHandle, KEY_INFORMATION_CLASS KeyInformationClass,
   if (k == nullptr) return STATUS_INVALID_HANDLE;
   Key* key = KeyOf(k);
   if (key == nullptr) return kKeyDeleted;
-  return FillKeyInfo(*key, SubKeysLocked(k->lower).size(), KeyInformationClass,
-                     KeyInformation, Length, ResultLength);
+  return FillKeyInfo(*key, SubKeysLocked(k->lower).size(), KeyInformationClass, KeyInformation,
+                     Length, ResultLength);
 }
 
 NTSTATUS ZwEnumerateKey(HANDLE KeyHandle, ULONG Index, KEY_INFORMATION_CLASS KeyInformationClass,

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <cwctype>
 #include <ctime>
+#include <cwctype>
 
 namespace {
 
@@ -112,8 +112,8 @@ BOOLEAN RtlPrefixUnicodeString(PCUNICODE_STRING p, PCUNICODE_STRING s, BOOLEAN c
 }
 NTSTATUS RtlUpcaseUnicodeString(PUNICODE_STRING d, PCUNICODE_STRING s, BOOLEAN alloc) {
   if (alloc) {
-    d->Buffer = static_cast<PWCH>(
-        ExAllocatePoolWithTag(PagedPool, s->Length + sizeof(WCHAR), kStringTag));
+    d->Buffer =
+        static_cast<PWCH>(ExAllocatePoolWithTag(PagedPool, s->Length + sizeof(WCHAR), kStringTag));
     if (d->Buffer == nullptr) return STATUS_NO_MEMORY;
     d->MaximumLength = static_cast<USHORT>(s->Length + sizeof(WCHAR));
   } else if (d->MaximumLength < s->Length) {
@@ -261,8 +261,8 @@ NTSTATUS RtlUTF8StringToUnicodeString(PUNICODE_STRING d, PCUTF8_STRING s, BOOLEA
   if (!NT_SUCCESS(st)) return st;
   if (need > 0xfffe - sizeof(WCHAR)) return STATUS_INVALID_PARAMETER_2;
   if (alloc) {
-    d->Buffer = static_cast<PWCH>(
-        ExAllocatePoolWithTag(PagedPool, need + sizeof(WCHAR), kStringTag));
+    d->Buffer =
+        static_cast<PWCH>(ExAllocatePoolWithTag(PagedPool, need + sizeof(WCHAR), kStringTag));
     if (d->Buffer == nullptr) return STATUS_NO_MEMORY;
     d->MaximumLength = static_cast<USHORT>(need + sizeof(WCHAR));
   } else if (d->MaximumLength < need) {
@@ -309,8 +309,7 @@ NTSTATUS RtlStringFromGUID(const GUID* g, PUNICODE_STRING s) {
   std::snprintf(a, sizeof a, "{%08X-%04X-%04X-%02X%02X-%02X%02X%02X%02X%02X%02X}",
                 static_cast<unsigned>(g->Data1), g->Data2, g->Data3, g->Data4[0], g->Data4[1],
                 g->Data4[2], g->Data4[3], g->Data4[4], g->Data4[5], g->Data4[6], g->Data4[7]);
-  s->Buffer =
-      static_cast<PWCH>(ExAllocatePoolWithTag(PagedPool, 39 * sizeof(WCHAR), kStringTag));
+  s->Buffer = static_cast<PWCH>(ExAllocatePoolWithTag(PagedPool, 39 * sizeof(WCHAR), kStringTag));
   if (s->Buffer == nullptr) return STATUS_NO_MEMORY;
   for (int i = 0; i < 39; ++i) s->Buffer[i] = static_cast<WCHAR>(a[i]);
   s->Length = 38 * sizeof(WCHAR);
@@ -385,8 +384,12 @@ VOID RtlInitializeBitMap(PRTL_BITMAP b, PULONG buffer, ULONG size) {
   b->SizeOfBitMap = size;
   b->Buffer = buffer;
 }
-VOID RtlClearAllBits(PRTL_BITMAP b) { std::memset(b->Buffer, 0, ((b->SizeOfBitMap + 31) / 32) * 4); }
-VOID RtlSetAllBits(PRTL_BITMAP b) { std::memset(b->Buffer, 0xff, ((b->SizeOfBitMap + 31) / 32) * 4); }
+VOID RtlClearAllBits(PRTL_BITMAP b) {
+  std::memset(b->Buffer, 0, ((b->SizeOfBitMap + 31) / 32) * 4);
+}
+VOID RtlSetAllBits(PRTL_BITMAP b) {
+  std::memset(b->Buffer, 0xff, ((b->SizeOfBitMap + 31) / 32) * 4);
+}
 VOID RtlClearBit(PRTL_BITMAP b, ULONG i) { Put(b, i, false); }
 VOID RtlSetBit(PRTL_BITMAP b, ULONG i) { Put(b, i, true); }
 BOOLEAN RtlTestBit(PRTL_BITMAP b, ULONG i) { return Bit(b, i) ? TRUE : FALSE; }
@@ -404,7 +407,9 @@ ULONG RtlNumberOfSetBits(PRTL_BITMAP b) {
   return n;
 }
 ULONG RtlNumberOfClearBits(PRTL_BITMAP b) { return b->SizeOfBitMap - RtlNumberOfSetBits(b); }
-ULONG RtlNumberOfSetBitsUlongPtr(ULONG_PTR v) { return static_cast<ULONG>(__builtin_popcountll(v)); }
+ULONG RtlNumberOfSetBitsUlongPtr(ULONG_PTR v) {
+  return static_cast<ULONG>(__builtin_popcountll(v));
+}
 ULONG RtlFindClearBits(PRTL_BITMAP b, ULONG n, ULONG h) { return Find(b, n, h, false); }
 ULONG RtlFindSetBits(PRTL_BITMAP b, ULONG n, ULONG h) { return Find(b, n, h, true); }
 ULONG RtlFindClearBitsAndSet(PRTL_BITMAP b, ULONG n, ULONG h) {

@@ -52,8 +52,8 @@ void OnFailure(C* dest, size_t cch_dest, ULONG flags, C** end, size_t* remaining
 // into a buffer of `cch_dest` characters. `end` and `remaining` describe the
 // result (remaining counts the terminator's slot, as the WDK's do).
 template <typename C>
-NTSTATUS CopyCat(C* dest, size_t cch_dest, const C* src, size_t max_src, C** end,
-                 size_t* remaining, ULONG flags, bool append) {
+NTSTATUS CopyCat(C* dest, size_t cch_dest, const C* src, size_t max_src, C** end, size_t* remaining,
+                 ULONG flags, bool append) {
   if (flags & ~kValidFlags) return STATUS_INVALID_PARAMETER;
   static const C kEmpty[1] = {0};
   if (src == nullptr) {
@@ -118,8 +118,8 @@ NTSTATUS Length(const C* s, size_t cch_max, size_t* length) {
 }
 
 template <typename C>
-NTSTATUS VPrintf(C* dest, size_t cch_dest, C** end, size_t* remaining, ULONG flags,
-                 const C* format, va_list args) {
+NTSTATUS VPrintf(C* dest, size_t cch_dest, C** end, size_t* remaining, ULONG flags, const C* format,
+                 va_list args) {
   if (format == nullptr) {
     if (!(flags & STRSAFE_IGNORE_NULLS)) return STATUS_INVALID_PARAMETER;
     static const C kEmpty[1] = {0};
@@ -130,8 +130,8 @@ NTSTATUS VPrintf(C* dest, size_t cch_dest, C** end, size_t* remaining, ULONG fla
     if (dest != nullptr && cch_dest != 0 && cch_dest <= kMaxCch) dest[0] = 0;
     return STATUS_INVALID_PARAMETER;
   }
-  return CopyCat(dest, cch_dest, text.c_str(), kAll, end, remaining,
-                 flags & ~STRSAFE_IGNORE_NULLS, false);
+  return CopyCat(dest, cch_dest, text.c_str(), kAll, end, remaining, flags & ~STRSAFE_IGNORE_NULLS,
+                 false);
 }
 
 // Byte counts: a whole number of characters, within the maximum.
@@ -315,17 +315,16 @@ extern "C" {
 SOFTNDK_STRSAFE_PAIR(A, CHAR)
 SOFTNDK_STRSAFE_PAIR(W, WCHAR)
 
-NTSTATUS RtlStringCchCopyUnicodeStringEx(PWSTR d, size_t n, PCUNICODE_STRING s, PWSTR* e,
-                                         size_t* r, ULONG f) {
+NTSTATUS RtlStringCchCopyUnicodeStringEx(PWSTR d, size_t n, PCUNICODE_STRING s, PWSTR* e, size_t* r,
+                                         ULONG f) {
   if (!ValidUnicode(s, f)) return STATUS_INVALID_PARAMETER;
-  return CopyCat(d, n, s ? s->Buffer : L"", SourceChars(s), e, r, f | STRSAFE_IGNORE_NULLS,
-                 false);
+  return CopyCat(d, n, s ? s->Buffer : L"", SourceChars(s), e, r, f | STRSAFE_IGNORE_NULLS, false);
 }
 NTSTATUS RtlStringCchCopyUnicodeString(PWSTR d, size_t n, PCUNICODE_STRING s) {
   return RtlStringCchCopyUnicodeStringEx(d, n, s, nullptr, nullptr, 0);
 }
-NTSTATUS RtlStringCbCopyUnicodeStringEx(PWSTR d, size_t cb, PCUNICODE_STRING s, PWSTR* e,
-                                        size_t* r, ULONG f) {
+NTSTATUS RtlStringCbCopyUnicodeStringEx(PWSTR d, size_t cb, PCUNICODE_STRING s, PWSTR* e, size_t* r,
+                                        ULONG f) {
   size_t n;
   if (!CbToCch<WCHAR>(cb, &n)) return STATUS_INVALID_PARAMETER;
   NTSTATUS st = RtlStringCchCopyUnicodeStringEx(d, n, s, e, r, f);
@@ -335,7 +334,9 @@ NTSTATUS RtlStringCbCopyUnicodeStringEx(PWSTR d, size_t cb, PCUNICODE_STRING s, 
 NTSTATUS RtlStringCbCopyUnicodeString(PWSTR d, size_t cb, PCUNICODE_STRING s) {
   return RtlStringCbCopyUnicodeStringEx(d, cb, s, nullptr, nullptr, 0);
 }
-NTSTATUS RtlUnalignedStringCchLengthW(const WCHAR* s, size_t m, size_t* l) { return Length(s, m, l); }
+NTSTATUS RtlUnalignedStringCchLengthW(const WCHAR* s, size_t m, size_t* l) {
+  return Length(s, m, l);
+}
 NTSTATUS RtlUnalignedStringCbLengthW(const WCHAR* s, size_t cb, size_t* l) {
   return RtlStringCbLengthW(s, cb, l);
 }
@@ -353,7 +354,9 @@ NTSTATUS RtlUnicodeStringInitEx(PUNICODE_STRING d, PCWSTR s, ULONG f) {
   d->MaximumLength = d->Length;
   return STATUS_SUCCESS;
 }
-NTSTATUS RtlUnicodeStringInit(PUNICODE_STRING d, PCWSTR s) { return RtlUnicodeStringInitEx(d, s, 0); }
+NTSTATUS RtlUnicodeStringInit(PUNICODE_STRING d, PCWSTR s) {
+  return RtlUnicodeStringInitEx(d, s, 0);
+}
 NTSTATUS RtlUnicodeStringValidateEx(PCUNICODE_STRING s, ULONG f) {
   return ValidUnicode(s, f) ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
 }
@@ -384,34 +387,34 @@ NTSTATUS RtlUnicodeStringCatString(PUNICODE_STRING d, PCWSTR s) {
   return FromString(d, s, kAll, true, nullptr, 0);
 }
 
-#define SOFTNDK_UNICODE_N(Unit, div)                                                              \
-  NTSTATUS RtlUnicodeString##Unit##CopyNEx(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m,      \
-                                           PUNICODE_STRING r, ULONG f) {                          \
-    return FromUnicode(d, s, m / (div), false, r, f);                                             \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CopyN(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m) {      \
-    return FromUnicode(d, s, m / (div), false, nullptr, 0);                                       \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CopyStringNEx(PUNICODE_STRING d, PCWSTR s, size_t m,          \
-                                                 PUNICODE_STRING r, ULONG f) {                    \
-    return FromString(d, s, m / (div), false, r, f);                                              \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CopyStringN(PUNICODE_STRING d, PCWSTR s, size_t m) {          \
-    return FromString(d, s, m / (div), false, nullptr, 0);                                        \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CatNEx(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m,       \
-                                          PUNICODE_STRING r, ULONG f) {                           \
-    return FromUnicode(d, s, m / (div), true, r, f);                                              \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CatN(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m) {       \
-    return FromUnicode(d, s, m / (div), true, nullptr, 0);                                        \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CatStringNEx(PUNICODE_STRING d, PCWSTR s, size_t m,           \
-                                                PUNICODE_STRING r, ULONG f) {                     \
-    return FromString(d, s, m / (div), true, r, f);                                               \
-  }                                                                                               \
-  NTSTATUS RtlUnicodeString##Unit##CatStringN(PUNICODE_STRING d, PCWSTR s, size_t m) {           \
-    return FromString(d, s, m / (div), true, nullptr, 0);                                         \
+#define SOFTNDK_UNICODE_N(Unit, div)                                                        \
+  NTSTATUS RtlUnicodeString##Unit##CopyNEx(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m, \
+                                           PUNICODE_STRING r, ULONG f) {                    \
+    return FromUnicode(d, s, m / (div), false, r, f);                                       \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CopyN(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m) { \
+    return FromUnicode(d, s, m / (div), false, nullptr, 0);                                 \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CopyStringNEx(PUNICODE_STRING d, PCWSTR s, size_t m,     \
+                                                 PUNICODE_STRING r, ULONG f) {              \
+    return FromString(d, s, m / (div), false, r, f);                                        \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CopyStringN(PUNICODE_STRING d, PCWSTR s, size_t m) {     \
+    return FromString(d, s, m / (div), false, nullptr, 0);                                  \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CatNEx(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m,  \
+                                          PUNICODE_STRING r, ULONG f) {                     \
+    return FromUnicode(d, s, m / (div), true, r, f);                                        \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CatN(PUNICODE_STRING d, PCUNICODE_STRING s, size_t m) {  \
+    return FromUnicode(d, s, m / (div), true, nullptr, 0);                                  \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CatStringNEx(PUNICODE_STRING d, PCWSTR s, size_t m,      \
+                                                PUNICODE_STRING r, ULONG f) {               \
+    return FromString(d, s, m / (div), true, r, f);                                         \
+  }                                                                                         \
+  NTSTATUS RtlUnicodeString##Unit##CatStringN(PUNICODE_STRING d, PCWSTR s, size_t m) {      \
+    return FromString(d, s, m / (div), true, nullptr, 0);                                   \
   }
 
 SOFTNDK_UNICODE_N(Cch, 1)

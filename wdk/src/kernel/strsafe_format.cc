@@ -147,8 +147,9 @@ bool Format(const CharT* f, va_list ap, Str* out) {
       case 'p': {
         char buf[64];
         // Windows prints pointers as zero-padded upper-case hex.
-        std::snprintf(buf, sizeof buf, "%016llX",
-                      static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(va_arg(ap, void*))));
+        std::snprintf(
+            buf, sizeof buf, "%016llX",
+            static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(va_arg(ap, void*))));
         AppendNarrow(buf, std::strlen(buf), &piece);
         break;
       }

@@ -46,8 +46,7 @@ bool ValidSid(const std::wstring& s) {
 
 // "D:P" then one or more "(A;;Access;;;SID)" (none for kernel-only access).
 bool ValidDeviceSddl(PCUNICODE_STRING sddl) {
-  if (sddl == nullptr || sddl->Buffer == nullptr || sddl->Length % sizeof(WCHAR) != 0)
-    return false;
+  if (sddl == nullptr || sddl->Buffer == nullptr || sddl->Length % sizeof(WCHAR) != 0) return false;
   std::wstring s(sddl->Buffer, sddl->Length / sizeof(WCHAR));
   if (!StartsWith(s, 0, L"D:P")) return false;
   size_t i = 3;
@@ -74,7 +73,8 @@ NTSTATUS IoCreateDeviceSecure(PDRIVER_OBJECT DriverObject, ULONG DeviceExtension
                               PCUNICODE_STRING DefaultSDDLString, LPCGUID DeviceClassGuid,
                               PDEVICE_OBJECT* DeviceObject) {
   (void)DeviceClassGuid;  // class-wide registry overrides do not exist here
-  softndk::wdk::RequireIrqlAtMost(PASSIVE_LEVEL, "IoCreateDeviceSecure", __builtin_return_address(0));
+  softndk::wdk::RequireIrqlAtMost(PASSIVE_LEVEL, "IoCreateDeviceSecure",
+                                  __builtin_return_address(0));
   if (!ValidDeviceSddl(DefaultSDDLString)) {
     if (DeviceObject != nullptr) *DeviceObject = nullptr;
     return STATUS_INVALID_PARAMETER;

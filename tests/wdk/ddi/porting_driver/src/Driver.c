@@ -21,22 +21,20 @@ static PD_SOCKET PdSocket;
 #pragma alloc_text(PAGE, PdUnload)
 #endif
 
-_Requires_exclusive_lock_held_(Socket->Lock)
-static VOID PdSetStateLocked(_Inout_ PPD_SOCKET Socket, _In_ ULONG State) {
+_Requires_exclusive_lock_held_(Socket->Lock) static VOID
+    PdSetStateLocked(_Inout_ PPD_SOCKET Socket, _In_ ULONG State) {
   Socket->State = State;
 }
 
-_Acquires_exclusive_lock_(Socket->Lock)
-_IRQL_raises_(DISPATCH_LEVEL)
-static KIRQL PdLock(_Inout_ PPD_SOCKET Socket) {
+_Acquires_exclusive_lock_(Socket->Lock) _IRQL_raises_(DISPATCH_LEVEL) static KIRQL
+    PdLock(_Inout_ PPD_SOCKET Socket) {
   KIRQL old;
   KeAcquireSpinLock(&Socket->Lock, &old);
   return old;
 }
 
-_Releases_exclusive_lock_(Socket->Lock)
-_IRQL_requires_(DISPATCH_LEVEL)
-static VOID PdUnlock(_Inout_ PPD_SOCKET Socket, _In_ _IRQL_restores_ KIRQL Old) {
+_Releases_exclusive_lock_(Socket->Lock) _IRQL_requires_(DISPATCH_LEVEL) static VOID
+    PdUnlock(_Inout_ PPD_SOCKET Socket, _In_ _IRQL_restores_ KIRQL Old) {
   KeReleaseSpinLock(&Socket->Lock, Old);
 }
 
@@ -69,12 +67,13 @@ static NTSTATUS PdProbeNdk(_Out_ PULONG MaxTransfer) {
   if (!NT_SUCCESS(status)) return status;
   status = WskCaptureProviderNPI(&registration, WSK_INFINITE_WAIT, &provider);
   if (NT_SUCCESS(status)) {
-    status = provider.Dispatch->WskControlClient(provider.Client,
-                                                 WSKNDK_GET_WSK_PROVIDER_NDK_DISPATCH, 0, NULL,
-                                                 sizeof(ndk), &ndk, NULL, NULL);
+    status =
+        provider.Dispatch->WskControlClient(provider.Client, WSKNDK_GET_WSK_PROVIDER_NDK_DISPATCH,
+                                            0, NULL, sizeof(ndk), &ndk, NULL, NULL);
     if (NT_SUCCESS(status)) status = ConvertInterfaceAliasToLuid(L"lo", &luid);
     if (NT_SUCCESS(status)) status = ConvertInterfaceLuidToIndex(&luid, &index);
-    if (NT_SUCCESS(status)) status = ndk.WskOpenNdkAdapter(provider.Client, version, index, &adapter);
+    if (NT_SUCCESS(status))
+      status = ndk.WskOpenNdkAdapter(provider.Client, version, index, &adapter);
     if (NT_SUCCESS(status)) {
       status = adapter->Dispatch->NdkQueryAdapterInfo(adapter, &info, &size);
       if (NT_SUCCESS(status)) *MaxTransfer = info.MaxTransferLength;
@@ -86,8 +85,7 @@ static NTSTATUS PdProbeNdk(_Out_ PULONG MaxTransfer) {
   return status;
 }
 
-_Use_decl_annotations_
-VOID PdUnload(PDRIVER_OBJECT DriverObject) {
+_Use_decl_annotations_ VOID PdUnload(PDRIVER_OBJECT DriverObject) {
   UNREFERENCED_PARAMETER(DriverObject);
   PAGED_CODE();
   if (PdParams.Greeting.Buffer != NULL) RtlFreeUnicodeString(&PdParams.Greeting);
@@ -95,8 +93,8 @@ VOID PdUnload(PDRIVER_OBJECT DriverObject) {
   DbgPrint("porting_driver: unloaded\n");
 }
 
-_Use_decl_annotations_
-NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject, PUNICODE_STRING RegistryPath) {
+_Use_decl_annotations_ NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject,
+                                            PUNICODE_STRING RegistryPath) {
   UNICODE_STRING deviceName = RTL_CONSTANT_STRING(L"\\Device\\PortingDriver");
   UNICODE_STRING sddl = RTL_CONSTANT_STRING(SDDL_DEVOBJ_SYS_ALL_ADM_ALL);
   struct in_addr address;
@@ -127,9 +125,9 @@ NTSTATUS DriverEntry(PDRIVER_OBJECT DriverObject, PUNICODE_STRING RegistryPath) 
   status = RtlULongAdd(PdParams.Port, PdParams.Flags, &total);
   if (!NT_SUCCESS(status)) return status;
 
-  status = IoCreateDeviceSecure(DriverObject, 0, &deviceName, FILE_DEVICE_NETWORK,
-                                FILE_DEVICE_SECURE_OPEN, FALSE, &sddl, &GUID_PD_DEVICE_CLASS,
-                                &PdDevice);
+  status =
+      IoCreateDeviceSecure(DriverObject, 0, &deviceName, FILE_DEVICE_NETWORK,
+                           FILE_DEVICE_SECURE_OPEN, FALSE, &sddl, &GUID_PD_DEVICE_CLASS, &PdDevice);
   PD_LOG_IF_FAILED(status, "IoCreateDeviceSecure");
   if (!NT_SUCCESS(status)) return status;
 

@@ -1,7 +1,8 @@
 /* Registry.c - the driver's parameters under its service key, read the two
  * ways drivers do: ZwOpenKey/ZwQueryValueKey and RtlQueryRegistryValues. */
-#include "precomp.h"
 #include "registry.h"
+
+#include "precomp.h"
 
 static NTSTATUS PdQueryDword(_In_ HANDLE Key, _In_z_ PCWSTR Name, _Out_ PULONG Value) {
   UCHAR buffer[FIELD_OFFSET(KEY_VALUE_PARTIAL_INFORMATION, Data) + sizeof(ULONG)];
@@ -13,13 +14,14 @@ static NTSTATUS PdQueryDword(_In_ HANDLE Key, _In_z_ PCWSTR Name, _Out_ PULONG V
   RtlInitUnicodeString(&name, Name);
   status = ZwQueryValueKey(Key, &name, KeyValuePartialInformation, info, sizeof(buffer), &length);
   if (!NT_SUCCESS(status)) return status;
-  if (info->Type != REG_DWORD || info->DataLength != sizeof(ULONG)) return STATUS_OBJECT_TYPE_MISMATCH;
+  if (info->Type != REG_DWORD || info->DataLength != sizeof(ULONG))
+    return STATUS_OBJECT_TYPE_MISMATCH;
   RtlCopyMemory(Value, info->Data, sizeof(ULONG));
   return STATUS_SUCCESS;
 }
 
-static NTSTATUS PdQueryString(_In_ HANDLE Key, _In_z_ PCWSTR Name,
-                              _Out_writes_(Chars) PWSTR Out, _In_ SIZE_T Chars) {
+static NTSTATUS PdQueryString(_In_ HANDLE Key, _In_z_ PCWSTR Name, _Out_writes_(Chars) PWSTR Out,
+                              _In_ SIZE_T Chars) {
   UNICODE_STRING name;
   ULONG length = 0;
   PKEY_VALUE_PARTIAL_INFORMATION info;
@@ -42,8 +44,8 @@ static NTSTATUS PdQueryString(_In_ HANDLE Key, _In_z_ PCWSTR Name,
   return status;
 }
 
-_Use_decl_annotations_
-NTSTATUS PdReadParameters(PCUNICODE_STRING RegistryPath, PPD_PARAMETERS Parameters) {
+_Use_decl_annotations_ NTSTATUS PdReadParameters(PCUNICODE_STRING RegistryPath,
+                                                 PPD_PARAMETERS Parameters) {
   OBJECT_ATTRIBUTES attributes;
   UNICODE_STRING subkey = RTL_CONSTANT_STRING(L"Parameters");
   HANDLE service = NULL, parameters = NULL;
