@@ -1,5 +1,5 @@
 // net_util.cc - address helpers (getaddrinfo, inet_ntop, UDP route probe).
-#include "common/net_util.h"
+#include "ndkapp/net_util.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -82,7 +82,7 @@ bool local_address_toward(const SockAddr& peer, SockAddr& out, std::string& erro
 
 }  // namespace softndk::tools
 
-#include "common/softndk_entry.h"
+#include "ndkapp/softndk_entry.h"
 
 namespace softndk::tools {
 

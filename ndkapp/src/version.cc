@@ -1,5 +1,5 @@
 // version.cc - the tools' --version line (version.h).
-#include "common/version.h"
+#include "ndkapp/version.h"
 
 #include "softndk/softndk.h"
 

@@ -1,6 +1,6 @@
 // watchdog.cc - one detached thread sleeping on a condition variable until
 // the deadline; it never touches library state, only stderr and _exit().
-#include "common/watchdog.h"
+#include "ndkapp/watchdog.h"
 
 #include <unistd.h>
 

@@ -1,10 +1,10 @@
 // status.cc - NTSTATUS names (own table first, so messages do not depend on
 // the library being complete) and the one-line causes the tools print.
-#include "common/status.h"
+#include "ndkapp/status.h"
 
 #include <cstdio>
 
-#include "common/softndk_entry.h"
+#include "ndkapp/softndk_entry.h"
 
 namespace softndk::tools {
 

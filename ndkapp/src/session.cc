@@ -1,5 +1,5 @@
 // session.cc - blocking, bounded, RAII use of the NDKPI dispatch tables.
-#include "common/session.h"
+#include "ndkapp/session.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,8 +11,8 @@
 #include <mutex>
 #include <new>
 
-#include "common/softndk_entry.h"
-#include "common/status.h"
+#include "ndkapp/softndk_entry.h"
+#include "ndkapp/status.h"
 
 namespace softndk::tools {
 

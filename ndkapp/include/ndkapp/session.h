@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "common/net_util.h"
+#include "ndkapp/net_util.h"
 #include "softndk/softndk.h"
 
 namespace softndk::tools {

@@ -3,7 +3,7 @@
 // The stacks are mapped here and unmapped at the join: glibc would keep the
 // stacks of finished threads in its cache (up to 40 MiB), so after a burst
 // of clients the address space would not come back.
-#include "common/workers.h"
+#include "ndkapp/workers.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
