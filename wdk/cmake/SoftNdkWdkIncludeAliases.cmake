@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # softndk_wdk_include_aliases(<target> [DIRECTORIES dir...])
 #
 # Windows file names are case-insensitive, so a WDK driver may write

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The generated compile test: every identifier the kit provides for a
 documented DDI, referenced from one translation unit (coverage.py
 --emit-test), compiled with COMPILER as LANG with warnings as errors and the

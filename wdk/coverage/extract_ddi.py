@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Extracts the names and kinds of documented DDIs per header from a checkout
 of Microsoft's DDI reference (github.com/MicrosoftDocs/windows-driver-docs-ddi).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * devguid.h - the system-defined device setup class GUIDs (GUID_DEVCLASS_*)
  * a driver passes to IoCreateDeviceSecure or compares against, for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ntstrsafe.h - the WDK's safe string functions (RtlStringCb*, RtlStringCch*,
  * RtlUnicodeString*), for the softndk WDK kit. Implemented by libsoftndk_wdk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * wdmsec.h - device objects with a security descriptor (Wdmsec.lib), for the
  * softndk WDK kit.

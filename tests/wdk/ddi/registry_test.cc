@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kit's registry (softndk_wdk/zw.h): what softndk-wdk-run loads is what
 // ZwOpenKey/ZwQueryValueKey/RtlQueryRegistryValues on the RegistryPath see.
 #include <gtest/gtest.h>

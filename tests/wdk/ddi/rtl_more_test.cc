@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk_wdk/rtl_more.h and wdmsec.h: bitmaps, time fields, GUID strings,
 // UTF-8, probes, IoCreateDeviceSecure's SDDL check.
 #include <gtest/gtest.h>

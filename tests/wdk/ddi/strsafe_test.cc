@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ntstrsafe.h and ntintsafe.h: the documented results, truncation, flags,
 // and Windows printf formats (%ws, %wZ, %I64u, %S in wide formats).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/msvc.h - the Microsoft C keywords, specifiers and pragmas that
  * WDK driver code uses, mapped onto gcc and clang. Included by ntdef.h (so

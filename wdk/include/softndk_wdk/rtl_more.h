@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/rtl_more.h - more of the run-time library that network and
  * storage drivers use: bitmaps (RTL_BITMAP), LUIDs, unaligned stores, time

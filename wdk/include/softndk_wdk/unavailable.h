@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/unavailable.h - the documented WDK functions the kit does
  * not provide, declared so that a driver calling one fails to build with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/zw.h - the registry as drivers read it: ZwOpenKey/
  * ZwQueryValueKey/ZwClose on the RegistryPath that DriverEntry receives,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host's side of the kit's registry: the driver's service key, values
 // from a file (a subset of .reg syntax plus NAME=TYPE:VALUE lines) and from
 // the command line (softndk-wdk-run --registry FILE / --reg SPEC).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RtlQueryRegistryValues and the other Rtl*Registry* calls, over the kit's
 // registry (registry_store.cc), as the WDK documents them: RelativeTo
 // bases, the query table's flags (SUBKEY, TOPKEY, REQUIRED, NOVALUE,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kit's registry: the key tree, handles, and the Zw*Key calls
 // (softndk_wdk/zw.h). Values are stored as Windows stores them (type and
 // bytes); strings are arrays of WCHAR (32 bits in the kit) with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kit's registry (softndk_wdk/zw.h): an in-memory tree of keys and
 // values, case-insensitive names, and the handles ZwOpenKey gives out.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk_wdk/rtl_more.h: bitmaps, characters, counted and UTF-8 strings,
 // GUID strings, hashing, time fields, probes and interlocked arithmetic.
 #include <wdm.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ntstrsafe.h: RtlStringCch*/RtlStringCb* (A and W) and RtlUnicodeString*.
 // One template per operation over the character type; the Cb functions
 // convert byte counts to characters and back. Results and flags as the WDK

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Windows printf conversions (see strsafe_format.h): each conversion is
 // parsed here; numbers are formatted by snprintf with a rebuilt narrow
 // specification, strings and characters are converted and padded here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Windows printf formatting for the kit (ntstrsafe.h's RtlString*Printf*):
 // the conversions mean what they mean to the Windows kernel's formatter, not
 // glibc's (%s in a wide format takes a wide string, %wZ a UNICODE_STRING,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wdmsec.h: IoCreateDeviceSecure checks its SDDL string against the subset
 // the WDK documents for device objects, then creates the device as
 // IoCreateDevice does; IoValidateDeviceIoControlAccess.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs softndk from build dir $1 into a throw-away prefix, builds the
 # porting driver in $2 against it as its own CMake project (the lines of
 # docs/wdk.md), and runs it with the installed softndk-wdk-run, its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Driver.c - a WDM driver in the style of Windows NDK consumers, ported to
  * softndk-wdk without changes to its logic: parameters from the registry,
  * a secure device object, an endpoint parsed with RtlIpv4StringToAddressExW,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Precomp.h - the driver's common include, named the Windows way (the
  * sources write "precomp.h"; softndk_wdk_include_aliases makes that work). */
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Registry.c - the driver's parameters under its service key, read the two
  * ways drivers do: ZwOpenKey/ZwQueryValueKey and RtlQueryRegistryValues. */
 #include "registry.h"
