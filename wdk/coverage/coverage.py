@@ -348,7 +348,10 @@ def render_sal_h():
            "#define SOFTNDK_WDK_SAL_H_",
            "",
            "/* clang-format off */"]
+    excluded = [pat for pat, _ in load_exclusions().get("sal.h", [])]
     for name, kind, _, flags, _ in load_ddis("curated/sal.tsv"):
+        if any(fnmatch.fnmatchcase(name, pat) for pat in excluded):
+            continue
         d = "#define %s%s" % (name, "(...)" if kind == "annotation()" else "")
         guard = "#if !defined(%s)%s" % (name, " && !defined(__cplusplus)" if flags == "c" else "")
         out += [guard, d, "#endif"]

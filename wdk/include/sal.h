@@ -1285,12 +1285,6 @@
 #if !defined(__nullnullterminated)
 #define __nullnullterminated
 #endif
-#if !defined(__reserved)
-#define __reserved
-#endif
-#if !defined(__callback)
-#define __callback
-#endif
 #if !defined(__notnull)
 #define __notnull
 #endif
@@ -1302,9 +1296,6 @@
 #endif
 #if !defined(__readonly)
 #define __readonly
-#endif
-#if !defined(__override)
-#define __override
 #endif
 #if !defined(__format_string)
 #define __format_string
