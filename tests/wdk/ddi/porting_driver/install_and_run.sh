@@ -9,7 +9,10 @@ set -euo pipefail
 build=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 prefix=$work/prefix
-cmake --install "$build" --prefix "$prefix" >/dev/null
+# The runtime library and the development files are all a driver needs.
+for component in lib dev; do
+  cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
+done
 libdir=$(dirname "$(find "$prefix" -name 'libsoftndk_wdk.so' | head -1)")
 cmake -S "$src" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/build" -j2
