@@ -2,6 +2,7 @@
 // softndk_wdk/rtl_more.h and wdmsec.h: bitmaps, time fields, GUID strings,
 // UTF-8, probes, IoCreateDeviceSecure's SDDL check.
 #include <gtest/gtest.h>
+#include <ip2string.h>
 #include <wdm.h>
 #include <wdmsec.h>
 
@@ -91,4 +92,24 @@ TEST(WdmSec, IoCreateDeviceSecureChecksTheSddlSubset) {
   EXPECT_NE(dev->DeviceExtension, nullptr);
   IoDeleteDevice(dev);
   softndk::wdk::DeleteDriverObject(driver);
+}
+
+TEST(Ip2String, EthernetAddresses) {
+  DL_EUI48 mac = {{0x02, 0x00, 0x5e, 0xab, 0xcd, 0xef}};
+  char text[18];
+  EXPECT_EQ(RtlEthernetAddressToStringA(&mac, text), text + 17);
+  EXPECT_STREQ(text, "02-00-5E-AB-CD-EF");
+  WCHAR wide[18];
+  RtlEthernetAddressToStringW(&mac, wide);
+  EXPECT_STREQ(wide, L"02-00-5E-AB-CD-EF");
+  DL_EUI48 back = {};
+  PCWSTR end = nullptr;
+  ASSERT_EQ(RtlEthernetStringToAddressW(L"02-00-5e-ab-cd-ef!", &end, &back), STATUS_SUCCESS);
+  EXPECT_EQ(*end, L'!');
+  EXPECT_EQ(back.Byte[5], 0xef);
+  PCSTR stop = nullptr;
+  EXPECT_EQ(RtlEthernetStringToAddressA("02:00:5e:ab:cd:ef", &stop, &back),
+            STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(RtlEthernetStringToAddressA("02-00-5e-ab-cd-e", &stop, &back),
+            STATUS_INVALID_PARAMETER);
 }

@@ -7,6 +7,7 @@ list(APPEND SOFTNDK_WDK_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/ex_sync.cc
   ${CMAKE_CURRENT_LIST_DIR}/host.cc
   ${CMAKE_CURRENT_LIST_DIR}/ip2string.cc
+  ${CMAKE_CURRENT_LIST_DIR}/ip2string_eth.cc
   ${CMAKE_CURRENT_LIST_DIR}/irp.cc
   ${CMAKE_CURRENT_LIST_DIR}/ke_misc.cc
   ${CMAKE_CURRENT_LIST_DIR}/lists.cc
