@@ -55,6 +55,22 @@ NTSTATUS RtlIpv6AddressToStringExA(const struct in6_addr* Address, ULONG ScopeId
 NTSTATUS RtlIpv6AddressToStringExW(const struct in6_addr* Address, ULONG ScopeId, USHORT Port,
                                    PWSTR AddressString, PULONG AddressStringLength);
 
+/* Ethernet (EUI-48) addresses as "XX-XX-XX-XX-XX-XX" (upper-case hex; the
+ * parser takes either case and '-' separators). The ToString functions need
+ * 18 characters of room and return a pointer to the terminating NUL; the
+ * parsers set *Terminator to the character after the address and return
+ * STATUS_INVALID_PARAMETER for anything else (ip2string_eth.cc). */
+#ifndef SOFTNDK_WDK_DL_EUI48
+#define SOFTNDK_WDK_DL_EUI48 1
+typedef union _DL_EUI48 {
+  UCHAR Byte[6];
+} DL_EUI48, *PDL_EUI48;
+#endif
+PSTR RtlEthernetAddressToStringA(const DL_EUI48* Addr, PSTR S);
+PWSTR RtlEthernetAddressToStringW(const DL_EUI48* Addr, PWSTR S);
+NTSTATUS RtlEthernetStringToAddressA(PCSTR S, PCSTR* Terminator, DL_EUI48* Addr);
+NTSTATUS RtlEthernetStringToAddressW(PCWSTR S, PCWSTR* Terminator, DL_EUI48* Addr);
+
 #ifdef UNICODE
 #define RtlIpv4StringToAddress RtlIpv4StringToAddressW
 #define RtlIpv4StringToAddressEx RtlIpv4StringToAddressExW

@@ -10,6 +10,7 @@
 #define SOFTNDK_WDK_NDIS_H_
 
 #include <ifdef.h>
+#include <ip2string.h> /* the WDK's network headers bring RtlIpv4StringToAddressExW & co. */
 #include <netioapi.h>
 #include <wdm.h>
 #include <ws2ipdef.h>

@@ -15,14 +15,52 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <wchar.h>
 
 #include "sal.h"
 #include "softndk/ndk_base_types.h"
+#include "softndk_wdk/msvc.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- the parameter decorations of the DDI reference's syntax blocks --- */
+#ifndef CONST
+#define CONST const
+#endif
+#ifndef IN
+#define IN
+#endif
+#ifndef OUT
+#define OUT
+#endif
+#ifndef OPTIONAL
+#define OPTIONAL
+#endif
+#define ARGUMENT_PRESENT(ArgumentPointer) ((CHAR*)((ULONG_PTR)(ArgumentPointer)) != (CHAR*)NULL)
+#define NOTHING
+#define UNALIGNED
+#define UNALIGNED64
+#define RESTRICTED_POINTER __restrict
+#define POINTER_64
+#define POINTER_32
+#define POINTER_SIGNED
+#define POINTER_UNSIGNED
+#define FIRMWARE_PTR
+#ifdef __cplusplus
+#define EXTERN_C extern "C"
+#define EXTERN_C_START extern "C" {
+#define EXTERN_C_END }
+#else
+#define EXTERN_C extern
+#define EXTERN_C_START
+#define EXTERN_C_END
+#endif
+#define NT_INFORMATION(Status) ((((ULONG)(Status)) >> 30) == 1)
+#define NT_WARNING(Status) ((((ULONG)(Status)) >> 30) == 2)
+#define NT_ERROR(Status) ((((ULONG)(Status)) >> 30) == 3)
 
 /* ---- calling conventions and declaration specifiers (no meaning here) -- */
 #define NTAPI
@@ -45,20 +83,18 @@ extern "C" {
 #define DECLSPEC_SELECTANY __attribute__((weak))
 #define DECLSPEC_DEPRECATED_DDK
 #define DECLSPEC_GUARDNOCF
+#define DECLSPEC_NOVTABLE
+#define DECLSPEC_UUID(x)
+#define DECLSPEC_DEPRECATED __attribute__((deprecated))
 #define FORCEINLINE __inline__ __attribute__((always_inline))
-#define __forceinline __inline__ __attribute__((always_inline))
+#define DECLARE_HANDLE(name) \
+  struct name##__ {          \
+    int unused;              \
+  };                         \
+  typedef struct name##__* name
 #define NOP_FUNCTION (void)0
 #define ALLOC_PRAGMA_NONE
 #define SYSTEM_CACHE_ALIGNMENT_SIZE 64
-#ifndef __stdcall
-#define __stdcall
-#endif
-#ifndef __cdecl
-#define __cdecl
-#endif
-#ifndef __fastcall
-#define __fastcall
-#endif
 
 /* ---- integer and pointer types (ULONG, USHORT, UCHAR, ... come from the
  * shared base header) ---------------------------------------------------- */
@@ -122,6 +158,13 @@ typedef WCHAR* LPWSTR;
 typedef const WCHAR* PCWCH;
 typedef const WCHAR* PCWSTR;
 typedef const WCHAR* LPCWSTR;
+typedef WCHAR* PZZWSTR;
+typedef const WCHAR* PCZZWSTR;
+typedef CHAR* PCH;
+typedef const CHAR* PCCH;
+typedef CHAR* PSZ;
+typedef LOGICAL* PLOGICAL;
+typedef SSIZE_T* PSSIZE_T;
 typedef UCHAR* PUCHAR;
 typedef USHORT* PUSHORT;
 typedef SHORT* PSHORT;
@@ -157,6 +200,105 @@ typedef const GUID* PCGUID;
 typedef MDL* PMDL;
 typedef GROUP_AFFINITY* PGROUP_AFFINITY;
 typedef SOCKADDR* PSOCKADDR;
+#ifdef __cplusplus
+#define REFGUID const GUID&
+#else
+#define REFGUID const GUID*
+#endif
+
+/* DEFINE_GUID declares the GUID; with INITGUID defined before the include
+ * (in one source file) it defines it too, as guiddef.h does. */
+#if defined(INITGUID) && defined(__cplusplus)
+#define DEFINE_GUID(name, l, w1, w2, b1, b2, b3, b4, b5, b6, b7, b8) \
+  extern "C" const GUID __attribute__((weak)) name = {l, w1, w2, {b1, b2, b3, b4, b5, b6, b7, b8}}
+#elif defined(INITGUID)
+#define DEFINE_GUID(name, l, w1, w2, b1, b2, b3, b4, b5, b6, b7, b8) \
+  const GUID __attribute__((weak)) name = {l, w1, w2, {b1, b2, b3, b4, b5, b6, b7, b8}}
+#else
+#define DEFINE_GUID(name, l, w1, w2, b1, b2, b3, b4, b5, b6, b7, b8) EXTERN_C const GUID name
+#endif
+static inline int InlineIsEqualGUID(const GUID* a, const GUID* b) {
+  return memcmp(a, b, sizeof(GUID)) == 0;
+}
+#ifdef __cplusplus
+#define IsEqualGUID(a, b) InlineIsEqualGUID(&(a), &(b))
+#else
+#define IsEqualGUID(a, b) InlineIsEqualGUID((a), (b))
+#endif
+
+typedef struct _LUID {
+  ULONG LowPart;
+  LONG HighPart;
+} LUID, *PLUID;
+
+typedef struct _QUAD {
+  union {
+    LONGLONG UseThisFieldToCopy;
+    double DoNotUseThisField;
+  };
+} QUAD, *PQUAD, UQUAD, *PUQUAD;
+
+typedef struct _OBJECTID {
+  GUID Lineage;
+  ULONG Uniquifier;
+} OBJECTID;
+
+typedef struct _PROCESSOR_NUMBER {
+  USHORT Group;
+  UCHAR Number;
+  UCHAR Reserved;
+} PROCESSOR_NUMBER, *PPROCESSOR_NUMBER;
+
+typedef enum _EVENT_TYPE { NotificationEvent, SynchronizationEvent } EVENT_TYPE;
+typedef enum _TIMER_TYPE { NotificationTimer, SynchronizationTimer } TIMER_TYPE;
+typedef enum _WAIT_TYPE { WaitAll, WaitAny, WaitNotification, WaitDequeue } WAIT_TYPE;
+typedef enum _NT_PRODUCT_TYPE {
+  NtProductWinNt = 1,
+  NtProductLanManNt,
+  NtProductServer
+} NT_PRODUCT_TYPE,
+    *PNT_PRODUCT_TYPE;
+typedef enum _SUITE_TYPE {
+  SmallBusiness,
+  Enterprise,
+  BackOffice,
+  CommunicationServer,
+  TerminalServer,
+  SmallBusinessRestricted,
+  EmbeddedNT,
+  DataCenter,
+  SingleUserTS,
+  Personal,
+  Blade,
+  EmbeddedRestricted,
+  SecurityAppliance,
+  StorageServer,
+  ComputeServer,
+  WHServer,
+  PhoneNT,
+  MultiUserTS,
+  MaxSuiteType
+} SUITE_TYPE;
+typedef enum _COMPARTMENT_ID {
+  UNSPECIFIED_COMPARTMENT_ID = 0,
+  DEFAULT_COMPARTMENT_ID
+} COMPARTMENT_ID,
+    *PCOMPARTMENT_ID;
+
+typedef struct _RTL_BALANCED_NODE {
+  union {
+    struct _RTL_BALANCED_NODE* Children[2];
+    struct {
+      struct _RTL_BALANCED_NODE* Left;
+      struct _RTL_BALANCED_NODE* Right;
+    };
+  };
+  union {
+    UCHAR Red : 1;
+    UCHAR Balance : 2;
+    ULONG_PTR ParentValue;
+  };
+} RTL_BALANCED_NODE, *PRTL_BALANCED_NODE;
 
 typedef union _ULARGE_INTEGER {
   struct {
@@ -214,6 +356,15 @@ typedef struct _LIST_ENTRY {
   struct _LIST_ENTRY* Blink;
 } LIST_ENTRY, *PLIST_ENTRY, *PRLIST_ENTRY;
 
+typedef struct LIST_ENTRY32 {
+  ULONG Flink;
+  ULONG Blink;
+} LIST_ENTRY32, *PLIST_ENTRY32;
+typedef struct LIST_ENTRY64 {
+  ULONGLONG Flink;
+  ULONGLONG Blink;
+} LIST_ENTRY64, *PLIST_ENTRY64;
+
 typedef struct _SINGLE_LIST_ENTRY {
   struct _SINGLE_LIST_ENTRY* Next;
 } SINGLE_LIST_ENTRY, *PSINGLE_LIST_ENTRY;
@@ -232,6 +383,21 @@ typedef struct _STRING {
   PCHAR Buffer;
 } STRING, *PSTRING, ANSI_STRING, *PANSI_STRING, OEM_STRING, *POEM_STRING;
 typedef const STRING* PCSTRING;
+typedef const OEM_STRING* PCOEM_STRING;
+typedef struct _STRING32 {
+  USHORT Length;
+  USHORT MaximumLength;
+  ULONG Buffer;
+} STRING32, *PSTRING32, UNICODE_STRING32, *PUNICODE_STRING32, ANSI_STRING32, *PANSI_STRING32;
+typedef struct _STRING64 {
+  USHORT Length;
+  USHORT MaximumLength;
+  ULONGLONG Buffer;
+} STRING64, *PSTRING64, UNICODE_STRING64, *PUNICODE_STRING64, ANSI_STRING64, *PANSI_STRING64;
+#define UNICODE_NULL ((WCHAR)0)
+#define ANSI_NULL ((CHAR)0)
+#define UNICODE_STRING_MAX_BYTES ((USHORT)65534)
+#define UNICODE_STRING_MAX_CHARS (32767)
 typedef const ANSI_STRING* PCANSI_STRING;
 
 /* A UNICODE_STRING or ANSI_STRING initializer for a string literal. */
@@ -268,8 +434,14 @@ typedef struct _OBJECT_ATTRIBUTES {
   PVOID SecurityQualityOfService;
 } OBJECT_ATTRIBUTES, *POBJECT_ATTRIBUTES;
 #define OBJ_INHERIT 0x00000002L
+#define OBJ_PERMANENT 0x00000010L
+#define OBJ_EXCLUSIVE 0x00000020L
 #define OBJ_CASE_INSENSITIVE 0x00000040L
+#define OBJ_OPENIF 0x00000080L
+#define OBJ_OPENLINK 0x00000100L
 #define OBJ_KERNEL_HANDLE 0x00000200L
+#define OBJ_FORCE_ACCESS_CHECK 0x00000400L
+#define OBJ_VALID_ATTRIBUTES 0x00001FF2L
 #define InitializeObjectAttributes(p, n, a, r, s) \
   do {                                            \
     (p)->Length = sizeof(OBJECT_ATTRIBUTES);      \
@@ -288,6 +460,14 @@ typedef struct _OBJECT_ATTRIBUTES {
 #define FIELD_OFFSET(type, field) ((LONG)offsetof(type, field))
 #define UFIELD_OFFSET(type, field) ((ULONG)offsetof(type, field))
 #define RTL_FIELD_SIZE(type, field) (sizeof(((type*)0)->field))
+#define RTL_FIELD_TYPE(type, field) __typeof__(((type*)0)->field)
+#define RTL_CONTAINS_FIELD(Struct, Size, Field) \
+  ((((PCHAR)(&(Struct)->Field)) + sizeof((Struct)->Field)) <= (((PCHAR)(Struct)) + (Size)))
+#define RTL_BITS_OF_FIELD(type, field) (RTL_BITS_OF(RTL_FIELD_TYPE(type, field)))
+#define RTL_PADDING_BETWEEN_FIELDS(T, F1, F2)                                \
+  ((FIELD_OFFSET(T, F2) > FIELD_OFFSET(T, F1))                               \
+       ? (FIELD_OFFSET(T, F2) - FIELD_OFFSET(T, F1) - RTL_FIELD_SIZE(T, F1)) \
+       : (FIELD_OFFSET(T, F1) - FIELD_OFFSET(T, F2) - RTL_FIELD_SIZE(T, F2)))
 #define RTL_SIZEOF_THROUGH_FIELD(type, field) \
   (FIELD_OFFSET(type, field) + RTL_FIELD_SIZE(type, field))
 #define RTL_NUMBER_OF(A) (sizeof(A) / sizeof((A)[0]))
@@ -311,6 +491,9 @@ typedef struct _OBJECT_ATTRIBUTES {
 #define min(a, b) (((a) < (b)) ? (a) : (b))
 #define max(a, b) (((a) > (b)) ? (a) : (b))
 #define Int32x32To64(a, b) (((LONGLONG)((LONG)(a))) * ((LONGLONG)((LONG)(b))))
+#define Int64ShllMod32(a, b) (((ULONGLONG)(a)) << ((b)&31))
+#define Int64ShraMod32(a, b) (((LONGLONG)(a)) >> ((b)&31))
+#define Int64ShrlMod32(a, b) (((ULONGLONG)(a)) >> ((b)&31))
 #define UInt32x32To64(a, b) (((ULONGLONG)((ULONG)(a))) * ((ULONGLONG)((ULONG)(b))))
 #define C_ASSERT(e) _Static_assert(e, #e)
 #define ANYSIZE_ARRAY 1
@@ -343,5 +526,8 @@ typedef struct _OBJECT_ATTRIBUTES {
 #undef min
 #undef max
 #endif
+
+/* What the kit does not provide: declared so that a use names it. */
+#include "softndk_wdk/unavailable.h"
 
 #endif /* SOFTNDK_WDK_NTDEF_H_ */

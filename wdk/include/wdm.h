@@ -18,6 +18,8 @@
 #include "softndk_wdk/ke.h"
 #include "softndk_wdk/kit.h"
 #include "softndk_wdk/rtl.h"
+#include "softndk_wdk/rtl_more.h"
+#include "softndk_wdk/zw.h"
 
 #define _WDMDDK_ 1
 #define NTDDI_WIN10_FE 0x0A00000B

@@ -15,6 +15,7 @@
 #define SOFTNDK_WDK_WSK_H_
 
 #include <ifdef.h>
+#include <ip2string.h> /* the WDK's network headers bring RtlIpv4StringToAddressExW & co. */
 #include <wdm.h>
 #include <ws2ipdef.h>
 

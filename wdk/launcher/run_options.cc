@@ -78,6 +78,8 @@ void PrintUsage(FILE* out) {
                "                       (DPC/work item dispatch, NDK completions and CQ\n"
                "                       notifications, lock release, IRQL lowering)\n"
                "  --name NAME          service name (registry path); default: the file's\n"
+               "  --registry FILE      values for the driver's service key (softndk_wdk/zw.h)\n"
+               "  --reg NAME=TYPE:VALUE  one value for the service key (repeatable)\n"
                "  --version, -h/--help\n"
                "exit status:\n");
   for (const auto& e : kExitCodes) std::fprintf(out, "  %3d  %s\n", e.code, e.meaning);
@@ -160,6 +162,9 @@ int ParseRunOptions(int argc, char** argv, RunOptions* o) {
     } else if (a == "--name") {
       if (!need_value()) return kExitUsage;
       o->name = value;
+    } else if (a == "--registry" || a == "--reg") {
+      if (!need_value()) return kExitUsage;
+      o->registry_inputs.emplace_back(a == "--registry", value);
     } else if (a == "--special-pool") {
       o->special_pool = true;
       if (has_value && !ParseTags(value, &o->special_pool_tags)) return kExitUsage;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace softndk::wdk::run {
@@ -64,6 +65,9 @@ struct RunOptions {
   std::string trace;    // --trace FILE
   bool stress = false;  // --stress SEED
   unsigned long long stress_seed = 0;
+  // --registry FILE (true) and --reg NAME=TYPE:VALUE (false), applied in order
+  // to the driver's service key before DriverEntry (softndk_wdk/zw.h).
+  std::vector<std::pair<bool, std::string>> registry_inputs;
   std::vector<const char*> driver_args;
 };
 

@@ -186,6 +186,11 @@ int main(int argc, char** argv) {
   std::wstring registry = L"\\Registry\\Machine\\System\\CurrentControlSet\\Services\\" + wname;
   UNICODE_STRING registry_path;
   RtlInitUnicodeString(&registry_path, registry.c_str());
+  SoftNdkWdkRegistrySetServiceKey(&registry_path);
+  for (const auto& [is_file, arg] : o.registry_inputs) {
+    NTSTATUS rs = is_file ? SoftNdkWdkRegistryLoad(arg.c_str()) : SoftNdkWdkRegistrySet(arg.c_str());
+    if (!NT_SUCCESS(rs)) return kExitUsage;  // the kit said what is wrong on stderr
+  }
   driver->DriverInit = entry;
 
   const Clock::time_point start = Clock::now();

@@ -47,9 +47,6 @@ typedef struct _DISPATCHER_HEADER {
   ULONG Reserved2;
 } DISPATCHER_HEADER, *PDISPATCHER_HEADER;
 
-typedef enum _EVENT_TYPE { NotificationEvent, SynchronizationEvent } EVENT_TYPE;
-typedef enum _TIMER_TYPE { NotificationTimer, SynchronizationTimer } TIMER_TYPE;
-typedef enum _WAIT_TYPE { WaitAll, WaitAny, WaitNotification, WaitDequeue } WAIT_TYPE;
 typedef enum _KWAIT_REASON {
   Executive,
   FreePage,
@@ -231,11 +228,7 @@ KPRIORITY KeSetPriorityThread(PKTHREAD Thread, KPRIORITY Priority);
 #define HIGH_PRIORITY 31
 #define MAXIMUM_PRIORITY 32
 
-typedef struct _PROCESSOR_NUMBER {
-  USHORT Group;
-  UCHAR Number;
-  UCHAR Reserved;
-} PROCESSOR_NUMBER, *PPROCESSOR_NUMBER;
+/* EVENT_TYPE, TIMER_TYPE, WAIT_TYPE and PROCESSOR_NUMBER are ntdef.h's. */
 #define ALL_PROCESSOR_GROUPS 0xffff
 ULONG KeGetCurrentProcessorNumber(void);
 ULONG KeGetCurrentProcessorNumberEx(PPROCESSOR_NUMBER ProcNumber);

@@ -9,6 +9,7 @@ list(APPEND SOFTNDK_WDK_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/ex_sync.cc
   ${CMAKE_CURRENT_LIST_DIR}/host.cc
   ${CMAKE_CURRENT_LIST_DIR}/ip2string.cc
+  ${CMAKE_CURRENT_LIST_DIR}/ip2string_eth.cc
   ${CMAKE_CURRENT_LIST_DIR}/irp.cc
   ${CMAKE_CURRENT_LIST_DIR}/ke_misc.cc
   ${CMAKE_CURRENT_LIST_DIR}/lists.cc
@@ -17,13 +18,20 @@ list(APPEND SOFTNDK_WDK_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/pool.cc
   ${CMAKE_CURRENT_LIST_DIR}/pool_api.cc
   ${CMAKE_CURRENT_LIST_DIR}/pool_pages.cc
+  ${CMAKE_CURRENT_LIST_DIR}/registry_load.cc
+  ${CMAKE_CURRENT_LIST_DIR}/registry_rtl.cc
+  ${CMAKE_CURRENT_LIST_DIR}/registry_store.cc
   ${CMAKE_CURRENT_LIST_DIR}/rtl.cc
+  ${CMAKE_CURRENT_LIST_DIR}/rtl_more.cc
   ${CMAKE_CURRENT_LIST_DIR}/rundown.cc
   ${CMAKE_CURRENT_LIST_DIR}/spinlock.cc
   ${CMAKE_CURRENT_LIST_DIR}/stress.cc
   ${CMAKE_CURRENT_LIST_DIR}/symbolize.cc
+  ${CMAKE_CURRENT_LIST_DIR}/strsafe.cc
+  ${CMAKE_CURRENT_LIST_DIR}/strsafe_format.cc
   ${CMAKE_CURRENT_LIST_DIR}/thread.cc
   ${CMAKE_CURRENT_LIST_DIR}/timer.cc
+  ${CMAKE_CURRENT_LIST_DIR}/wdmsec.cc
   ${CMAKE_CURRENT_LIST_DIR}/workitem.cc
 )
 

@@ -13,6 +13,7 @@
 #include "kernel/bugcheck.h"
 #include "kernel/device.h"
 #include "kernel/dispatcher.h"
+#include "kernel/registry_store.h"
 
 using namespace softndk::wdk;
 
@@ -155,6 +156,7 @@ NTSTATUS ObReferenceObjectByHandle(HANDLE Handle, ACCESS_MASK DesiredAccess, PVO
 }
 
 NTSTATUS ZwClose(HANDLE Handle) {
+  if (CloseRegistryHandle(Handle)) return STATUS_SUCCESS;  // registry_store.cc
   KitThread* t = Lookup(Handle);
   if (t == nullptr) {
     Report(SoftNdkWdkRuleInvalidParameter, "ZwClose", SOFTNDK_WDK_SITE(),

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Extracts the names and kinds of documented DDIs per header from a checkout
+of Microsoft's DDI reference (github.com/MicrosoftDocs/windows-driver-docs-ddi).
+
+  extract_ddi.py CHECKOUT [--out wdk/coverage/ddi]
+
+CHECKOUT is the repository root (or any directory holding
+wdk-ddi-src/content). Every page's front matter (UID, api_name,
+req.header, req.typenames, req.unicode-ansi) is read; only names and kinds
+are written, one TSV per header: `name<TAB>kind<TAB>other names`, where
+kind is function (NF: pages; the WDK implements some as macros), struct
+(NS), enum (NE), callback (NC: a function type), ioctl (NI) or interface
+(NN). No text of the documentation is copied.
+
+The headers whose reference lives elsewhere (ntdef.h, netioapi.h,
+ip2string.h in MicrosoftDocs/sdk-api; macros and SAL annotations without
+pages of their own) are curated by hand in wdk/coverage/curated/, each with
+its source noted there.
+"""
+import argparse
+import os
+import re
+import sys
+
+HEADERS = ["wdm.h", "ntddk.h", "ntifs.h", "wdmsec.h", "ntstrsafe.h", "ntintsafe.h", "ndis.h",
+           "wsk.h", "ndkpi.h"]
+KINDS = {"NF": "function", "NS": "struct", "NE": "enum", "NC": "callback", "NI": "ioctl",
+         "NN": "interface"}
+
+
+def front_matter(path):
+    """Returns {key: value or [values]} of a page's YAML front matter (the
+    subset the reference uses: `key: value` and `key:` followed by `- item`)."""
+    out = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        if f.readline().strip() != "---":
+            return out
+        key = None
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() == "---":
+                break
+            m = re.match(r"^([A-Za-z0-9_.\-]+):\s*(.*)$", line)
+            if m:
+                key = m.group(1)
+                out[key] = m.group(2).strip() if m.group(2).strip() else []
+            elif key and re.match(r"^\s*-\s+", line) and isinstance(out.get(key), list):
+                out[key].append(re.sub(r"^\s*-\s+", "", line).strip())
+    return out
+
+
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def names_of(fm, uid_name):
+    names = []
+
+    def add(n):
+        n = n.strip().strip('"').lstrip("*").strip()
+        if IDENT.match(n) and n not in names:
+            names.append(n)
+
+    add(uid_name)
+    api = fm.get("api_name", [])
+    for n in api if isinstance(api, list) else [api]:
+        add(n)
+    typenames = fm.get("req.typenames", "")
+    if isinstance(typenames, str):
+        for n in typenames.split(","):
+            add(n)
+    ua = fm.get("req.unicode-ansi", "")
+    if isinstance(ua, str):
+        for n in re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*\((?:Unicode|ANSI)\)", ua):
+            add(n)
+    return names
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("checkout")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "ddi"))
+    args = ap.parse_args()
+    content = args.checkout
+    if os.path.isdir(os.path.join(content, "wdk-ddi-src", "content")):
+        content = os.path.join(content, "wdk-ddi-src", "content")
+    per_header = {h: {} for h in HEADERS}
+    for d in sorted(os.listdir(content)):
+        full = os.path.join(content, d)
+        if not os.path.isdir(full):
+            continue
+        for fn in sorted(os.listdir(full)):
+            if not fn.endswith(".md") or fn == "index.md":
+                continue
+            fm = front_matter(os.path.join(full, fn))
+            header = fm.get("req.header", "")
+            if not isinstance(header, str):
+                continue
+            header = header.strip().lower()
+            if header not in per_header:
+                continue
+            uid = fm.get("UID", "")
+            m = re.match(r"^(N[A-Z]):[^.]+\.(.+)$", uid if isinstance(uid, str) else "")
+            if not m or m.group(1) not in KINDS:
+                continue
+            names = names_of(fm, m.group(2))
+            if not names:
+                continue
+            # A structure's page is named after its tag (_IRP); the typedef
+            # (IRP) is what drivers write, so it leads.
+            if KINDS[m.group(1)] in ("struct", "enum"):
+                bare = m.group(2).lstrip("_")
+                lead = [bare] if bare in names else [n for n in names if not n.startswith("_")][:1]
+                names = lead + [n for n in names if n not in lead]
+            primary = names[0]
+            entry = per_header[header].setdefault(primary, [KINDS[m.group(1)], []])
+            for n in names[1:]:
+                if n not in entry[1] and n != primary:
+                    entry[1].append(n)
+    os.makedirs(args.out, exist_ok=True)
+    for h, entries in per_header.items():
+        path = os.path.join(args.out, h.replace(".h", "") + ".tsv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("# Documented DDIs of %s: name, kind, other names of the same page.\n" % h)
+            f.write("# Generated by wdk/coverage/extract_ddi.py from MicrosoftDocs/"
+                    "windows-driver-docs-ddi (names and kinds only).\n")
+            for name in sorted(entries, key=str.lower):
+                kind, others = entries[name]
+                f.write("%s\t%s\t%s\n" % (name, kind, ",".join(others)))
+        print("%-12s %5d" % (h, len(entries)), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
