@@ -286,7 +286,7 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
       b.hit();
     } else {
       b.wait();
-      if (conn_->peer_disconnected() && ready_.empty()) {
+      if (conn_->peer_disconnected() && poll_once() == 0 && ready_.empty()) {
         ended_ = true;
         end_reason_ = tools::with_end_cause("the peer disconnected", conn_.get());
         throw TransportError(Error::kNone, "smbd: " + end_reason_);
@@ -337,7 +337,9 @@ std::vector<uint8_t> Transport::wait_first_message(const char* what) {
     else
       b.wait();
     if (first_seen_) break;
-    if (conn_->peer_disconnected())
+    // The peer's last message comes before its disconnect: drain once more
+    // after seeing the disconnect.
+    if (conn_->peer_disconnected() && (poll_once(), !first_seen_))
       fail(Error::kNone, tools::with_end_cause(
                              std::string("the peer disconnected before its ") + what, conn_.get()));
     if (Clock::now() > deadline)
