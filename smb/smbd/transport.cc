@@ -360,6 +360,8 @@ std::unique_ptr<Transport> Transport::connect(tools::Adapter& a, const tools::So
   }
   const ULONG ird = std::min<ULONG>(cfg.ird, a.info().MaxInboundReadLimit);
   const ULONG ord = std::min<ULONG>(cfg.ord, a.info().MaxOutboundReadLimit);
+  t->neg_.ird = ird;
+  t->neg_.ord = ord;
   auto hdr = build_ird_ord(ird, ord);
   std::vector<uint8_t> pdata(hdr.begin(), hdr.end()), accept_pd, reject_pd;
   try {
@@ -420,6 +422,8 @@ std::unique_ptr<Transport> Transport::accept(tools::Adapter& a,
   }
   ULONG ird = std::min<ULONG>(cfg.ird, a.info().MaxInboundReadLimit);
   ULONG ord = std::min<ULONG>(cfg.ord, a.info().MaxOutboundReadLimit);
+  t->neg_.ird = ird;
+  t->neg_.ord = ord;
   auto hdr = build_ird_ord(ird, ord);
   t->conn_ = std::move(in);
   try {

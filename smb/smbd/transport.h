@@ -62,7 +62,8 @@ struct Negotiated {
   uint32_t max_fragmented_send_size = 0;  // largest message we may send
   uint32_t max_fragmented_receive_size = 0;
   uint32_t max_read_write_size = 0;
-  IrdOrd peer_ird_ord;  // the peer's 6.1 header (responder: if sent)
+  uint32_t ird = 0, ord = 0;  // ours, as offered (capped by the adapter)
+  IrdOrd peer_ird_ord;        // the peer's 6.1 header (if it sent one)
   bool peer_sent_ird_ord = false;
 };
 
@@ -117,6 +118,13 @@ class Transport {
   const std::string& end_reason() const { return end_reason_; }
   uint16_t send_credits() const { return send_credits_; }
   uint16_t granted_outstanding() const { return granted_; }
+  // RDMA Reads we may have in flight: our ORD, bounded by the peer's IRD
+  // when its 6.1 header told us.
+  uint32_t max_reads_in_flight() const {
+    uint32_t n = neg_.ord ? neg_.ord : 1;
+    if (neg_.peer_sent_ird_ord && neg_.peer_ird_ord.ird < n) n = neg_.peer_ird_ord.ird;
+    return n;
+  }
 
   // For the RDMA channel (same PD and QP; completions of its requests come
   // to the same CQ, with contexts the channel registered via on_other()).
