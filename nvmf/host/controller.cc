@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "common/status.h"
+#include "ndkapp/status.h"
 
 namespace nvmf::host {
 

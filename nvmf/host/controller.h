@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "rdma_queue.h"
 
 namespace nvmf::host {

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "common/version.h"
+#include "ndkapp/version.h"
 #include "controller.h"
 #include "io_engine.h"
 #include "report.h"

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "common/status.h"
+#include "ndkapp/status.h"
 
 namespace nvmf::host {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "host_error.h"
 #include "nvmf_wire.h"
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "common/net_util.h"
-#include "common/session.h"
+#include "ndkapp/net_util.h"
+#include "ndkapp/session.h"
 #include "target/options.h"
 #include "target/queue.h"
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "common/status.h"
+#include "ndkapp/status.h"
 #include "target/io.h"
 
 namespace nvmf::target {

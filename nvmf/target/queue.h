@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "target/subsystem.h"
 
 namespace nvmf::target {

@@ -1,6 +1,6 @@
 // qp_idle_memory.cc - memory per idle connected QP (a benchmark, not a
 // test). Opens `pairs` connected QP pairs on 127.0.0.1 through the NDK C
-// ABI, with the tools' default depths (tools/common/session.h: receive 64,
+// ABI, with the tools' default depths (ndkapp/include/ndkapp/session.h: receive 64,
 // initiator 128, one SGE each, no inline data), lets them sit idle, and
 // reports per connected QP (each pair is two QPs, each with its own
 // socket):

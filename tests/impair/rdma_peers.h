@@ -1,6 +1,6 @@
 // rdma_peers.h - two softndk adapters, one in each namespace of an
 // ImpairedLink, connected by one QP pair through the public C ABI (the
-// tools' session layer, tools/common/session.h).
+// tools' session layer, ndkapp/include/ndkapp/session.h).
 //
 // Each side lives on its own thread inside its namespace for its whole
 // life: the adapter's engine threads are started there (so they inherit the
@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "common/net_util.h"
-#include "common/session.h"
+#include "ndkapp/net_util.h"
+#include "ndkapp/session.h"
 #include "impair/link.h"
 
 namespace softndk::test::impair {

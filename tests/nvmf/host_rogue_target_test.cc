@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "nvmf_wire.h"
 #include "proc.h"
 

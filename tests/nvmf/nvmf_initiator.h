@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "nvmf_capsule.h"
 
 namespace nvmf_test {

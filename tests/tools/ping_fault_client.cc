@@ -14,7 +14,7 @@
 #include <iostream>
 #include <string>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "ndkping/ping_endpoint.h"
 
 using namespace softndk;

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <string>
 
-#include "common/version.h"
+#include "ndkapp/version.h"
 #include "render.h"
 #include "report.h"
 

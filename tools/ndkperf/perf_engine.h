@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "ndkperf/perf_types.h"
 
 namespace softndk::ndkperf {

@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/version.h"
+#include "ndkapp/version.h"
 
 namespace softndk::ndkperf {
 

@@ -6,10 +6,10 @@
 #include <iostream>
 #include <thread>
 
-#include "common/net_util.h"
-#include "common/session.h"
-#include "common/softndk_entry.h"
-#include "common/watchdog.h"
+#include "ndkapp/net_util.h"
+#include "ndkapp/session.h"
+#include "ndkapp/softndk_entry.h"
+#include "ndkapp/watchdog.h"
 #include "ndkperf/perf_baseline.h"
 #include "ndkperf/perf_engine.h"
 #include "ndkperf/perf_report.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "common/status.h"
+#include "ndkapp/status.h"
 
 namespace softndk::ndkping {
 

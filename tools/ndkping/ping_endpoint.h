@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "ndkping/rping_msg.h"
 
 namespace softndk::ndkping {

@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/version.h"
+#include "ndkapp/version.h"
 #include "ndkping/rping_msg.h"
 
 namespace softndk::ndkping {

@@ -5,11 +5,11 @@
 #include <cstring>
 #include <iostream>
 
-#include "common/net_util.h"
-#include "common/session.h"
-#include "common/softndk_entry.h"
-#include "common/status.h"
-#include "common/watchdog.h"
+#include "ndkapp/net_util.h"
+#include "ndkapp/session.h"
+#include "ndkapp/softndk_entry.h"
+#include "ndkapp/status.h"
+#include "ndkapp/watchdog.h"
 #include "ndkping/ping_endpoint.h"
 #include "ndkping/ping_output.h"
 #include "ndkping/rping_msg.h"

@@ -7,12 +7,12 @@
 #include <iostream>
 #include <memory>
 
-#include "common/net_util.h"
-#include "common/session.h"
-#include "common/softndk_entry.h"
-#include "common/status.h"
-#include "common/watchdog.h"
-#include "common/workers.h"
+#include "ndkapp/net_util.h"
+#include "ndkapp/session.h"
+#include "ndkapp/softndk_entry.h"
+#include "ndkapp/status.h"
+#include "ndkapp/watchdog.h"
+#include "ndkapp/workers.h"
 #include "ndkping/ping_endpoint.h"
 #include "ndkping/ping_output.h"
 #include "ndkping/ping_run.h"

@@ -1,0 +1,380 @@
+// perf_side.h - what both ends of ndkperf's measured runs share (the
+// protocol is in perf_engine.h; the client is perf_client.cc, the server
+// perf_server.cc).
+//
+// Both sides share one CQ for all their QPs (receive and initiator), poll it
+// from a single test thread (NDKPI serialises GetCqResults/ArmCq per CQ, and
+// busy-polling is what drives receive progress, docs/datapath.md), and use:
+//  - one RDMA buffer of 2 x max size: [0, max) is the source of Sends,
+//    Writes and read responses, [max, 2 max) the sink of Writes and Reads;
+//  - per QP one receive region (all receives point at it, as perftest does)
+//    and a ring of 64-byte control slots for outgoing control messages.
+// Control messages are parsed when their receive completes. A later message
+// can only overwrite the region before that if it is newer (credits are
+// cumulative, every message has a sequence number and old ones are skipped),
+// so nothing is lost: the protocol otherwise only sends a message after the
+// previous one was answered.
+#pragma once
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+
+#include "ndkapp/status.h"
+#include "ndkapp/watchdog.h"
+#include "ndkperf/perf_engine.h"
+#include "ndkperf/perf_wire.h"
+
+// Internal to ndkperf's engine (perf_client.cc, perf_server.cc).
+namespace softndk::ndkperf::side {
+
+using tools::Clock;
+using tools::Deadline;
+using tools::deadline_in;
+using tools::ToolError;
+
+enum Kind : uintptr_t { kRecv = 1, kData = 2, kCtrl = 3, kEnd = 4 };
+inline void* rctx(unsigned qp, Kind k) { return reinterpret_cast<void*>((uintptr_t{qp} << 4) | k); }
+inline unsigned ctx_qp(void* p) { return static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) >> 4); }
+inline Kind ctx_kind(void* p) { return static_cast<Kind>(reinterpret_cast<uintptr_t>(p) & 15); }
+
+inline uint64_t thread_cpu_ns() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  auto ns = [](const timeval& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull +
+           static_cast<uint64_t>(t.tv_usec) * 1000;
+  };
+  return ns(u.ru_utime) + ns(u.ru_stime);
+}
+
+inline uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+          .count());
+}
+
+inline uint8_t test_code(Test t) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(t.op) * 2 + static_cast<uint8_t>(t.metric));
+}
+inline std::optional<Test> test_from_code(uint8_t c) {
+  if (c >= 6) return std::nullopt;
+  return Test{static_cast<Op>(c / 2), static_cast<Metric>(c % 2)};
+}
+
+constexpr unsigned kCtrlSlots = 32;
+constexpr unsigned kClientRxDepth = 32;
+constexpr unsigned kCtrlSqRoom = 16;
+// How often a wait with nothing completing looks at the wire counters.
+constexpr double kLivenessSlice = 0.2;
+
+inline const char* op_text(Op op) {
+  return op == Op::Send ? "Send" : op == Op::Write ? "RDMA Write" : "RDMA Read";
+}
+
+struct QpState {
+  unsigned index = 0;
+  std::unique_ptr<tools::Buffer> rx;    // receive region
+  std::unique_ptr<tools::Buffer> ctrl;  // control send slots
+  std::unique_ptr<tools::Qp> qp;
+  std::unique_ptr<tools::Connection> conn;
+  unsigned sq_depth = 0, rq_depth = 0;
+  unsigned sq_out = 0, data_out = 0;
+  uint32_t tx_seq = 0, slot = 0, peer_seq = 0;
+  std::deque<CtrlMsg> inbox;
+  bool data_phase = false;  // receives are data messages now
+  uint64_t end_marks = 0;   // zero-length Sends received
+  uint64_t posted = 0, completed = 0, recv_msgs = 0, recv_bytes = 0;
+  uint64_t done_bytes = 0;   // BytesTransferred of the completed data requests
+  uint64_t credits = 0;      // client: cumulative credit from the server
+  uint64_t credit_sent = 0;  // server: cumulative credit sent
+  uint64_t rva = 0, rlen = 0;
+  uint32_t rtoken = 0;
+  unsigned read_limit = 0;  // outstanding reads allowed (ORD)
+  // Server phase state.
+  enum class St { WaitBegin, Data, WaitReport, Finished } st = St::WaitBegin;
+  size_t size = 0;
+  uint64_t cpu0 = 0, cpu_phase = 0;
+  uint8_t expect_tag = 1;  // write_lat
+};
+
+// What both ends have: adapter, PD, CQ, RDMA buffer, QPs and the completion
+// pump.
+class Side {
+ public:
+  Side(const EngineConfig& cfg, size_t max_size, const tools::AdapterOptions& aopt,
+       unsigned cq_depth)
+      : cfg_(cfg),
+        max_(max_size),
+        adapter_(aopt),
+        pd_(adapter_),
+        cq_(adapter_, cq_depth),
+        data_(adapter_, pd_, 2 * max_size,
+              NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                  NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+              cfg.shm_buffers) {
+    if (adapter_.info().MaxTransferLength && max_size > adapter_.info().MaxTransferLength)
+      throw ToolError("message size " + std::to_string(max_size) +
+                      " is above the adapter's MaxTransferLength " +
+                      std::to_string(adapter_.info().MaxTransferLength));
+    for (size_t i = 0; i < max_size; ++i) data_.data()[i] = static_cast<uint8_t>('a' + i % 26);
+  }
+  virtual ~Side() = default;
+
+ protected:
+  QpState& add_qp(unsigned rq_depth) {
+    auto q = std::make_unique<QpState>();
+    q->index = static_cast<unsigned>(qps_.size());
+    q->rq_depth = rq_depth;
+    q->sq_depth = cfg_.tx_depth + kCtrlSqRoom;
+    q->rx = std::make_unique<tools::Buffer>(adapter_, pd_, std::max(max_, kCtrlSize),
+                                            NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    q->ctrl = std::make_unique<tools::Buffer>(adapter_, pd_, kCtrlSlots * kCtrlSize,
+                                              NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    tools::QpConfig qc;
+    qc.receive_depth = rq_depth;
+    qc.initiator_depth = q->sq_depth;
+    qc.inline_size = cfg_.inline_size;
+    q->qp = std::make_unique<tools::Qp>(adapter_, pd_, cq_, cq_,
+                                        reinterpret_cast<void*>(uintptr_t{q->index}), qc);
+    for (unsigned i = 0; i < rq_depth; ++i) post_recv(*q);
+    qps_.push_back(std::move(q));
+    return *qps_.back();
+  }
+
+  void post_recv(QpState& q) {
+    NDK_SGE s = q.rx->sge(0, q.rx->size());
+    NTSTATUS st = q.qp->receive(rctx(q.index, kRecv), &s, 1);
+    if (st != STATUS_SUCCESS) throw ToolError("NdkReceive: " + tools::status_name(st));
+  }
+
+  void check_posted(NTSTATUS st, const char* what, QpState& q) {
+    if (st == STATUS_SUCCESS) return;
+    if (q.conn && q.conn->peer_disconnected())
+      throw ToolError(tools::with_end_cause(peer_name_ + " disconnected", q.conn.get()));
+    throw ToolError(std::string(what) + " on QP " + std::to_string(q.index) + ": " +
+                    tools::status_name(st));
+  }
+
+  // Posts a control message, making room in the send queue first.
+  void send_ctrl(QpState& q, CtrlMsg m) {
+    Deadline dl = deadline_in(cfg_.timeout);
+    while (q.sq_out >= q.sq_depth)
+      if (!pump_alive(dl)) throw quiet("the send queue stays full");
+    m.seq = ++q.tx_seq;
+    size_t off = (q.slot++ % kCtrlSlots) * kCtrlSize;
+    encode_ctrl(m, q.ctrl->data() + off);
+    NDK_SGE s = q.ctrl->sge(off, kCtrlSize);
+    check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, 0), "NdkSend", q);
+    ++q.sq_out;
+  }
+
+  // The zero-length Send that ends a data phase.
+  void send_end(QpState& q) {
+    Deadline dl = deadline_in(cfg_.timeout);
+    while (q.sq_out >= q.sq_depth)
+      if (!pump_alive(dl)) throw quiet("the send queue stays full");
+    NDK_SGE s = q.ctrl->sge(0, 0);
+    check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, 0), "NdkSend", q);
+    ++q.sq_out;
+  }
+
+  // Handles completions until at least one arrived (true) or the deadline
+  // passed (false). `nonblocking` polls once.
+  bool pump(Deadline dl, bool nonblocking) {
+    NDK_RESULT r[64];
+    ULONG n = nonblocking ? cq_.poll(r, 64) : cq_.wait(r, 64, cfg_.events, dl);
+    for (ULONG i = 0; i < n; ++i) handle(r[i]);
+    if (n == 0) check_peers();
+    return n > 0;
+  }
+
+  // Liveness. The target of RDMA Writes and Reads gets no completion for
+  // them (the Writes are placed, the Read Responses sent without a CQE), and
+  // one large message over a slow link can take longer than the timeout to
+  // complete, so an empty CQ says little about the peer. Bytes moving through
+  // this side's QPs do: SoftNdkQueryQpCounters' RDMA octets, both ways (what
+  // the data path took from or gave to the TCP sockets). A stopped or hung
+  // peer stops them once the socket buffers between the two are full.
+  // True if they moved since the previous call.
+  bool wire_moved() {
+    uint64_t octets = 0;
+    for (auto& q : qps_) {
+      SOFTNDK_COUNTERS c{};
+      if (SoftNdkQueryQpCounters(q->qp->get(), &c) == STATUS_SUCCESS)
+        octets += c.RDMAInOctets + c.RDMAOutOctets;
+    }
+    bool moved = octets != wire_octets_;
+    wire_octets_ = octets;
+    if (moved) tools::watchdog_kick();
+    return moved;
+  }
+
+  // Handles completions until one arrives (true), or until `quiet_until`
+  // passes with neither a completion nor a byte moving (false). A completion
+  // or moving bytes put `quiet_until` a timeout ahead again.
+  bool pump_alive(Deadline& quiet_until) {
+    for (;;) {
+      if (pump(std::min(quiet_until, deadline_in(kLivenessSlice)), false)) {
+        quiet_until = deadline_in(cfg_.timeout);
+        return true;
+      }
+      if (wire_moved())
+        quiet_until = deadline_in(cfg_.timeout);
+      else if (Clock::now() >= quiet_until)
+        return false;
+    }
+  }
+
+  // Called after a poll found nothing. A peer that finished cleanly sent its
+  // last message (Done) and then disconnected. The provider completes that
+  // receive before it reports the disconnect, but both can land between
+  // our empty poll and this check. So look once more before calling it a
+  // failure: what this poll finds is handled, and the loop goes on.
+  void check_peers() {
+    const tools::Connection* gone = nullptr;
+    for (auto& q : qps_)
+      if (!gone && q->conn && q->conn->peer_disconnected() && q->st != QpState::St::Finished)
+        gone = q->conn.get();
+    if (!gone) return;
+    NDK_RESULT r[64];
+    ULONG n = cq_.poll(r, 64);
+    for (ULONG i = 0; i < n; ++i) handle(r[i]);
+    if (n == 0)
+      throw ToolError(tools::with_end_cause(peer_name_ + " disconnected during the run", gone));
+  }
+
+  void handle(const NDK_RESULT& r) {
+    unsigned qi = ctx_qp(r.RequestContext);
+    if (qi >= qps_.size()) throw ToolError("completion for an unknown request");
+    QpState& q = *qps_[qi];
+    Kind k = ctx_kind(r.RequestContext);
+    if (r.Status != STATUS_SUCCESS) {
+      if (q.st == QpState::St::Finished) {
+        // Teardown flush after the run: only the accounting matters.
+        if (k != kRecv) --q.sq_out;
+        if (k == kData) --q.data_out;
+        return;
+      }
+      // The Terminate or reset behind the failure, when there is one.
+      if (q.conn && q.conn->peer_disconnected())
+        throw ToolError(tools::with_end_cause(peer_name_ + " disconnected", q.conn.get()));
+      const char* what = k == kRecv ? "receive" : k == kData ? op_text(cfg_.test.op) : "Send";
+      throw ToolError(tools::with_end_cause(std::string(what) + " on QP " + std::to_string(qi) +
+                                                " completed with " + tools::status_name(r.Status),
+                                            q.conn.get()));
+    }
+    switch (k) {
+      case kRecv: {
+        ULONG len = r.BytesTransferred;
+        if (len == 0) {
+          ++q.end_marks;
+          q.data_phase = false;
+        } else if (q.data_phase) {
+          ++q.recv_msgs;
+          q.recv_bytes += len;
+        } else if (auto m = decode_ctrl(q.rx->data(), std::min<size_t>(len, q.rx->size()))) {
+          if (m->seq > q.peer_seq) {
+            q.peer_seq = m->seq;
+            if (m->type == CtrlType::Credit)
+              q.credits = std::max(q.credits, m->credits);
+            else
+              q.inbox.push_back(*m);
+          }
+        } else {
+          throw ToolError("unexpected " + std::to_string(len) + "-byte message from " + peer_name_);
+        }
+        post_recv(q);
+        on_receive(q, len);
+        break;
+      }
+      case kData:
+        --q.sq_out;
+        --q.data_out;
+        ++q.completed;
+        q.done_bytes += r.BytesTransferred;
+        break;
+      default:
+        --q.sq_out;
+        break;
+    }
+  }
+
+  // Called after each receive completion (the receive is re-posted already).
+  virtual void on_receive(QpState&, ULONG) {}
+
+  // Waits for a control message of `type` on `q`.
+  CtrlMsg wait_ctrl(QpState& q, CtrlType type) {
+    Deadline dl = deadline_in(cfg_.timeout);
+    for (;;) {
+      while (!q.inbox.empty()) {
+        CtrlMsg m = q.inbox.front();
+        q.inbox.pop_front();
+        if (m.type == type) return m;
+        throw ToolError("protocol error: unexpected control message " +
+                        std::to_string(static_cast<int>(m.type)) + " from " + peer_name_);
+      }
+      if (!pump_alive(dl)) throw quiet("no answer to a control message");
+    }
+  }
+
+  // The peer is taken for dead: for a whole timeout nothing completed and
+  // no byte moved on any of this side's connections (pump_alive).
+  ToolError quiet(const std::string& context) const {
+    return ToolError(peer_name_ + " went quiet for " + fmt_s(cfg_.timeout) +
+                     " s: no completion and no byte moving (" + context + ")");
+  }
+
+  static std::string fmt_s(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", s);
+    return b;
+  }
+
+  void fill_conn_info(PerfResult& r) {
+    SOFTNDK_CONNECTION_INFO ci{};
+    if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->info(ci)) {
+      r.crc = ci.Crc != 0;
+      r.mpa_revision = ci.MpaRevision;
+    }
+    SOFTNDK_PATH_INFO pi{};
+    if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->path_info(pi)) {
+      const char* name = SoftNdkPathName(pi.Path);
+      const char* why = SoftNdkPathReasonName(pi.Reason);
+      r.path = name ? name : "?";
+      if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr) r.path += std::string(" (") + why + ")";
+      // The FPDU stream itself on the same-host ring (docs/samehost.md 4).
+      if (pi.RingIn || pi.RingOut)
+        r.path += pi.RingIn && pi.RingOut ? " (ring)" : pi.RingOut ? " (ring out)" : " (ring in)";
+      // Shared memory (--shm-buffers) copied from a mapping, by either end.
+      if (pi.MappedDescriptors > 0 || pi.SegmentDescriptorsSent > 0) r.path += " (mapped)";
+    }
+    SOFTNDK_TCP_INFO ti{};
+    if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->tcp_info(ti)) {
+      r.tcp_congestion = ti.CongestionControl;
+      r.tcp_retransmits = ti.TotalRetransmits;
+      r.tcp_bytes_retrans = ti.BytesRetransmitted;
+      r.tcp_out_of_order = ti.OutOfOrderReceived;
+    }
+  }
+
+  const EngineConfig& cfg_;
+  size_t max_;
+  std::string peer_name_ = "peer";
+  tools::Adapter adapter_;
+  tools::Pd pd_;
+  tools::Cq cq_;
+  tools::Buffer data_;
+  std::vector<std::unique_ptr<QpState>> qps_;  // destroyed first
+  uint64_t wire_octets_ = 0;                   // wire_moved()'s last sum
+  size_t reports_in_round_ = 0;                // server: QP reports of this round so far
+};
+
+inline uint8_t volatile_load(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+}  // namespace softndk::ndkperf::side
