@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/status.h"
+#include "ndkapp/status.h"
 
 namespace smbd {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <thread>
 
-#include "common/status.h"
+#include "ndkapp/status.h"
 #include "data_message.h"
 
 namespace smbd {

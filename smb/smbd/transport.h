@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "ndkapp/session.h"
 #include "error.h"
 #include "ird_ord.h"
 #include "negotiate.h"
