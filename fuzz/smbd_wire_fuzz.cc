@@ -1,5 +1,6 @@
 // libFuzzer harness: the MS-SMBD parsers (negotiate request/response, data
-// transfer message, reassembly, buffer descriptor lists, IRD/ORD header) on
+// transfer message, reassembly, buffer descriptor lists, IRD/ORD header) and
+// the SMB2 header / NEGOTIATE response parsers on
 // arbitrary bytes. Checks that an accepted data message's payload lies within
 // the input and that reassembly never grows past the fragment limit.
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "ird_ord.h"
 #include "negotiate.h"
 #include "reassembly.h"
+#include "smb2/header.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> in(data, size);
@@ -49,5 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   smbd::IrdOrd io;
   if (smbd::parse_ird_ord(in, &io) == smbd::Error::kNone && (io.ird == 0 || io.ord == 0))
     std::abort();
+  smb::smb2::NegotiateResponse nr;
+  if (smb::smb2::parse_negotiate_response(in, &nr) == smb::smb2::ParseError::kNone &&
+      !nr.security_buffer.empty() &&
+      (nr.security_buffer.data() < data ||
+       nr.security_buffer.data() + nr.security_buffer.size() > data + size))
+    std::abort();
+  smb::smb2::Header hd;
+  smb::smb2::parse_header(in, &hd);
   return 0;
 }

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <thread>
 
-#include "ndkapp/status.h"
 #include "data_message.h"
+#include "ndkapp/status.h"
 
 namespace smbd {
 

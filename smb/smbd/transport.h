@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "ndkapp/session.h"
 #include "error.h"
 #include "ird_ord.h"
+#include "ndkapp/session.h"
 #include "negotiate.h"
 #include "reassembly.h"
 
