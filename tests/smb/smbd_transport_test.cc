@@ -8,6 +8,7 @@
 #include <future>
 #include <thread>
 
+#include "negotiate.h"
 #include "transport.h"
 
 namespace {
@@ -185,6 +186,80 @@ TEST(SmbdTransport, KeepaliveTimeoutEndsConnection) {
   // The client does not call into its transport: nobody answers.
   auto s = h.server_result.get();
   EXPECT_NE(s.find("keepalive: no answer"), std::string::npos) << s;
+}
+
+}  // namespace
+
+namespace {
+
+// A raw peer over ndkapp that negotiates correctly and then sends `bad` as
+// its first data message: the transport must end the connection with the
+// named protocol error.
+smbd::Error server_error_for(const std::vector<uint8_t>& bad) {
+  Harness h;
+  TransportConfig scfg;
+  h.server_result = std::async(std::launch::async, [&h, scfg]() -> std::string {
+    try {
+      auto in = h.listener.next(tools::deadline_in(10));
+      if (!in) return "no connection request";
+      auto t = Transport::accept(h.sa, std::move(in), scfg);
+      std::vector<uint8_t> m;
+      t->receive(&m, tools::deadline_in(10));
+      return "no error";
+    } catch (const smbd::TransportError& e) {
+      return std::to_string(int(e.code()));
+    }
+  });
+  tools::Pd pd(h.ca);
+  tools::Cq cq(h.ca, 16);
+  tools::QpConfig qc;
+  qc.receive_depth = 4;
+  qc.initiator_depth = 4;
+  tools::Qp qp(h.ca, pd, cq, cq, nullptr, qc);
+  tools::Buffer buf(h.ca, pd, 8192, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+  NDK_SGE r = buf.sge(4096, 4096);
+  EXPECT_EQ(qp.receive(nullptr, &r, 1), STATUS_SUCCESS);
+  std::vector<uint8_t> acc, rej;
+  auto conn =
+      tools::Connection::connect(h.ca, qp, addr(0), addr(h.listener.port()), 1, 1, {}, &acc, &rej);
+  smbd::NegotiateRequest rq{0x0100, 0x0100, 8, 1024, 1024, 131072};
+  auto nb = smbd::build_negotiate_request(rq);
+  std::copy(nb.begin(), nb.end(), buf.data());
+  NDK_SGE s = buf.sge(0, nb.size());
+  EXPECT_EQ(qp.send(nullptr, &s, 1, 0), STATUS_SUCCESS);
+  // The send completion and the negotiate response (which grants credits).
+  NDK_RESULT res[4];
+  unsigned got = 0;
+  auto deadline = tools::deadline_in(10);
+  while (got < 2 && tools::Clock::now() < deadline) got += cq.poll(res, 4);
+  EXPECT_EQ(got, 2u);
+  std::copy(bad.begin(), bad.end(), buf.data());
+  s = buf.sge(0, bad.size());
+  EXPECT_EQ(qp.send(nullptr, &s, 1, 0), STATUS_SUCCESS);
+  auto code = h.server_result.get();
+  EXPECT_TRUE(conn->wait_disconnected(5)) << "the transport did not disconnect";
+  return smbd::Error(std::stoi(code == "no error" ? "0" : code));
+}
+
+std::vector<uint8_t> data_message(uint16_t credits_requested, uint32_t remaining, uint32_t offset,
+                                  uint32_t length, size_t total) {
+  std::vector<uint8_t> m(total);
+  auto put32 = [&](size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) m[at + i] = uint8_t(v >> (8 * i));
+  };
+  m[0] = uint8_t(credits_requested), m[1] = uint8_t(credits_requested >> 8);
+  put32(8, remaining);
+  put32(12, offset);
+  put32(16, length);
+  return m;
+}
+
+TEST(SmbdTransportProtocolErrors, EachEndsTheConnectionWithItsReason) {
+  EXPECT_EQ(server_error_for(data_message(1, 0, 28, 4, 40)), smbd::Error::kDataOffsetUnaligned);
+  EXPECT_EQ(server_error_for(data_message(1, 0, 24, 100, 40)), smbd::Error::kDataOutOfBounds);
+  EXPECT_EQ(server_error_for(data_message(0, 0, 24, 8, 40)), smbd::Error::kZeroCreditsRequested);
+  EXPECT_EQ(server_error_for(data_message(1, 1u << 20, 24, 8, 40)), smbd::Error::kFragmentTooLarge);
+  EXPECT_EQ(server_error_for(std::vector<uint8_t>(12, 1)), smbd::Error::kTooShort);
 }
 
 }  // namespace
