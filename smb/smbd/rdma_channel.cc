@@ -1,0 +1,211 @@
+#include "rdma_channel.h"
+
+#include <algorithm>
+
+#include "ndkapp/status.h"
+
+namespace smbd {
+
+namespace {
+
+constexpr uint32_t kPage = NDK_PAGE_SIZE;
+
+template <typename Op>
+void on_op(void* arg, const NDK_RESULT_EX& r) {
+  auto* op = static_cast<Op*>(arg);
+  if (r.RequestContext != op) return;
+  if (op->pending) --op->pending;
+  if (r.Status != STATUS_SUCCESS && op->status == STATUS_SUCCESS) op->status = r.Status;
+}
+
+template <typename Op>
+bool op_idle(void* arg) {
+  return static_cast<Op*>(arg)->pending == 0;
+}
+
+[[noreturn]] void channel_fail(const std::string& why) {
+  throw TransportError(Error::kNone, "smbd rdma channel: " + why);
+}
+
+}  // namespace
+
+BufferPool::BufferPool(Transport& t, unsigned count, uint32_t slot_size)
+    : t_(t), slot_size_((slot_size + kPage - 1) / kPage * kPage) {
+  if (count == 0 || slot_size_ == 0) channel_fail("empty buffer pool");
+  const double tmo = t.adapter().timeout();
+  region_ = std::make_unique<tools::Buffer>(t.adapter(), t.pd(), size_t(count) * slot_size_,
+                                            NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+  // The page list of the whole region, once; each I/O fast-registers its
+  // slot's slice of it.
+  const ULONG pages = ULONG(size_t(count) * slot_size_ / kPage);
+  lam_.resize(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + size_t(pages) * sizeof(NDK_LOGICAL_ADDRESS));
+  auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_.data());
+  ULONG lam_size = ULONG(lam_.size()), fbo = 0;
+  MDL mdl{nullptr, region_->data(), size_t(count) * slot_size_};
+  NDK_ADAPTER* a = t.adapter().get();
+  auto* pend = new tools::Pending;
+  NTSTATUS st = a->Dispatch->NdkBuildLAM(a, &mdl, mdl.ByteCount, &tools::Pending::on_request, pend,
+                                         lam, &lam_size, &fbo);
+  st = tools::Pending::finish(pend, st, tmo);
+  if (st != STATUS_SUCCESS) channel_fail("NdkBuildLAM: " + tools::status_name(st));
+  if (fbo != 0 || lam->AdapterPageCount < pages)
+    channel_fail("NdkBuildLAM gave an unexpected page list");
+  slots_.resize(count);
+  NDK_PD* pd = t.pd().get();
+  for (auto& s : slots_) {
+    pend = new tools::Pending;
+    NDK_OBJECT_HEADER* obj = nullptr;
+    st = pd->Dispatch->NdkCreateMr(pd, TRUE, &tools::Pending::on_create, pend, &s.mr);
+    st = tools::Pending::finish(pend, st, tmo, &obj);
+    if (!s.mr) s.mr = reinterpret_cast<NDK_MR*>(obj);
+    if (st != STATUS_SUCCESS || !s.mr)
+      channel_fail("NdkCreateMr(fast register): " + tools::status_name(st));
+    pend = new tools::Pending;
+    st = s.mr->Dispatch->NdkInitializeFastRegisterMr(s.mr, slot_size_ / kPage, TRUE,
+                                                     &tools::Pending::on_request, pend);
+    st = tools::Pending::finish(pend, st, tmo);
+    if (st != STATUS_SUCCESS)
+      channel_fail("NdkInitializeFastRegisterMr: " + tools::status_name(st));
+  }
+}
+
+BufferPool::~BufferPool() {
+  const double tmo = t_.adapter().timeout();
+  for (auto& s : slots_)
+    if (s.mr) tools::close_object(&s.mr->Header, s.mr->Dispatch->NdkCloseMr, tmo);
+}
+
+uint8_t* BufferPool::data(unsigned slot) const {
+  return region_->data() + size_t(slot) * slot_size_;
+}
+
+void BufferPool::wait_op(const char* what) {
+  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_,
+                     tools::deadline_in(t_.adapter().timeout())))
+    channel_fail(std::string(what) + ": no completion in time");
+  if (op_.status != STATUS_SUCCESS) {
+    NTSTATUS st = op_.status;
+    op_.status = STATUS_SUCCESS;
+    channel_fail(std::string(what) + ": " + tools::status_name(st));
+  }
+}
+
+BufferDescriptor BufferPool::expose(unsigned slot, uint32_t len, bool peer_writes) {
+  if (slot >= slots_.size() || len == 0 || len > slot_size_)
+    channel_fail("expose: bad slot or length");
+  Slot& s = slots_[slot];
+  if (s.exposed) channel_fail("expose: slot still exposed to the peer");
+  auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_.data());
+  const ULONG pages = (len + kPage - 1) / kPage;
+  const ULONG access = peer_writes
+                           ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE
+                           : (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
+  NDK_QP* qp = t_.qp().get();
+  ++op_.pending;
+  NTSTATUS st = qp->Dispatch->NdkFastRegister(
+      qp, &op_, s.mr, pages, &lam->AdapterPageArray[size_t(slot) * (slot_size_ / kPage)], 0, len,
+      data(slot), access);
+  if (st != STATUS_SUCCESS) {
+    --op_.pending;
+    channel_fail("NdkFastRegister: " + tools::status_name(st));
+  }
+  wait_op("NdkFastRegister");
+  s.token = s.mr->Dispatch->NdkGetRemoteTokenFromMr(s.mr);
+  s.exposed = true;
+  return {reinterpret_cast<uint64_t>(data(slot)), s.token, len};
+}
+
+void BufferPool::release(unsigned slot, uint32_t invalidated) {
+  if (slot >= slots_.size()) channel_fail("release: bad slot");
+  Slot& s = slots_[slot];
+  if (!s.exposed) return;
+  if (invalidated != 0) {
+    // MS-SMB2 3.2.5.x: the server's Send with Invalidate must name the
+    // token of this request's buffer.
+    if (invalidated != s.token)
+      channel_fail("the reply invalidated token " + std::to_string(invalidated) +
+                   ", not the request's " + std::to_string(s.token));
+    s.exposed = false;
+    ++remote_invalidations_;
+    return;
+  }
+  NDK_QP* qp = t_.qp().get();
+  ++op_.pending;
+  NTSTATUS st = qp->Dispatch->NdkInvalidate(qp, &op_, &s.mr->Header, 0);
+  if (st != STATUS_SUCCESS) {
+    --op_.pending;
+    channel_fail("NdkInvalidate: " + tools::status_name(st));
+  }
+  wait_op("NdkInvalidate");
+  s.exposed = false;
+  ++local_invalidations_;
+}
+
+RdmaMover::RdmaMover(Transport& t, uint32_t buffer_size) : t_(t) {
+  buf_ = std::make_unique<tools::Buffer>(
+      t.adapter(), t.pd(), buffer_size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+}
+
+void RdmaMover::write_to(std::span<const BufferDescriptor> d, uint32_t len) { move(d, len, false); }
+void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) { move(d, len, true); }
+
+void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool read) {
+  const uint32_t limit = t_.negotiated().max_read_write_size;
+  if (len > limit)
+    channel_fail(std::to_string(len) + " bytes exceed the negotiated MaxReadWriteSize " +
+                 std::to_string(limit));
+  if (len > size()) channel_fail("transfer larger than the mover's buffer");
+  uint64_t room = 0;
+  for (const auto& x : d) room += x.length;
+  if (room < len)
+    channel_fail("the descriptors cover " + std::to_string(room) + " bytes, not " +
+                 std::to_string(len));
+  const uint32_t chunk_max = std::max<uint32_t>(
+      kPage, std::min<uint32_t>(1u << 20, t_.adapter().info().MaxTransferLength
+                                              ? t_.adapter().info().MaxTransferLength
+                                              : (1u << 20)));
+  const unsigned depth = read ? std::max<uint32_t>(1, t_.max_reads_in_flight()) : 16;
+  NDK_QP* qp = t_.qp().get();
+  const auto deadline = tools::deadline_in(t_.adapter().timeout());
+  struct Want {
+    Op* op;
+    unsigned depth;
+  };
+  uint32_t done = 0;
+  for (const auto& x : d) {
+    uint32_t off = 0;
+    while (off < x.length && done < len) {
+      const uint32_t n = std::min({chunk_max, x.length - off, len - done});
+      // Bound what is in flight (Reads: the peer's IRD).
+      Want w{&op_, depth};
+      auto below = [](void* a) {
+        auto* w = static_cast<Want*>(a);
+        return w->op->pending < w->depth;
+      };
+      if (!t_.poll_until(below, &w, &on_op<Op>, &op_, deadline))
+        channel_fail("RDMA operations did not complete in time");
+      if (op_.status != STATUS_SUCCESS) break;
+      NDK_SGE sge = buf_->sge(done, n);
+      ++op_.pending;
+      NTSTATUS st = read ? qp->Dispatch->NdkRead(qp, &op_, &sge, 1, x.offset + off, x.token, 0)
+                         : qp->Dispatch->NdkWrite(qp, &op_, &sge, 1, x.offset + off, x.token, 0);
+      if (st != STATUS_SUCCESS) {
+        --op_.pending;
+        channel_fail(std::string(read ? "NdkRead: " : "NdkWrite: ") + tools::status_name(st));
+      }
+      read ? ++reads_ : ++writes_;
+      max_in_flight_ = std::max(max_in_flight_, op_.pending);
+      off += n;
+      done += n;
+    }
+  }
+  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_, deadline))
+    channel_fail("RDMA operations did not complete in time");
+  if (op_.status != STATUS_SUCCESS) {
+    NTSTATUS st = op_.status;
+    op_.status = STATUS_SUCCESS;
+    channel_fail(std::string(read ? "RDMA Read: " : "RDMA Write: ") + tools::status_name(st));
+  }
+}
+
+}  // namespace smbd

@@ -1,0 +1,477 @@
+#include "transport.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "data_message.h"
+#include "ndkapp/status.h"
+
+namespace smbd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// RequestContext tags: user-space heap pointers (the RDMA channel's
+// contexts) never have the top bits set on Linux.
+constexpr uintptr_t kRecvTag = uintptr_t(1) << 62;
+constexpr uintptr_t kSendTag = uintptr_t(2) << 62;
+constexpr uintptr_t kTagMask = uintptr_t(3) << 62;
+
+void* tag(uintptr_t t, uint32_t i) { return reinterpret_cast<void*>(t | i); }
+
+std::string hex32(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08X", v);
+  return b;
+}
+
+// Idle polling backs off to short sleeps: the machine's cores are shared.
+struct Backoff {
+  unsigned idle = 0;
+  void hit() { idle = 0; }
+  void wait() {
+    if (++idle < 64) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(idle < 1024 ? 20 : 200));
+  }
+};
+
+}  // namespace
+
+Transport::Transport(tools::Adapter& a, const TransportConfig& cfg)
+    : a_(a), cfg_(cfg), reasm_(cfg.max_fragmented_size) {}
+
+Transport::~Transport() {
+  try {
+    disconnect();
+  } catch (...) {
+  }
+}
+
+void Transport::setup_queues() {
+  if (cfg_.receive_credits == 0 || cfg_.send_credit_target == 0)
+    throw TransportError(Error::kNone, "smbd: receive_credits and send_credit_target must be > 0");
+  if (cfg_.max_receive_size < kMinReceiveSize || cfg_.max_send_size < kMinReceiveSize)
+    throw TransportError(Error::kNone, "smbd: send/receive sizes below 128 bytes");
+  if (cfg_.max_fragmented_size < kMinFragmentedSize)
+    throw TransportError(Error::kNone, "smbd: max_fragmented_size below 131072");
+  recv_slot_size_ = cfg_.max_receive_size;
+  send_slot_size_ = std::max<uint32_t>(cfg_.max_send_size, kNegotiateResponseSize);
+  send_slots_ = cfg_.send_credit_target;
+  const ULONG rdma_depth = 64;  // RDMA channel requests beside the sends
+  pd_ = std::make_unique<tools::Pd>(a_);
+  cq_ = std::make_unique<tools::Cq>(a_, ULONG(cfg_.receive_credits) + send_slots_ + rdma_depth);
+  tools::QpConfig qc;
+  qc.receive_depth = cfg_.receive_credits;
+  qc.initiator_depth = send_slots_ + rdma_depth;
+  qc.initiator_sge = 1;
+  qp_ = std::make_unique<tools::Qp>(a_, *pd_, *cq_, *cq_, this, qc);
+  recv_buf_ = std::make_unique<tools::Buffer>(
+      a_, *pd_, size_t(recv_slot_size_) * cfg_.receive_credits, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+  send_buf_ = std::make_unique<tools::Buffer>(a_, *pd_, size_t(send_slot_size_) * send_slots_,
+                                              NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+  for (uint32_t i = send_slots_; i-- > 0;) free_send_.push_back(i);
+  for (uint32_t i = 0; i < cfg_.receive_credits; ++i) post_receive(i);
+}
+
+void Transport::post_receive(uint32_t i) {
+  NDK_SGE sge = recv_buf_->sge(size_t(i) * recv_slot_size_, recv_slot_size_);
+  NTSTATUS st = qp_->receive(tag(kRecvTag, i), &sge, 1);
+  if (st != STATUS_SUCCESS) fail(Error::kNone, "NdkReceive: " + tools::status_name(st));
+  ++posted_;
+}
+
+uint16_t Transport::credits_to_grant() const {
+  // 3.1.5.9: bring the peer's credits up to its target, never beyond the
+  // receives actually posted.
+  const uint16_t target =
+      std::min<uint16_t>(std::max<uint16_t>(receive_credit_target_, 1), posted_);
+  return target > granted_ ? uint16_t(target - granted_) : 0;
+}
+
+uint32_t Transport::take_send_slot() {
+  const auto deadline = tools::deadline_in(cfg_.timeout_s);
+  Backoff b;
+  while (free_send_.empty()) {
+    if (poll_once())
+      b.hit();
+    else
+      b.wait();
+    if (Clock::now() > deadline)
+      fail(Error::kNone, "no send completion within " + std::to_string(cfg_.timeout_s) + " s");
+  }
+  uint32_t i = free_send_.back();
+  free_send_.pop_back();
+  return i;
+}
+
+void Transport::post_send(std::span<const uint8_t> bytes, const uint32_t* invalidate_token) {
+  const uint32_t i = take_send_slot();
+  uint8_t* dst = send_buf_->data() + size_t(i) * send_slot_size_;
+  std::memcpy(dst, bytes.data(), bytes.size());
+  NDK_SGE sge = send_buf_->sge(size_t(i) * send_slot_size_, bytes.size());
+  NTSTATUS st;
+  if (invalidate_token)
+    st = qp_->get()->Dispatch->NdkSendAndInvalidate(qp_->get(), tag(kSendTag, i), &sge, 1, 0,
+                                                    *invalidate_token);
+  else
+    st = qp_->send(tag(kSendTag, i), &sge, 1, 0);
+  if (st != STATUS_SUCCESS) {
+    free_send_.push_back(i);
+    fail(Error::kNone, "NdkSend: " + tools::status_name(st));
+  }
+}
+
+void Transport::wait_for_credit(bool may_grant) {
+  const auto deadline = tools::deadline_in(cfg_.timeout_s);
+  bool waited = false;
+  Backoff b;
+  for (;;) {
+    if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+    // The last credit only in a message that grants, or while the peer
+    // can still send to us (it holds credits of ours).
+    const bool grants = may_grant && credits_to_grant() > 0;
+    if (send_credits_ > 1 || (send_credits_ == 1 && (grants || granted_ > 0))) break;
+    if (!waited) ++stats_.credit_waits, waited = true;
+    if (poll_once())
+      b.hit();
+    else
+      b.wait();
+    if (conn_->peer_disconnected())
+      fail(Error::kNone, "peer disconnected while we waited for a send credit");
+    if (Clock::now() > deadline)
+      fail(Error::kNone,
+           "no send credit from the peer within " + std::to_string(cfg_.timeout_s) + " s");
+  }
+}
+
+void Transport::send_data_message(uint16_t flags, std::span<const uint8_t> payload,
+                                  uint32_t remaining, const uint32_t* invalidate_token) {
+  wait_for_credit(true);
+  const uint16_t grant = credits_to_grant();
+  if (send_credits_ == 1) flags |= kFlagResponseRequested;  // refill us promptly
+  DataHeader h{cfg_.send_credit_target, grant, flags, remaining, 0, 0};
+  std::vector<uint8_t> msg(kDataOffset + payload.size());
+  const size_t n = build_data_header(h, uint32_t(payload.size()), msg);
+  msg.resize(n + payload.size());
+  std::copy(payload.begin(), payload.end(), msg.begin() + n);
+  post_send(msg, invalidate_token);
+  --send_credits_;
+  granted_ = uint16_t(granted_ + grant);
+  ++stats_.messages_sent;
+  if (payload.empty())
+    ++stats_.empty_sent;
+  else
+    ++stats_.segments_sent;
+  if (flags & kFlagResponseRequested && payload.empty()) ++stats_.keepalives_sent;
+}
+
+void Transport::send(std::span<const uint8_t> message, const uint32_t* invalidate_token) {
+  if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+  if (message.empty()) throw TransportError(Error::kNone, "smbd: empty upper-layer message");
+  // 3.1.4.1: longer than the peer reassembles is a local error; the
+  // connection stays up.
+  if (message.size() > neg_.max_fragmented_send_size)
+    throw TransportError(Error::kNone, "smbd: message of " + std::to_string(message.size()) +
+                                           " bytes exceeds the peer's MaxFragmentedSize " +
+                                           std::to_string(neg_.max_fragmented_send_size));
+  const uint32_t cap = segment_capacity(neg_.max_send_size);
+  size_t off = 0;
+  while (off < message.size()) {
+    const size_t n = std::min<size_t>(cap, message.size() - off);
+    const uint32_t remaining = uint32_t(message.size() - off - n);
+    send_data_message(0, message.subspan(off, n), remaining,
+                      remaining == 0 ? invalidate_token : nullptr);
+    off += n;
+  }
+}
+
+unsigned Transport::poll_once(OtherCompletion other, void* other_arg) {
+  NDK_RESULT_EX rs[16];
+  const ULONG n = cq_->get()->Dispatch->NdkGetCqResultsEx(cq_->get(), rs, 16);
+  for (ULONG k = 0; k < n; ++k) {
+    const NDK_RESULT_EX& r = rs[k];
+    const uintptr_t ctx = reinterpret_cast<uintptr_t>(r.RequestContext);
+    const uint32_t idx = uint32_t(ctx & ~kTagMask);
+    if ((ctx & kTagMask) == kRecvTag) {
+      handle_receive(r, idx);
+    } else if ((ctx & kTagMask) == kSendTag) {
+      free_send_.push_back(idx);
+      if (r.Status != STATUS_SUCCESS && !ended_)
+        fail(Error::kNone, "send failed: " + tools::status_name(r.Status));
+    } else if (other) {
+      other(other_arg, r);
+    }
+  }
+  return n;
+}
+
+void Transport::handle_receive(const NDK_RESULT_EX& r, uint32_t slot) {
+  --posted_;
+  if (r.Status != STATUS_SUCCESS) {
+    if (ended_) return;  // flushed by our own disconnect
+    fail(Error::kNone, "receive failed: " + tools::status_name(r.Status) +
+                           (conn_ && conn_->peer_disconnected() ? " (peer disconnected)" : ""));
+  }
+  const std::span<const uint8_t> bytes(recv_buf_->data() + size_t(slot) * recv_slot_size_,
+                                       r.BytesTransferred);
+  last_rx_ = Clock::now();
+  keepalive_pending_ = false;
+  if (!negotiated_) {
+    first_.assign(bytes.begin(), bytes.end());
+    first_seen_ = true;
+    post_receive(slot);
+    return;
+  }
+  if (granted_ > 0) --granted_;
+  ++stats_.messages_received;
+  DataMessage m;
+  Error e = parse_data_message(bytes, neg_.max_fragmented_receive_size, &m);
+  if (e != Error::kNone) fail(e, error_name(e));
+  receive_credit_target_ = m.header.credits_requested;
+  send_credits_ =
+      uint16_t(std::min<uint32_t>(0xFFFF, uint32_t(send_credits_) + m.header.credits_granted));
+  if (m.response_requested()) response_owed_ = true;
+  if (!m.payload.empty()) ++stats_.segments_received;
+  auto st = reasm_.add(m, &e);
+  if (e != Error::kNone) fail(e, error_name(e));
+  if (st == Reassembler::State::kComplete) {
+    const uint32_t inv = r.Type == NdkOperationTypeReceiveAndInvalidate
+                             ? uint32_t(r.TypeSpecificCompletionOutput)
+                             : 0;
+    ready_.emplace_back(reasm_.message(), inv);
+  }
+  post_receive(slot);
+}
+
+void Transport::service() {
+  if (ended_ || !negotiated_) return;
+  const auto now = Clock::now();
+  const uint16_t grant = credits_to_grant();
+  // Prompt grant when the peer runs low, or the answer it asked for.
+  const bool low = grant > 0 && granted_ <= receive_credit_target_ / 2;
+  if ((response_owed_ || low) && send_credits_ > 0 &&
+      (send_credits_ > 1 || grant > 0 || granted_ > 0)) {
+    response_owed_ = false;
+    send_data_message(0, {}, 0, nullptr);
+    return;
+  }
+  const auto idle = std::chrono::duration<double>(now - last_rx_).count();
+  if (!keepalive_pending_ && idle > cfg_.keepalive_interval_s && send_credits_ > 0) {
+    keepalive_pending_ = true;
+    keepalive_sent_ = now;
+    send_data_message(kFlagResponseRequested, {}, 0, nullptr);
+    return;
+  }
+  if (keepalive_pending_ &&
+      std::chrono::duration<double>(now - keepalive_sent_).count() > cfg_.keepalive_timeout_s)
+    fail(Error::kNone, "keepalive: no answer from the peer within " +
+                           std::to_string(cfg_.keepalive_timeout_s) + " s");
+}
+
+bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
+                        uint32_t* invalidated) {
+  Backoff b;
+  for (;;) {
+    if (!ready_.empty()) {
+      *message = std::move(ready_.front().first);
+      if (invalidated) *invalidated = ready_.front().second;
+      ready_.pop_front();
+      service();
+      return true;
+    }
+    if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+    if (poll_once()) {
+      b.hit();
+    } else {
+      b.wait();
+      if (conn_->peer_disconnected() && poll_once() == 0 && ready_.empty()) {
+        ended_ = true;
+        end_reason_ = tools::with_end_cause("the peer disconnected", conn_.get());
+        throw TransportError(Error::kNone, "smbd: " + end_reason_);
+      }
+    }
+    service();
+    if (ready_.empty() && Clock::now() > deadline) return false;
+  }
+}
+
+bool Transport::poll_until(bool (*done)(void*), void* arg, OtherCompletion other, void* other_arg,
+                           tools::Deadline deadline) {
+  Backoff b;
+  while (!done(arg)) {
+    if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+    if (poll_once(other, other_arg))
+      b.hit();
+    else
+      b.wait();
+    if (conn_->peer_disconnected()) fail(Error::kNone, "the peer disconnected");
+    if (Clock::now() > deadline) return false;
+  }
+  return true;
+}
+
+void Transport::fail(Error code, const std::string& why) {
+  if (!ended_) {
+    ended_ = true;
+    end_reason_ = why;
+    if (conn_) conn_->disconnect();
+  }
+  throw TransportError(code, "smbd: " + why);
+}
+
+void Transport::disconnect() {
+  if (ended_) return;
+  ended_ = true;
+  end_reason_ = "local disconnect";
+  if (conn_) conn_->disconnect();
+}
+
+std::vector<uint8_t> Transport::wait_first_message(const char* what) {
+  const auto deadline = tools::deadline_in(cfg_.negotiate_timeout_s);
+  Backoff b;
+  while (!first_seen_) {
+    if (poll_once())
+      b.hit();
+    else
+      b.wait();
+    if (first_seen_) break;
+    // The peer's last message comes before its disconnect: drain once more
+    // after seeing the disconnect.
+    if (conn_->peer_disconnected() && (poll_once(), !first_seen_))
+      fail(Error::kNone, tools::with_end_cause(
+                             std::string("the peer disconnected before its ") + what, conn_.get()));
+    if (Clock::now() > deadline)
+      fail(Error::kNone, std::string("no ") + what + " within " +
+                             std::to_string(cfg_.negotiate_timeout_s) + " s");
+  }
+  return first_;
+}
+
+std::unique_ptr<Transport> Transport::connect(tools::Adapter& a, const tools::SockAddr& local,
+                                              const tools::SockAddr& peer,
+                                              const TransportConfig& cfg) {
+  std::unique_ptr<Transport> t(new Transport(a, cfg));
+  try {
+    t->setup_queues();
+  } catch (const tools::ToolError& e) {
+    throw TransportError(Error::kNone, std::string("smbd: ") + e.what());
+  }
+  const ULONG ird = std::min<ULONG>(cfg.ird, a.info().MaxInboundReadLimit);
+  const ULONG ord = std::min<ULONG>(cfg.ord, a.info().MaxOutboundReadLimit);
+  t->neg_.ird = ird;
+  t->neg_.ord = ord;
+  auto hdr = build_ird_ord(ird, ord);
+  std::vector<uint8_t> pdata(hdr.begin(), hdr.end()), accept_pd, reject_pd;
+  try {
+    t->conn_ = tools::Connection::connect(a, *t->qp_, local, peer, ird, ord, pdata, &accept_pd,
+                                          &reject_pd);
+  } catch (const tools::ToolError& e) {
+    throw TransportError(Error::kNone,
+                         std::string("smbd: connect to ") + peer.to_string() + ": " + e.what());
+  }
+  if (parse_ird_ord(accept_pd, &t->neg_.peer_ird_ord) == Error::kNone)
+    t->neg_.peer_sent_ird_ord = true;
+  t->negotiate_as_initiator();
+  return t;
+}
+
+void Transport::negotiate_as_initiator() {
+  NegotiateRequest rq;
+  rq.min_version = cfg_.min_version;
+  rq.max_version = cfg_.max_version;
+  rq.credits_requested = cfg_.send_credit_target;
+  rq.preferred_send_size = cfg_.max_send_size;
+  rq.max_receive_size = cfg_.max_receive_size;
+  rq.max_fragmented_size = cfg_.max_fragmented_size;
+  auto b = build_negotiate_request(rq);
+  post_send(b, nullptr);
+  auto msg = wait_first_message("negotiate response");
+  NegotiateResponse rs;
+  Error e = parse_negotiate_response(msg, cfg_.max_receive_size, &rs);
+  if (e == Error::kPeerStatus) fail(e, std::string(error_name(e)) + ": " + hex32(rs.status));
+  if (e != Error::kNone) fail(e, std::string("negotiate response: ") + error_name(e));
+  // 3.1.5.7
+  receive_credit_target_ = rs.credits_requested;
+  neg_.max_receive_size =
+      std::max(kMinReceiveSize, std::min(cfg_.max_receive_size, rs.preferred_send_size));
+  neg_.max_send_size = std::min(cfg_.max_send_size, rs.max_receive_size);
+  neg_.max_read_write_size = std::min(cfg_.max_read_write_size, rs.max_read_write_size);
+  neg_.max_fragmented_send_size = rs.max_fragmented_size;
+  neg_.max_fragmented_receive_size = cfg_.max_fragmented_size;
+  send_credits_ = rs.credits_granted;
+  negotiated_ = true;
+  last_rx_ = Clock::now();
+  // The responder holds no credit of ours yet: grant at once (as cifs does).
+  service();
+}
+
+std::unique_ptr<Transport> Transport::accept(tools::Adapter& a,
+                                             std::unique_ptr<tools::Connection> in,
+                                             const TransportConfig& cfg) {
+  std::unique_ptr<Transport> t(new Transport(a, cfg));
+  ULONG peer_ird = 0, peer_ord = 0;
+  auto pd = in->peer_data(&peer_ird, &peer_ord);
+  if (parse_ird_ord(pd, &t->neg_.peer_ird_ord) == Error::kNone) t->neg_.peer_sent_ird_ord = true;
+  try {
+    t->setup_queues();
+  } catch (const tools::ToolError& e) {
+    in->reject({});
+    throw TransportError(Error::kNone, std::string("smbd: ") + e.what());
+  }
+  ULONG ird = std::min<ULONG>(cfg.ird, a.info().MaxInboundReadLimit);
+  ULONG ord = std::min<ULONG>(cfg.ord, a.info().MaxOutboundReadLimit);
+  t->neg_.ird = ird;
+  t->neg_.ord = ord;
+  auto hdr = build_ird_ord(ird, ord);
+  t->conn_ = std::move(in);
+  try {
+    t->conn_->accept(*t->qp_, ird, ord, std::vector<uint8_t>(hdr.begin(), hdr.end()));
+  } catch (const tools::ToolError& e) {
+    throw TransportError(Error::kNone, std::string("smbd: accept: ") + e.what());
+  }
+  t->negotiate_as_responder();
+  return t;
+}
+
+void Transport::negotiate_as_responder() {
+  auto msg = wait_first_message("negotiate request");
+  NegotiateRequest rq;
+  Error e = parse_negotiate_request(msg, &rq);
+  if (e == Error::kNoCommonVersion) {
+    // 3.1.5.3: the failure response, then the connection ends.
+    NegotiateResponse no;
+    no.negotiated_version = 0;
+    no.status = kStatusNotSupported;
+    auto b = build_negotiate_response(no);
+    post_send(b, nullptr);
+    const auto deadline = tools::deadline_in(cfg_.timeout_s);
+    while (free_send_.size() < send_slots_ && Clock::now() < deadline) poll_once();
+    fail(e, std::string("negotiate request: ") + error_name(e) + " (offered " +
+                hex32(rq.min_version) + ".." + hex32(rq.max_version) + ")");
+  }
+  if (e != Error::kNone) fail(e, std::string("negotiate request: ") + error_name(e));
+  // 3.1.5.6
+  receive_credit_target_ = rq.credits_requested;
+  neg_.max_receive_size =
+      std::max(kMinReceiveSize, std::min(cfg_.max_receive_size, rq.preferred_send_size));
+  neg_.max_send_size = std::min(cfg_.max_send_size, rq.max_receive_size);
+  neg_.max_read_write_size = cfg_.max_read_write_size;
+  neg_.max_fragmented_send_size = rq.max_fragmented_size;
+  neg_.max_fragmented_receive_size = cfg_.max_fragmented_size;
+  NegotiateResponse rs;
+  rs.credits_requested = cfg_.send_credit_target;
+  rs.credits_granted = credits_to_grant();
+  rs.max_read_write_size = neg_.max_read_write_size;
+  rs.preferred_send_size = neg_.max_send_size;
+  rs.max_receive_size = cfg_.max_receive_size;
+  rs.max_fragmented_size = cfg_.max_fragmented_size;
+  granted_ = rs.credits_granted;
+  auto b = build_negotiate_response(rs);
+  post_send(b, nullptr);
+  negotiated_ = true;
+  last_rx_ = Clock::now();
+}
+
+}  // namespace smbd
