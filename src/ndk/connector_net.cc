@@ -60,6 +60,20 @@ tcp::ConnSettings conn_settings(Adapter* a) {
 
 namespace {
 
+// The first bound of a silent peer's wake-up (rdmap/stream_wake.cc): the
+// adapter's fixed value, or twice the MPA round trip of this connection -
+// the peer answered our Request within one, so an answer to our first FPDU
+// within two is the normal case - between 20 ms (LAN round trips are
+// microseconds; a bound that short would wake peers that merely think
+// before they answer, and siw's race window is a few instructions there)
+// and 500 ms. docs/compatibility.md note 1 has the measurements.
+std::chrono::milliseconds wake_bound(int32_t fixed_ms, std::chrono::microseconds mpa_rtt) {
+  using std::chrono::milliseconds;
+  if (fixed_ms >= 0) return milliseconds(fixed_ms);
+  auto b = std::chrono::duration_cast<milliseconds>(2 * mpa_rtt);
+  return std::clamp(b, milliseconds(20), milliseconds(500));
+}
+
 uint16_t cap_limit(ULONG v, uint32_t max) { return static_cast<uint16_t>(std::min<ULONG>(v, max)); }
 
 void to_storage(const tcp::SockAddr& a, sockaddr_storage* out) {
@@ -209,6 +223,9 @@ void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLE
       state_ = ConnState::kConnected;
     } else {
       state_ = ConnState::kFailed;
+      setup_phase_ = r.phase == tcp::SetupPhase::kTcp   ? SOFTNDK_SETUP_TCP
+                     : r.phase == tcp::SetupPhase::kMpa ? SOFTNDK_SETUP_MPA
+                                                        : SOFTNDK_SETUP_AFTER_MPA;
       if (r.mpa == mpa::Status::kRejected) {
         // The reject's private data, for NdkGetConnectionData.
         peer_pd_ = std::move(r.peer_private_data);
@@ -257,6 +274,7 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
     } else if (conn_->closed()) {
       st = STATUS_CONNECTION_ABORTED;  // the responder gave up meanwhile
       state_ = ConnState::kClosed;
+      setup_phase_ = SOFTNDK_SETUP_AFTER_MPA;
     } else {
       std::vector<uint8_t> rtr;
       if (params_.p2p) {
@@ -291,6 +309,9 @@ bool ConnectorNet::establish_locked(bool initiator, std::vector<uint8_t> sent_rt
   rdmap::StreamOptions so;
   so.sent_rtr = std::move(sent_rtr);
   so.await_peer_fpdu = !initiator;  // RFC 5044 7.1.2 (with P2P the RTR is here already)
+  if (initiator)
+    so.wake_silent_after = wake_bound(adapter_->silent_wake_ms(), conn_->mpa_round_trip());
+  wake_after_ms_ = static_cast<uint32_t>(so.wake_silent_after.count());
   stream_ = rdmap::start_stream(qp_, conn_, so);
   if (stream_ == nullptr) return false;
   state_ = ConnState::kEstablished;

@@ -1,11 +1,14 @@
 // connector_query.cc - what a connector reports about its connection:
 // NdkGetConnectionData, the local and peer addresses, and the softndk
 // extensions SoftNdkQueryConnectionInfo, SoftNdkQueryConnectionPath,
-// SoftNdkQueryConnectionTcpInfo and SoftNdkInjectConnectionFault
+// SoftNdkQueryConnectionTcpInfo, SoftNdkQueryPeerActivity and
+// SoftNdkInjectConnectionFault
 // (docs/connections.md, docs/samehost.md, docs/observability.md). Split
 // from connector_net.cc, which makes and ends the connection.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #include "ndk/adapter.h"
 #include "ndk/endpoint_address.h"
@@ -92,7 +95,34 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
   return STATUS_SUCCESS;
 }
 
+NTSTATUS ConnectorNet::query_activity(SOFTNDK_PEER_ACTIVITY* info) {
+  std::shared_ptr<rdmap::Stream> s;
+  std::shared_ptr<tcp::Connection> c;
+  SOFTNDK_PEER_ACTIVITY out{};
+  out.Size = info->Size;
+  {
+    std::lock_guard lk(mu_);
+    out.SetupPhase = setup_phase_;
+    out.WakeAfterMs = wake_after_ms_;
+    s = stream_;
+    c = conn_;
+  }
+  if (c != nullptr) {
+    out.MpaRoundTripUs = static_cast<ULONG>(
+        std::min<int64_t>(c->mpa_round_trip().count(), std::numeric_limits<ULONG>::max()));
+  }
+  if (s != nullptr) {
+    out.Established = TRUE;
+    out.SentFpdu = s->sent_anything();
+    out.PeerSpoke = s->peer_spoke();
+    out.WakeUpsSent = s->wake_ups_sent();
+  }
+  std::memcpy(info, &out, sizeof out);
+  return STATUS_SUCCESS;
+}
+
 static_assert(offsetof(SOFTNDK_PATH_INFO, RingIn) == SOFTNDK_PATH_INFO_V1_SIZE);
+static_assert(rdmap::kMaxWakeUps == SOFTNDK_MAX_WAKE_UPS);
 
 namespace {
 void fill_path(const rdmap::SamehostStats& s, SOFTNDK_PATH_INFO* info) {

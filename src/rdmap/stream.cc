@@ -58,6 +58,8 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
       adapter_(qp->adapter()),
       qc_(qp->counters()),
       sent_rtr_(opt.sent_rtr),
+      wake_after_(conn_->role() == tcp::Role::kInitiator ? opt.wake_silent_after
+                                                         : std::chrono::milliseconds{0}),
       // With CRC the bytes must cross the wire: no fast path (docs/samehost.md).
       samehost_(!conn_->params().crc &&
                 (opt.samehost < 0 ? adapter_->samehost() : opt.samehost != 0)),
@@ -71,6 +73,8 @@ Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamO
   }
   tx_gated_.store(opt.await_peer_fpdu, std::memory_order_relaxed);
   b_ = std::make_unique<Batch>();
+  if (wake_after_.count() > 0)
+    wake_len_ = wire::encode_rtr_write(std::span<uint8_t>(wake_fpdu_), crc_);
 }
 
 Stream::~Stream() {
@@ -127,6 +131,7 @@ void Stream::begin() {
     if (!left.empty()) staging_.resize(std::max(left.size(), kStagingSize));
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
     if (!left.empty()) arm_staging_release();
+    leftover_seen_.store(!left.empty(), std::memory_order_relaxed);
     attach_taps_locked();  // traces asked for before the connection: from the start
     if (rx_hooked_ && !left.empty()) tap_rx(left.data(), left.size(), true);
     st_pos_ = 0;
@@ -137,6 +142,7 @@ void Stream::begin() {
     if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->add_progress(self);
   }
   conn_->attach(self);
+  if (wake_len_ > 0) wake_arm(wake_after_);
   on_readable();  // leftover bytes, and anything already in the socket
   kick_tx();
 }

@@ -60,7 +60,8 @@ bool Stream::build_batch() {
     tx_done_ = true;
     return false;
   }
-  add_samehost_ack();  // Writes the peer's descriptors named are in place
+  if (add_wake_up()) return true;  // alone: a silent peer's wake-up
+  add_samehost_ack();              // Writes the peer's descriptors named are in place
   for (;;) {
     bool progressed;
     if (sq_turn_) {
