@@ -358,6 +358,7 @@ void Stream::flushed() {
 
 void Stream::stop() {
   if (stopped_.exchange(true)) return;
+  wake_cancel();
   std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>> rings;
   {
     std::lock_guard tl(tx_mu_);

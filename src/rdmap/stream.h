@@ -299,7 +299,8 @@ class Stream final : public ndk::QpTransport,
   void fault_flush();
 
   // ---- a silent peer (stream_wake.cc) ----
-  void wake_arm(std::chrono::milliseconds d);  // any thread: a check after d
+  void wake_arm(std::chrono::milliseconds d);  // reactor thread: a check after d
+  void wake_cancel();                          // any thread: drop the pending check
   void wake_check();                           // reactor timer
   bool add_wake_up();                          // tx_mu_, build_batch: the FPDU, if due
 
@@ -351,6 +352,9 @@ class Stream final : public ndk::QpTransport,
   std::atomic<bool> leftover_seen_{false};  // bytes came behind the MPA Reply
   std::atomic<bool> wake_pending_{false};   // the transmitter sends a wake-up when idle
   std::atomic<bool> faults_used_{false};    // inject_fault() was called: no wake-ups
+  // The pending check's timer (0: none), cancelled once the peer spoke or
+  // the stream stopped, so a connection leaves no timer behind.
+  std::atomic<uint64_t> wake_timer_{0};
   std::atomic<uint32_t> wake_ups_sent_{0};
   uint32_t wake_round_ = 0;        // reactor thread: checks that found us waiting
   uint32_t wake_idle_checks_ = 0;  // reactor thread: checks before we sent anything

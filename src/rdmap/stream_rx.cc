@@ -136,6 +136,8 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     }
     if (n > 0) {
       ++rx_reads_;
+      // The peer spoke: a pending wake-up check has nothing left to do.
+      if (wake_timer_.load(std::memory_order_relaxed) != 0) wake_cancel();
       done += static_cast<size_t>(n);
       ndk::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
       continue;

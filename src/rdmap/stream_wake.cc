@@ -54,9 +54,18 @@ void Stream::wake_arm(std::chrono::milliseconds d) {
   if (wake_started_ == std::chrono::steady_clock::time_point{})
     wake_started_ = std::chrono::steady_clock::now();
   std::weak_ptr<Stream> weak = weak_from_this();
-  conn_->reactor().after(d, [weak] {
-    if (auto s = weak.lock()) s->wake_check();
-  });
+  wake_timer_.store(conn_->reactor().after(d,
+                                           [weak] {
+                                             if (auto s = weak.lock()) {
+                                               s->wake_timer_.store(0, std::memory_order_relaxed);
+                                               s->wake_check();
+                                             }
+                                           }),
+                    std::memory_order_relaxed);
+}
+
+void Stream::wake_cancel() {
+  if (uint64_t id = wake_timer_.exchange(0, std::memory_order_relaxed)) conn_->reactor().cancel(id);
 }
 
 void Stream::wake_check() {
