@@ -21,7 +21,7 @@
 // faults were injected (tests count every frame).
 #include <algorithm>
 
-#include "ndk/counters.h"
+#include "provider/counters.h"
 #include "rdmap/stream.h"
 
 namespace softndk::rdmap {
@@ -36,6 +36,17 @@ constexpr uint32_t kMaxIdleChecks = 64;
 // gives up only after 2 s. Wake-ups wait this long for its verdict.
 constexpr std::chrono::milliseconds kRendezvousGrace{300};
 }  // namespace
+
+static_assert(kMaxWakeUps == SOFTNDK_MAX_WAKE_UPS);
+
+void Stream::query_activity(SOFTNDK_PEER_ACTIVITY* out) {
+  *out = {};
+  out->Established = TRUE;
+  out->SentFpdu = sent_anything();
+  out->PeerSpoke = peer_spoke();
+  out->WakeUpsSent = wake_ups_sent();
+  out->WakeAfterMs = static_cast<ULONG>(wake_after_.count());
+}
 
 bool Stream::peer_spoke() const {
   return leftover_seen_.load(std::memory_order_relaxed) ||
@@ -99,7 +110,7 @@ bool Stream::add_wake_up() {
   Batch& b = *b_;
   b.iov[b.niov++] = {wake_fpdu_, wake_len_};
   b.total = wake_len_;
-  if (!tx_hooked_ || !tx_through_faults()) ndk::count_qp(qc_.rdma_out_frames);
+  if (!tx_hooked_ || !tx_through_faults()) provider::count_qp(qc_.rdma_out_frames);
   wake_ups_sent_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
