@@ -9,13 +9,13 @@
 #include <thread>
 #include <utility>
 
+#include "engine/iwarp_provider.h"
 #include "ndk/cq.h"
 #include "ndk/dispatch.h"
 #include "ndk/port_caps.h"
+#include "ndk/provider_list.h"
 #include "ndk/qp.h"
 #include "ndk/srq.h"
-#include "engine/iwarp_provider.h"
-#include "ndk/provider_list.h"
 
 namespace softndk::ndk {
 

@@ -34,8 +34,8 @@
 #include "ndk/object.h"
 #include "ndk/provider_names.h"
 #include "softndk/softndk.h"
-#include "util/reactor.h"
 #include "util/pcap_writer.h"
+#include "util/reactor.h"
 
 namespace softndk::ndk {
 

@@ -45,7 +45,8 @@ constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
 constexpr uint32_t kMaxUntaggedPayload = 65534 - 18;
 }  // namespace
 
-Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt)
+Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn,
+               const StreamOptions& opt)
     : qp_(qp),
       conn_(std::move(conn)),
       crc_(conn_->params().crc),
@@ -58,8 +59,7 @@ Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, cons
       wake_after_(conn_->role() == tcp::Role::kInitiator ? opt.wake_silent_after
                                                          : std::chrono::milliseconds{0}),
       // With CRC the bytes must cross the wire: no fast path (docs/samehost.md).
-      samehost_(!conn_->params().crc &&
-                opt.samehost != 0),
+      samehost_(!conn_->params().crc && opt.samehost != 0),
       parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true,
                                  /*accept_samehost=*/samehost_}) {
   max_tagged_ = kMaxTaggedPayload;

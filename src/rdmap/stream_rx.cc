@@ -16,9 +16,9 @@
 
 #include "mpa/crc32c.h"
 #include "rdmap/placement.h"
-#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
+#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
 

@@ -95,8 +95,8 @@ bool Stream::add_sq_work() {
       // (an earlier FastRegister/Invalidate of this queue may change them),
       // before any byte of it goes out. Inline data was copied at post
       // time; its tokens are ignored (NDKPI 2.3).
-      const uint32_t need =
-          wr.type == NdkOperationTypeRead ? provider::kAccessLocalWrite : provider::kAccessLocalRead;
+      const uint32_t need = wr.type == NdkOperationTypeRead ? provider::kAccessLocalWrite
+                                                            : provider::kAccessLocalRead;
       // msg_.wr is our copy: fast-registered SGEs are translated in it.
       if (!check_local_sgl(stags_, pd_, msg_.wr.sge, wr.nsge, need)) {
         msg_.active = false;

@@ -25,9 +25,9 @@
 
 #include "mpa/mpa_negotiator.h"
 #include "softndk/ndkpi.h"
-#include "util/reactor.h"
 #include "tcp/socket.h"
 #include "tcp/tcp_stats.h"
+#include "util/reactor.h"
 
 namespace softndk::tcp {
 
