@@ -436,6 +436,38 @@ typedef struct _SOFTNDK_PATH_INFO {
 
 NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_INFO* pInfo);
 
+/* What a connection heard from its peer, and how far a failed NdkConnect
+ * got (docs/compatibility.md, "A silent peer"). For the consumer whose
+ * protocol timed out waiting for an answer: PeerSpoke FALSE on an
+ * established connection means the peer accepted it (MPA done) and then
+ * never sent a single byte, not even a TCP payload the library could not
+ * parse - a peer that is hung or, with Linux siw 6.1, that left our first
+ * FPDUs unread (softndk sends it up to SOFTNDK_MAX_WAKE_UPS zero-length
+ * RDMA Writes meanwhile; WakeUpsSent counts them). SetupPhase tells a reset
+ * during NdkConnect before the MPA exchange (the TCP handshake, or after
+ * it while the Request waited for its Reply) from one after it. Size must
+ * be at least sizeof(SOFTNDK_PEER_ACTIVITY) (smaller:
+ * STATUS_INVALID_PARAMETER, nothing written). Any connector: before a
+ * connect everything is 0. */
+#define SOFTNDK_SETUP_NONE 0      /* no NdkConnect failed on this connector */
+#define SOFTNDK_SETUP_TCP 1       /* failed in the TCP handshake (RST or no answer to our SYN) */
+#define SOFTNDK_SETUP_MPA 2       /* TCP connected; failed before the peer's MPA Reply */
+#define SOFTNDK_SETUP_AFTER_MPA 3 /* failed after the MPA Reply (initiator hold-off, RTR) */
+#define SOFTNDK_MAX_WAKE_UPS 6
+typedef struct _SOFTNDK_PEER_ACTIVITY {
+  ULONG Size;          /* in: sizeof(SOFTNDK_PEER_ACTIVITY) */
+  ULONG SetupPhase;    /* SOFTNDK_SETUP_* of the last failed NdkConnect */
+  BOOLEAN Established; /* MPA done and the data path started */
+  BOOLEAN SentFpdu;    /* we sent an FPDU that may want an answer (not just a Write RTR) */
+  BOOLEAN PeerSpoke;   /* the peer sent at least one byte after its MPA Reply */
+  BOOLEAN Reserved;
+  ULONG WakeUpsSent;    /* zero-length RDMA Writes sent to a silent peer */
+  ULONG WakeAfterMs;    /* the first wake-up's bound on this connection; 0 off */
+  ULONG MpaRoundTripUs; /* initiator: our MPA Request sent -> the peer's Reply */
+} SOFTNDK_PEER_ACTIVITY;
+
+NTSTATUS SoftNdkQueryPeerActivity(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PEER_ACTIVITY* pInfo);
+
 /* "tcp", "samehost", "probing" for a SOFTNDK_PATH_* value, and a short
  * phrase for a SOFTNDK_PATH_REASON_* value ("disabled", "no peer", ...);
  * NULL for unknown values. */

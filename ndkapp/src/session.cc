@@ -400,7 +400,11 @@ std::unique_ptr<Connection> Connection::connect(Adapter& a, Qp& qp, const SockAd
         *reject_data = std::move(buf);
       }
     }
-    throw ToolError(connect_failure_text(st, peer.to_string()));
+    SOFTNDK_PEER_ACTIVITY act{};
+    act.Size = sizeof act;
+    ULONG phase =
+        SoftNdkQueryPeerActivity(k, &act) == STATUS_SUCCESS ? act.SetupPhase : SOFTNDK_SETUP_NONE;
+    throw ToolError(connect_failure_text(st, peer.to_string(), phase));
   }
   if (peer_pdata) {
     std::vector<uint8_t> buf(512);
@@ -503,6 +507,19 @@ std::string Connection::end_cause() const {
 std::string with_end_cause(const std::string& what, const Connection* c) {
   std::string cause = c ? c->end_cause() : "";
   return cause.empty() ? what : what + ": " + cause;
+}
+
+std::string Connection::silence() const {
+  SOFTNDK_PEER_ACTIVITY a{};
+  a.Size = sizeof a;
+  if (conn_ == nullptr || SoftNdkQueryPeerActivity(conn_, &a) != STATUS_SUCCESS) return "";
+  return silent_peer_text(a);
+}
+
+void throw_if_silent(const std::string& what, const Connection* c) {
+  if (c == nullptr) return;
+  std::string s = c->silence();
+  if (!s.empty()) throw PeerSilentError(what + ": " + s);
 }
 
 bool Connection::tcp_info(SOFTNDK_TCP_INFO& out) const {

@@ -67,7 +67,36 @@ std::string status_name(NTSTATUS status) {
   return buf;
 }
 
-std::string connect_failure_text(NTSTATUS status, const std::string& where) {
+namespace {
+// Where the user reads more (the source tree's docs; the man pages' NOTES
+// sections say the same in short).
+constexpr const char* kSiwDoc =
+    "softndk's docs/compatibility.md, \"What does not interoperate\", note 1";
+}  // namespace
+
+std::string connect_failure_text(NTSTATUS status, const std::string& where, ULONG setup_phase) {
+  if (status == STATUS_CONNECTION_RESET || status == STATUS_CONNECTION_ABORTED) {
+    switch (setup_phase) {
+      case SOFTNDK_SETUP_TCP:
+        return "connection to " + where +
+               " was reset in the TCP handshake, before the MPA exchange (nothing accepts "
+               "connections on that port now)";
+      case SOFTNDK_SETUP_MPA:
+        return "connection to " + where +
+               " was reset before the MPA exchange (TCP connected, then reset before the peer's "
+               "MPA Reply; behind a port forward such as QEMU's user networking this is how a "
+               "refused connection looks: nothing listens behind it, or a Linux siw listener "
+               "stopped accepting after a bare TCP connection to it, e.g. a readiness probe: "
+               "see " +
+               std::string(kSiwDoc) + ")";
+      case SOFTNDK_SETUP_AFTER_MPA:
+        return "connection to " + where +
+               " was reset after the MPA exchange (the peer accepted, then closed before the "
+               "connection was up)";
+      default:
+        break;
+    }
+  }
   switch (status) {
     case STATUS_CONNECTION_REFUSED:
       return "connection to " + where + " refused (no server listening there, or it said no)";
@@ -83,6 +112,24 @@ std::string connect_failure_text(NTSTATUS status, const std::string& where) {
     default:
       return "connect to " + where + " failed: " + status_name(status);
   }
+}
+
+std::string silent_peer_text(const SOFTNDK_PEER_ACTIVITY& a) {
+  if (!a.Established || !a.SentFpdu || a.PeerSpoke) return "";
+  std::string s =
+      "the peer accepted the connection (MPA exchange done) but never answered our first "
+      "message: not one byte came from it since";
+  if (a.WakeUpsSent > 0)
+    s += " (softndk also sent it " + std::to_string(a.WakeUpsSent) +
+         " zero-length RDMA Writes to wake it)";
+  s += ". If the peer is Linux siw (6.1 and later), it can leave the first data that reaches it "
+       "right behind its MPA Reply unread, and closing such a connection can crash a 6.1 "
+       "kernel (iwcm.c BUG()); see " +
+       std::string(kSiwDoc) +
+       ". Try: check the peer (its kernel log); run again; if it keeps happening, "
+       "SOFTNDK_SILENT_PEER_WAKE_MS (a shorter first wake-up) or SOFTNDK_MPA_HOLDOFF_MS=300 "
+       "(hold our first message back after the Reply)";
+  return s;
 }
 
 std::string listen_failure_text(NTSTATUS status, const std::string& where) {

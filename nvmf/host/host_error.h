@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitVerify = 5,          // data read back differs from the pattern written
   kExitProtocol = 6,        // the target broke the transport rules (wrong invalidated key, bad CQE)
   kExitConnectionLost = 7,  // the association broke or a command timed out during I/O
+  kExitPeerSilent = 8,      // a command timed out and the target never sent a byte on that queue
 };
 
 struct HostError : std::runtime_error {

@@ -140,6 +140,12 @@ void Queue::post_receive(unsigned idx) {
 }
 
 void Queue::lost(const std::string& what) {
+  // A target that accepted the queue's connection and never sent a byte is
+  // named as such (siw 6.1's first-FPDU race, docs/compatibility.md note 1).
+  if (conn_) {
+    std::string silent = conn_->silence();
+    if (!silent.empty()) throw HostError(kExitPeerSilent, what + ": " + silent);
+  }
   throw HostError(kExitConnectionLost, tools::with_end_cause(what, conn_.get()));
 }
 

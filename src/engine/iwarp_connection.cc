@@ -5,7 +5,10 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "rdmap/rtr.h"
@@ -14,8 +17,27 @@
 
 namespace softndk::engine {
 
-IwarpConnection::IwarpConnection(std::shared_ptr<tcp::Connection> c, bool samehost)
-    : c_(std::move(c)), samehost_(samehost) {
+namespace {
+
+// The first bound of a silent peer's wake-up (rdmap/stream_wake.cc): the
+// adapter's fixed value, or twice the MPA round trip of this connection -
+// the peer answered our Request within one, so an answer to our first FPDU
+// within two is the normal case - between 20 ms (LAN round trips are
+// microseconds; a bound that short would wake peers that merely think
+// before they answer, and siw's race window is a few instructions there)
+// and 500 ms. docs/compatibility.md note 1 has the measurements.
+std::chrono::milliseconds wake_bound(int32_t fixed_ms, std::chrono::microseconds mpa_rtt) {
+  using std::chrono::milliseconds;
+  if (fixed_ms >= 0) return milliseconds(fixed_ms);
+  auto b = std::chrono::duration_cast<milliseconds>(2 * mpa_rtt);
+  return std::clamp(b, milliseconds(20), milliseconds(500));
+}
+
+}  // namespace
+
+IwarpConnection::IwarpConnection(std::shared_ptr<tcp::Connection> c, bool samehost,
+                                 int32_t silent_wake_ms)
+    : c_(std::move(c)), samehost_(samehost), silent_wake_ms_(silent_wake_ms) {
   const mpa::NegotiatedParams& p = c_->params();
   facts_.ird = p.ird;
   facts_.ord = p.ord;
@@ -26,6 +48,8 @@ IwarpConnection::IwarpConnection(std::shared_ptr<tcp::Connection> c, bool sameho
   facts_.rtr = p.p2p ? p.rtr : 0;
   facts_.local = c_->local();
   facts_.peer = c_->peer();
+  facts_.mpa_round_trip_us = static_cast<uint32_t>(
+      std::min<int64_t>(c_->mpa_round_trip().count(), std::numeric_limits<uint32_t>::max()));
 }
 
 const std::vector<uint8_t>& IwarpConnection::peer_private_data() const {
@@ -54,6 +78,7 @@ std::shared_ptr<provider::QpEngine> IwarpConnection::start(provider::QpHost* qp,
   }
   so.await_peer_fpdu = !initiator;  // RFC 5044 7.1.2 (with P2P the RTR is here already)
   so.samehost = samehost_ ? 1 : 0;
+  if (initiator) so.wake_silent_after = wake_bound(silent_wake_ms_, c_->mpa_round_trip());
   return rdmap::start_stream(qp, c_, so);
 }
 
@@ -61,7 +86,9 @@ void IwarpConnection::on_peer_close(std::function<void(NTSTATUS)> cb) {
   c_->on_peer_close(std::move(cb));
 }
 
-void IwarpConnection::disconnect(std::function<void(NTSTATUS)> cb) { c_->disconnect(std::move(cb)); }
+void IwarpConnection::disconnect(std::function<void(NTSTATUS)> cb) {
+  c_->disconnect(std::move(cb));
+}
 
 bool IwarpConnection::tcp_info(SOFTNDK_TCP_INFO* info) const {
   tcp::TcpStats t;

@@ -16,12 +16,13 @@ namespace softndk::engine {
 // What every connection of one provider shares: its settings.
 struct IwarpSettings {
   tcp::ConnSettings conn;
-  bool samehost = true;  // SOFTNDK_SAMEHOST
+  bool samehost = true;         // SOFTNDK_SAMEHOST
+  int32_t silent_wake_ms = -1;  // provider::ProviderConfig::silent_wake_ms
 };
 
 class IwarpConnection final : public provider::Connection {
  public:
-  IwarpConnection(std::shared_ptr<tcp::Connection> c, bool samehost);
+  IwarpConnection(std::shared_ptr<tcp::Connection> c, bool samehost, int32_t silent_wake_ms = 0);
   const provider::ConnectionFacts& facts() const override { return facts_; }
   const std::vector<uint8_t>& peer_private_data() const override;
   bool closed() const override { return c_->closed(); }
@@ -35,6 +36,7 @@ class IwarpConnection final : public provider::Connection {
  private:
   const std::shared_ptr<tcp::Connection> c_;
   const bool samehost_;
+  const int32_t silent_wake_ms_;
   provider::ConnectionFacts facts_;
 };
 

@@ -52,7 +52,7 @@ tcp::ConnSettings conn_settings(const provider::ProviderConfig& c) {
 class IwarpProvider final : public provider::Provider {
  public:
   explicit IwarpProvider(const provider::ProviderConfig& c)
-      : engine_(*c.engine), settings_{conn_settings(c), c.samehost} {}
+      : engine_(*c.engine), settings_{conn_settings(c), c.samehost, c.silent_wake_ms} {}
 
   const char* name() const override { return "iwarp"; }
 
@@ -66,15 +66,20 @@ class IwarpProvider final : public provider::Provider {
     a.ord = args.ord;
     a.private_data = std::move(args.private_data);
     const bool sh = settings_.samehost;
+    const int32_t wake = settings_.silent_wake_ms;
     std::shared_ptr<tcp::ActiveConnect> ac;
     NTSTATUS st = tcp::ActiveConnect::start(
         engine_.pick(), settings_.conn, std::move(a),
-        [done = std::move(done), sh](tcp::ConnectResult r) {
+        [done = std::move(done), sh, wake](tcp::ConnectResult r) {
           provider::ConnectResult pr;
           pr.status = r.status;
           pr.rejected = r.mpa == mpa::Status::kRejected;
           pr.peer_private_data = std::move(r.peer_private_data);
-          if (r.connection) pr.connection = std::make_shared<IwarpConnection>(r.connection, sh);
+          pr.setup_phase = r.phase == tcp::SetupPhase::kTcp   ? SOFTNDK_SETUP_TCP
+                           : r.phase == tcp::SetupPhase::kMpa ? SOFTNDK_SETUP_MPA
+                                                              : SOFTNDK_SETUP_AFTER_MPA;
+          if (r.connection)
+            pr.connection = std::make_shared<IwarpConnection>(r.connection, sh, wake);
           done(std::move(pr));
         },
         &ac);

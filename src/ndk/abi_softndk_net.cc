@@ -47,6 +47,17 @@ NTSTATUS SoftNdkQueryConnectionPath(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PATH_I
   });
 }
 
+NTSTATUS SoftNdkQueryPeerActivity(NDK_CONNECTOR* pNdkConnector, SOFTNDK_PEER_ACTIVITY* pInfo) {
+  return guarded([&]() -> NTSTATUS {
+    Connector* c;
+    NTSTATUS s = live(pNdkConnector, NdkObjectTypeConnector, &c);
+    if (s != STATUS_SUCCESS) return s;
+    if (pInfo == nullptr || pInfo->Size < sizeof(SOFTNDK_PEER_ACTIVITY))
+      return STATUS_INVALID_PARAMETER;
+    return c->net().query_activity(pInfo);
+  });
+}
+
 const char* SoftNdkPathName(ULONG Path) {
   switch (Path) {
     case SOFTNDK_PATH_TCP:

@@ -130,6 +130,20 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   // Not in SOFTNDK_OPEN_PARAMETERS (that layout is the C ABI): a peer
   // workaround, so environment only. Capped by the TCP layer (2 s).
   a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0);
+  // A silent peer's wake-up (rdmap/stream_wake.cc, docs/compatibility.md
+  // note 1) is on by default: SOFTNDK_MPA_HOLDOFF_MS=0 turns every siw
+  // workaround off, SOFTNDK_SILENT_PEER_WAKE_MS sets its first bound (0 off;
+  // unset: from the connection's MPA round trip).
+  a->silent_wake_ms_ = -1;
+  if (const char* h = std::getenv("SOFTNDK_MPA_HOLDOFF_MS");
+      h != nullptr && std::strcmp(h, "0") == 0)
+    a->silent_wake_ms_ = 0;
+  if (const char* w = std::getenv("SOFTNDK_SILENT_PEER_WAKE_MS"); w != nullptr && *w != '\0') {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(w, &end, 10);
+    if (end == w || *end != '\0' || n > 10000) return STATUS_INVALID_PARAMETER;
+    a->silent_wake_ms_ = static_cast<int32_t>(n);
+  }
   // Also environment only: the TCP congestion control of every connection
   // ("" automatic, "system", or an algorithm this kernel allows; a name it
   // refuses fails the open rather than every connection later).
@@ -197,6 +211,7 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   pc.mpa_holdoff_ms = a->mpa_holdoff_ms_;
   pc.tcp_congestion = a->tcp_congestion_;
   pc.samehost = a->samehost_;
+  pc.silent_wake_ms = a->silent_wake_ms_;
   if (NTSTATUS st = open_provider(pc, &a->provider_); st != STATUS_SUCCESS) return st;
   a->port_state_.store(dev->up ? SoftNdkPortStateActive : SoftNdkPortStateDown);
 

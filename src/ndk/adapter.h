@@ -34,8 +34,8 @@
 #include "ndk/object.h"
 #include "ndk/provider_names.h"
 #include "softndk/softndk.h"
-#include "util/reactor.h"
 #include "util/pcap_writer.h"
+#include "util/reactor.h"
 
 namespace softndk::ndk {
 
@@ -112,6 +112,9 @@ class Adapter {
   // SOFTNDK_MPA_HOLDOFF_MS at open (0 if unset): tcp::ConnSettings::
   // initiator_holdoff for this adapter's outgoing connections.
   uint32_t mpa_holdoff_ms() const { return mpa_holdoff_ms_; }
+  // The first bound of a silent peer's wake-up (rdmap::StreamOptions::
+  // wake_silent_after) in ms: -1 automatic (from the MPA round trip), 0 off.
+  int32_t silent_wake_ms() const { return silent_wake_ms_; }
   // SOFTNDK_TCP_CONGESTION at open ("" if unset): tcp::ConnSettings::
   // congestion for this adapter's connections, both directions.
   const std::string& tcp_congestion() const { return tcp_congestion_; }
@@ -183,6 +186,7 @@ class Adapter {
   NDK_VERSION version_{};
   SOFTNDK_OPEN_PARAMETERS params_{};
   uint32_t mpa_holdoff_ms_ = 0;
+  int32_t silent_wake_ms_ = -1;
   std::string tcp_congestion_;
   bool samehost_ = false;
   uint32_t flags_ = 0;

@@ -180,6 +180,7 @@ void ConnectorNet::on_connect_result(provider::ConnectResult r, NDK_FN_REQUEST_C
       state_ = ConnState::kConnected;
     } else {
       state_ = ConnState::kFailed;
+      setup_phase_ = r.setup_phase;
       if (r.rejected) {
         // The reject's private data, for NdkGetConnectionData.
         peer_pd_ = std::move(r.peer_private_data);
@@ -228,6 +229,7 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
     } else if (conn_->closed()) {
       st = STATUS_CONNECTION_ABORTED;  // the responder gave up meanwhile
       state_ = ConnState::kClosed;
+      setup_phase_ = SOFTNDK_SETUP_AFTER_MPA;
     } else if (!establish_locked(true)) {
       // The initiator's start failed (the RTR could not be sent, or the
       // connection went away): reset it.

@@ -1,11 +1,14 @@
 // connector_query.cc - what a connector reports about its connection:
 // NdkGetConnectionData, the local and peer addresses, and the softndk
 // extensions SoftNdkQueryConnectionInfo, SoftNdkQueryConnectionPath,
-// SoftNdkQueryConnectionTcpInfo and SoftNdkInjectConnectionFault
+// SoftNdkQueryConnectionTcpInfo, SoftNdkQueryPeerActivity and
+// SoftNdkInjectConnectionFault
 // (docs/connections.md, docs/samehost.md, docs/observability.md). Split
 // from connector_net.cc, which makes and ends the connection.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #include "ndk/adapter.h"
 #include "ndk/endpoint_address.h"
@@ -91,8 +94,26 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
   return STATUS_SUCCESS;
 }
 
-static_assert(offsetof(SOFTNDK_PATH_INFO, RingIn) == SOFTNDK_PATH_INFO_V1_SIZE);
+NTSTATUS ConnectorNet::query_activity(SOFTNDK_PEER_ACTIVITY* info) {
+  std::shared_ptr<provider::QpEngine> s;
+  std::shared_ptr<provider::Connection> c;
+  ULONG phase;
+  {
+    std::lock_guard lk(mu_);
+    phase = setup_phase_;
+    s = stream_;
+    c = conn_;
+  }
+  SOFTNDK_PEER_ACTIVITY out{};
+  if (s != nullptr) s->query_activity(&out);  // Established and the engine's facts
+  out.Size = info->Size;
+  out.SetupPhase = phase;
+  if (c != nullptr) out.MpaRoundTripUs = c->facts().mpa_round_trip_us;
+  std::memcpy(info, &out, sizeof out);
+  return STATUS_SUCCESS;
+}
 
+static_assert(offsetof(SOFTNDK_PATH_INFO, RingIn) == SOFTNDK_PATH_INFO_V1_SIZE);
 
 NTSTATUS ConnectorNet::query_path(SOFTNDK_PATH_INFO* info) {
   std::shared_ptr<provider::QpEngine> st;

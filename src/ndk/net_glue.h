@@ -70,6 +70,7 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   NTSTATUS query(SOFTNDK_CONNECTION_INFO* info);
   NTSTATUS query_tcp(SOFTNDK_TCP_INFO* info);
   NTSTATUS query_path(SOFTNDK_PATH_INFO* info);  // connector_net.cc
+  NTSTATUS query_activity(SOFTNDK_PEER_ACTIVITY* info);
   NTSTATUS inject(const SOFTNDK_FAULT* f);
 
   // Listener side: a request presented by the engine; the connector keeps
@@ -122,6 +123,9 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   sockaddr_storage local_{}, peer_{};
   bool have_addrs_ = false;
   uint32_t term_sent_ = 0xFFFFFFFFu, term_received_ = 0xFFFFFFFFu;
+  // SoftNdkQueryPeerActivity: where the last NdkConnect failed (SOFTNDK_SETUP_*)
+  // and the wake-up bound given to the stream.
+  ULONG setup_phase_ = SOFTNDK_SETUP_NONE;
 };
 
 struct ListenerNet : std::enable_shared_from_this<ListenerNet> {

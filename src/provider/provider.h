@@ -187,8 +187,7 @@ class QpEngine {
   // QpHost::direct_finish(). Engines without a direct path keep the
   // defaults (posts take the ordinary way).
   virtual bool direct_begin() { return false; }
-  virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
-                          ULONG nsge) {
+  virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl, ULONG nsge) {
     (void)wr, (void)seq, (void)sgl, (void)nsge;
   }
   // NdkFlush/QP close/fatal error, before the QP cancels its queued
@@ -221,6 +220,13 @@ class QpEngine {
     *out = {};
     out->Path = SOFTNDK_PATH_TCP;
   }
+  // SoftNdkQueryPeerActivity's engine half: Established, SentFpdu,
+  // PeerSpoke, WakeUpsSent, WakeAfterMs (the object model adds the rest).
+  virtual void query_activity(SOFTNDK_PEER_ACTIVITY* out) {
+    *out = {};
+    out->Established = TRUE;
+    out->PeerSpoke = TRUE;  // an engine that cannot tell never calls a peer silent
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -238,6 +244,7 @@ struct ConnectionFacts {
   bool crc = false, markers = false, p2p = false;
   uint8_t rtr = 0;  // P2P: the RTR type chosen (0 without P2P)
   Address local, peer;
+  uint32_t mpa_round_trip_us = 0;  // initiator: Request sent -> Reply parsed
 };
 
 // An established connection (initiator: once the peer accepted, before
@@ -276,6 +283,9 @@ struct ConnectResult {
   // The peer rejected (NdkReject): its private data for NdkGetConnectionData.
   bool rejected = false;
   std::vector<uint8_t> peer_private_data;
+  // A failure: how far it got (SOFTNDK_SETUP_*: TCP handshake, before or
+  // after the MPA exchange), for SoftNdkQueryPeerActivity.
+  ULONG setup_phase = SOFTNDK_SETUP_NONE;
 };
 
 // A local address reserved for several outgoing connections
@@ -340,6 +350,10 @@ struct ProviderConfig {
   uint32_t mpa_holdoff_ms = 0;       // SOFTNDK_MPA_HOLDOFF_MS
   std::string tcp_congestion;        // SOFTNDK_TCP_CONGESTION
   bool samehost = true;              // SOFTNDK_SAMEHOST
+  // First bound of a silent peer's wake-up in ms (docs/compatibility.md
+  // note 1): -1 from the MPA round trip, 0 off (SOFTNDK_MPA_HOLDOFF_MS=0,
+  // SOFTNDK_SILENT_PEER_WAKE_MS).
+  int32_t silent_wake_ms = -1;
 };
 
 class Provider {

@@ -45,7 +45,8 @@ constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
 constexpr uint32_t kMaxUntaggedPayload = 65534 - 18;
 }  // namespace
 
-Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt)
+Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn,
+               const StreamOptions& opt)
     : qp_(qp),
       conn_(std::move(conn)),
       crc_(conn_->params().crc),
@@ -55,9 +56,10 @@ Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, cons
       stags_(qp->stags()),
       qc_(qp->counters()),
       sent_rtr_(opt.sent_rtr),
+      wake_after_(conn_->role() == tcp::Role::kInitiator ? opt.wake_silent_after
+                                                         : std::chrono::milliseconds{0}),
       // With CRC the bytes must cross the wire: no fast path (docs/samehost.md).
-      samehost_(!conn_->params().crc &&
-                opt.samehost != 0),
+      samehost_(!conn_->params().crc && opt.samehost != 0),
       parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true,
                                  /*accept_samehost=*/samehost_}) {
   max_tagged_ = kMaxTaggedPayload;
@@ -68,6 +70,8 @@ Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, cons
   }
   tx_gated_.store(opt.await_peer_fpdu, std::memory_order_relaxed);
   b_ = std::make_unique<Batch>();
+  if (wake_after_.count() > 0)
+    wake_len_ = wire::encode_rtr_write(std::span<uint8_t>(wake_fpdu_), crc_);
 }
 
 Stream::~Stream() {
@@ -124,6 +128,7 @@ void Stream::begin() {
     if (!left.empty()) staging_.resize(std::max(left.size(), kStagingSize));
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
     if (!left.empty()) arm_staging_release();
+    leftover_seen_.store(!left.empty(), std::memory_order_relaxed);
     attach_taps_locked();  // traces asked for before the connection: from the start
     if (rx_hooked_ && !left.empty()) tap_rx(left.data(), left.size(), true);
     st_pos_ = 0;
@@ -133,6 +138,7 @@ void Stream::begin() {
     qp_->add_progress(self);
   }
   conn_->attach(self);
+  if (wake_len_ > 0) wake_arm(wake_after_);
   on_readable();  // leftover bytes, and anything already in the socket
   kick_tx();
 }
@@ -348,6 +354,7 @@ void Stream::flushed() {
 
 void Stream::stop() {
   if (stopped_.exchange(true)) return;
+  wake_cancel();
   std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>> rings;
   {
     std::lock_guard tl(tx_mu_);

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -35,9 +36,9 @@
 #include "ddp/stream_parser.h"
 #include "provider/provider.h"
 #include "rdmap/read_queues.h"
+#include "rdmap/terminate.h"
 #include "transport/samehost/samehost.h"
 #include "transport/samehost/samehost_segments.h"
-#include "rdmap/terminate.h"
 #include "transport/tcp/connection.h"
 
 namespace softndk::rdmap {
@@ -61,7 +62,17 @@ struct StreamOptions {
   // The same-host fast path (docs/samehost.md): 0 off, 1 on. The provider
   // passes its adapter's SOFTNDK_SAMEHOST setting.
   int samehost = 1;
+  // Initiator, a peer that stays silent (stream_wake.cc, docs/compatibility.md
+  // note 1): once we have sent FPDUs and the peer has sent not one byte since
+  // its MPA Reply for this long, a zero-length RDMA Write goes out (Linux siw
+  // 6.1 can leave FPDUs that arrived right behind its Reply unread until more
+  // bytes come); then again at doubling intervals, kMaxWakeUps in all. 0: off.
+  std::chrono::milliseconds wake_silent_after{0};
 };
+
+// Wake-ups sent to a silent peer at most (StreamOptions::wake_silent_after):
+// at B, 3B, 7B, ... 63B after the first check.
+inline constexpr uint32_t kMaxWakeUps = 6;
 
 // What the same-host fast path did on one stream (SOFTNDK_PATH_INFO).
 struct SamehostStats {
@@ -136,6 +147,8 @@ class Stream final : public provider::QpEngine,
   SamehostStats samehost_stats() const;
   // provider::QpEngine: SoftNdkQueryConnectionPath from samehost_stats().
   void query_path(SOFTNDK_PATH_INFO* out) override;
+  // SoftNdkQueryPeerActivity (stream_wake.cc).
+  void query_activity(SOFTNDK_PEER_ACTIVITY* out) override;
   // layer<<16 | etype<<8 | code, 0xFFFFFFFF when none (SOFTNDK_CONNECTION_INFO).
   uint32_t last_terminate_sent() const override { return term_sent_.load(); }
   uint32_t last_terminate_received() const override { return term_received_.load(); }
@@ -144,6 +157,12 @@ class Stream final : public provider::QpEngine,
   // the batches whose prediction failed (tests, diagnostics).
   uint64_t rx_batched_fpdus() const { return spec_fpdus_.load(std::memory_order_relaxed); }
   uint64_t rx_batch_misses() const { return spec_misses_.load(std::memory_order_relaxed); }
+  // A silent peer (stream_wake.cc; any thread): has the peer sent a byte
+  // since the MPA Reply, have we sent an FPDU that may want an answer
+  // (beyond a Write RTR), and how many wake-ups went out.
+  bool peer_spoke() const;
+  bool sent_anything() const;
+  uint32_t wake_ups_sent() const { return wake_ups_sent_.load(std::memory_order_relaxed); }
   // Runs f under the receive lock, which every placement into consumer
   // memory holds (tests: look at a half-landed buffer without racing it).
   template <typename F>
@@ -287,6 +306,12 @@ class Stream final : public provider::QpEngine,
   void update_tx_hooked();      // tx_mu_
   void fault_flush();
 
+  // ---- a silent peer (stream_wake.cc) ----
+  void wake_arm(std::chrono::milliseconds d);  // reactor thread: a check after d
+  void wake_cancel();                          // any thread: drop the pending check
+  void wake_check();                           // reactor timer
+  bool add_wake_up();                          // tx_mu_, build_batch: the FPDU, if due
+
   // ---- polled mode (stream.cc, docs/datapath.md "Who runs what") ----
   void enter_polled();
   void kick_pending();        // tx_pending_ -> kick_tx()
@@ -328,6 +353,21 @@ class Stream final : public provider::QpEngine,
   std::atomic<uint32_t> term_sent_{0xFFFFFFFFu}, term_received_{0xFFFFFFFFu};
   provider::Counters& qc_;  // the QP's own counters (bumped with the adapter's)
   const std::vector<uint8_t> sent_rtr_;
+
+  // ---- a silent peer (stream_wake.cc) ----
+  const std::chrono::milliseconds wake_after_;
+  std::atomic<bool> leftover_seen_{false};  // bytes came behind the MPA Reply
+  std::atomic<bool> wake_pending_{false};   // the transmitter sends a wake-up when idle
+  std::atomic<bool> faults_used_{false};    // inject_fault() was called: no wake-ups
+  // The pending check's timer (0: none), cancelled once the peer spoke or
+  // the stream stopped, so a connection leaves no timer behind.
+  std::atomic<uint64_t> wake_timer_{0};
+  std::atomic<uint32_t> wake_ups_sent_{0};
+  uint32_t wake_round_ = 0;        // reactor thread: checks that found us waiting
+  uint32_t wake_idle_checks_ = 0;  // reactor thread: checks before we sent anything
+  std::chrono::steady_clock::time_point wake_started_{};  // first wake_arm()
+  uint8_t wake_fpdu_[24] = {};                            // the zero-length Write (STag 1, TO 0)
+  size_t wake_len_ = 0;
 
   // ---- same-host fast path (stream_samehost.cc) ----
   const bool samehost_;  // look for a same-host peer (and accept its opcodes)

@@ -181,6 +181,7 @@ NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
   const uint32_t type = provider::fault_type(f);
   if (type == SoftNdkFaultDelayTx && (f.DelayMs == 0 || f.DelayMs > kMaxDelayMs))
     return STATUS_INVALID_PARAMETER;
+  faults_used_.store(true, std::memory_order_relaxed);  // no wake-ups (stream_wake.cc)
   std::lock_guard lk(tx_mu_);
   if (stopped_.load() || tx_done_ || fd_ < 0) return STATUS_CONNECTION_INVALID;
   // The stream left TCP for the same-host ring: there is no wire to fault

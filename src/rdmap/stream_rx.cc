@@ -16,9 +16,9 @@
 
 #include "mpa/crc32c.h"
 #include "rdmap/placement.h"
-#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
+#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
 
@@ -136,6 +136,8 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     }
     if (n > 0) {
       ++rx_reads_;
+      // The peer spoke: a pending wake-up check has nothing left to do.
+      if (wake_timer_.load(std::memory_order_relaxed) != 0) wake_cancel();
       done += static_cast<size_t>(n);
       provider::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
       continue;

@@ -60,7 +60,8 @@ bool Stream::build_batch() {
     tx_done_ = true;
     return false;
   }
-  add_samehost_ack();  // Writes the peer's descriptors named are in place
+  if (add_wake_up()) return true;  // alone: a silent peer's wake-up
+  add_samehost_ack();              // Writes the peer's descriptors named are in place
   for (;;) {
     bool progressed;
     if (sq_turn_) {
@@ -94,8 +95,8 @@ bool Stream::add_sq_work() {
       // (an earlier FastRegister/Invalidate of this queue may change them),
       // before any byte of it goes out. Inline data was copied at post
       // time; its tokens are ignored (NDKPI 2.3).
-      const uint32_t need =
-          wr.type == NdkOperationTypeRead ? provider::kAccessLocalWrite : provider::kAccessLocalRead;
+      const uint32_t need = wr.type == NdkOperationTypeRead ? provider::kAccessLocalWrite
+                                                            : provider::kAccessLocalRead;
       // msg_.wr is our copy: fast-registered SGEs are translated in it.
       if (!check_local_sgl(stags_, pd_, msg_.wr.sge, wr.nsge, need)) {
         msg_.active = false;

@@ -23,7 +23,7 @@ need_ndkping() {
 ndkping_attempt() { # SIZE COUNT OUTFILE -> RC
   rxq_watch_start "$G_RPING"
   RC=0
-  SOFTNDK_MPA_HOLDOFF_MS=$SIW_HOLDOFF_MS timeout 120 "$NDKPING" -c -a 127.0.0.1 -p "$HP_RPING" \
+  timeout 120 "$NDKPING" -c -a 127.0.0.1 -p "$HP_RPING" \
     -C "$2" -S "$1" -V -v -d >"$3" 2>&1 || RC=$?
   rxq_watch_stop "$3.rxq"
 }
@@ -367,4 +367,26 @@ case_badpeer_terminate() {
   check "second connection served after the Terminate" test $rc -eq 0
   check "second connection's Write and Send verified" has "$CDIR/verbs2.txt" '"op": "send".*"ok": true'
   cap_window "$t0"
+}
+
+# ndkping -c x20 against the persistent rping -s -P, with the library's
+# defaults (issue 32): every connection's first Send lands right behind
+# siw's MPA Reply (note 8), so each run must pass without a retry, and the
+# guest kernel must log no BUG/oops.
+case_ndkping_reconnect() {
+  local i rc passed=0 t0 s
+  need_ndkping || return 0
+  : >"$CDIR/runs.tsv"
+  for i in $(seq 1 20); do
+    t0=$(now)
+    rc=0
+    timeout 60 "$NDKPING" -c -a 127.0.0.1 -p "$HP_RPING" -C 2 -S 64 -V >"$CDIR/ndkping-$i.txt" 2>&1 || rc=$?
+    s=$(since "$t0")
+    printf 'ndkping-%d\trc=%d\t%s s\t%s\n' "$i" "$rc" "$s" \
+      "$(grep -m1 'ndkping:' "$CDIR/ndkping-$i.txt" || true)" >>"$CDIR/runs.tsv"
+    [ "$rc" -eq 0 ] && passed=$((passed + 1))
+  done
+  sed 's/^/  run| /' "$CDIR/runs.tsv"
+  check "ndkping -c x20, defaults only: 20 passed (got $passed)" test "$passed" -eq 20
+  guest_no_oops
 }

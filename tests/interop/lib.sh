@@ -126,6 +126,14 @@ check() { # WHAT COMMAND...: record a failed check, keep going
 jtrue() { jq -e -s "$2" "$1" >/dev/null 2>&1; } # FILE JQ-EXPR over all objects
 has() { grep -qE -- "$2" "$1"; }                 # FILE REGEX
 hasnt() { ! grep -qE -- "$2" "$1"; }
+# The guest kernel logged no BUG or oops (siw 6.1's iwcm.c BUG()
+# after a stalled close, README section m of the interop harness).
+guest_no_oops() {
+  g_run 20 "dmesg | grep -E 'BUG|Oops|invalid opcode|general protection' | tail -n 20" \
+    >"$CDIR/oops.txt" 2>&1 || true
+  sed 's/^/  dmesg| /' "$CDIR/oops.txt"
+  check "guest kernel: no BUG or oops in dmesg" test ! -s "$CDIR/oops.txt"
+}
 
 # ---- siw leaving the initiator's first FPDU unread (notes 1 and 8) ----
 # siw_accept() sends the MPA Reply and only afterwards points the socket's
@@ -137,16 +145,14 @@ hasnt() { ! grep -qE -- "$2" "$1"; }
 # length. Cases that can hit it sample the queue (rxq-watch.sh) while they
 # run, and retry once only if exactly that was seen.
 #
-# The mitigation: softndk's initiator hold-off (SOFTNDK_MPA_HOLDOFF_MS,
-# tcp::ConnSettings::initiator_holdoff) keeps the first FPDU back this long
-# after the Reply. Since NDK adapters offer P2P by default, every NDK
-# initiator's first FPDU is its RTR, and stock siw reports ESTABLISHED to
-# its application only once it has read it: an RTR (and the Send behind it)
-# left unread leaves a siw application that speaks first waiting for
-# ever (seen once in terminate_ndk_to_siw). So every case runs with the
-# hold-off (cmd_case); the sampler stays as the proof in case the race
-# still wins.
-SIW_HOLDOFF_MS=300
+# The library's default cures it (issue 32, rdmap/stream_wake.cc): an
+# initiator whose peer has sent nothing since its Reply, although we sent
+# FPDUs, sends a zero-length RDMA Write after twice the MPA round trip, which
+# runs siw's new upcall. Cases run with the library's defaults (cmd_case
+# unsets SOFTNDK_MPA_HOLDOFF_MS). Only mpa_peer, which drives the bare
+# connection engine and writes its RTR itself (no NDK data path, so no
+# wake-up), still holds its first FPDU back, with its own --holdoff-ms flag.
+ENGINE_HOLDOFF_MS=300
 RXQ_JOB=""
 RXQ_STOP=""
 rxq_watch_start() { # GUEST_PORT

@@ -100,14 +100,15 @@ p2p_attempt() { # write|read
   # the guest's socket (mpa_peer itself waits up to 10 s for the response).
   [ "$DRIVER" = ndk ] && hold=(--hold-ms 3000)
   rxq_watch_start "$G_RPING"
-  # The RTR goes out at once otherwise (note 1: the engine's Read RTR went
-  # unread in 4 of 6 runs without the hold-off); the _delayed case instead
-  # sleeps in the driver.
-  if [ -n "${MPA_PEER_RTR_DELAY_MS:-}" ]; then
-    connect_to_rping --p2p "$1" "${hold[@]}"
-  else
-    SOFTNDK_MPA_HOLDOFF_MS=$SIW_HOLDOFF_MS connect_to_rping --p2p "$1" "${hold[@]}"
+  # ndk: the library's defaults (a silent siw gets its wake-up, note 1).
+  # engine: mpa_peer writes its RTR itself on the bare engine, which has no
+  # wake-up; it goes out at once otherwise (note 1: the engine's Read RTR
+  # went unread in 4 of 6 runs), so the driver holds it back (--holdoff-ms);
+  # the _delayed case instead sleeps in the driver.
+  if [ "$DRIVER" = engine ] && [ -z "${MPA_PEER_RTR_DELAY_MS:-}" ]; then
+    hold+=(--holdoff-ms "$ENGINE_HOLDOFF_MS")
   fi
+  connect_to_rping --p2p "$1" "${hold[@]}"
   rxq_watch_stop "$CDIR/rxq.txt"
 }
 p2p_case() { # write|read

@@ -148,10 +148,10 @@ tcp::ConnSettings settings_from(const Options& o) {
                        : o.p2p == "read" ? mpa::kRtrRead
                                          : mpa::kRtrWrite | mpa::kRtrRead;
   }
-  // The library's knob for the same engine setting (the NDK adapter reads
-  // it at open): initiator hold-off after the MPA Reply, in ms.
-  if (const char* h = std::getenv("SOFTNDK_MPA_HOLDOFF_MS"))
-    cs.initiator_holdoff = std::chrono::milliseconds(std::atoi(h));
+  // The engine's initiator hold-off after the MPA Reply (--holdoff-ms): this
+  // driver writes its RTR on the bare engine, without the NDK data path's
+  // wake-up of a silent peer (docs/compatibility.md note 1).
+  cs.initiator_holdoff = std::chrono::milliseconds(o.holdoff_ms);
   return cs;
 }
 

@@ -69,6 +69,7 @@ struct Options {
   unsigned ird = 1, ord = 1;  // rping's values
   unsigned count = 1;         // listen: connections to serve
   unsigned hold_ms = 200;     // keep the connection this long before disconnecting
+  unsigned holdoff_ms = 0;    // mpa_peer: initiator hold-off after the MPA Reply
   unsigned timeout_ms = 60000;
   std::string ready_file;  // listen: touched once listening
 };
@@ -85,6 +86,7 @@ struct Options {
                "  --ird N --ord N    read limits (default 1/1, as rping)\n"
                "  --count N          listen: connections to serve (default 1)\n"
                "  --hold-ms N        connected time before disconnecting (default 200)\n"
+               "  --holdoff-ms N     mpa_peer: silence after the MPA Reply before the RTR\n"
                "  --timeout-ms N     overall bound (default 60000)\n"
                "  --ready-file F     listen: create F once listening\n",
                prog);
@@ -134,6 +136,8 @@ inline Options parse(int argc, char** argv) {
       o.count = static_cast<unsigned>(std::atoi(val().c_str()));
     else if (a == "--hold-ms")
       o.hold_ms = static_cast<unsigned>(std::atoi(val().c_str()));
+    else if (a == "--holdoff-ms")
+      o.holdoff_ms = static_cast<unsigned>(std::atoi(val().c_str()));
     else if (a == "--timeout-ms")
       o.timeout_ms = static_cast<unsigned>(std::atoi(val().c_str()));
     else if (a == "--ready-file")

@@ -68,7 +68,7 @@ cmd_up() {
   fi
   SHARE=$d/share
   write_agent "$SHARE"
-  local name="softndk-interop-$GROUP-$$"
+  local name="${INTEROP_VM_PREFIX:-softndk-interop}-$GROUP-$$"
   local hp_rping hp_srv ht_a ht_b
   hp_rping=$(free_port)
   hp_srv=$(free_port)

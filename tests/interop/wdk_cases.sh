@@ -18,7 +18,7 @@ case_wdk_ndksock_client() {
   g_bg job "./verbs_peer ndksock-server $G_SRV"
   g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
   # The driver's client: host interface lo, local 127.0.0.1, the server
-  # behind the VM's forwarded port (SOFTNDK_MPA_HOLDOFF_MS from cmd_case).
+  # behind the VM's forwarded port (library defaults).
   timeout 120 "$WDK_RUN" "$NDKSOCK_SO" --timeout 90 -- client lo 127.0.0.1 127.0.0.1 "$HP_SRV" \
     >"$CDIR/driver.log" 2>&1 || rc=$?
   sed 's/^/  driver| /' "$CDIR/driver.log"

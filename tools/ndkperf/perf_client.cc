@@ -208,8 +208,8 @@ class Client : public Side {
       for (auto& q : qps_) more |= running(t0, q->posted, want ? want : UINT64_MAX);
       if (!more && !outstanding) break;
       if (!pump_alive(stall))
-        throw quiet(std::to_string(completed) + " of " + std::to_string(posted) + " " +
-                    op_text(cfg_.test.op) + "s done");
+        quiet(std::to_string(completed) + " of " + std::to_string(posted) + " " +
+              op_text(cfg_.test.op) + "s done");
       progress(t0, size, completed);
     }
   }
@@ -232,7 +232,7 @@ class Client : public Side {
           check_posted(post_data(q, size), "NdkSend", q);
           ++q.posted, ++q.data_out, ++q.sq_out;
           while (q.recv_msgs == before)
-            if (!pump_alive(stall)) throw quiet("waiting for a pong");
+            if (!pump_alive(stall)) quiet("waiting for a pong");
           break;
         }
         case Op::Write: {
@@ -248,7 +248,7 @@ class Client : public Side {
                 continue;
               }
               check_peers();
-              throw quiet("waiting for the write back");
+              quiet("waiting for the write back");
             }
           }
           ++q.recv_msgs;
@@ -259,7 +259,7 @@ class Client : public Side {
           check_posted(post_data(q, size), "NdkRead", q);
           ++q.posted, ++q.data_out, ++q.sq_out;
           while (q.completed == before)
-            if (!pump_alive(stall)) throw quiet("waiting for an RDMA Read");
+            if (!pump_alive(stall)) quiet("waiting for an RDMA Read");
           break;
         }
       }
@@ -269,7 +269,7 @@ class Client : public Side {
     // Reap the last Write/Send completions so every posted request is counted.
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.data_out > 0)
-      if (!pump_alive(dl)) throw quiet("waiting for the last completions");
+      if (!pump_alive(dl)) quiet("waiting for the last completions");
     q.data_phase = false;
     return samples;
   }

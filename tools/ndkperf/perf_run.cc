@@ -148,13 +148,15 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
     } catch (const std::exception& e) {
       tools::watchdog_disarm();
       err << "ndkperf: " << e.what() << "\n";
-      if (o.tests.size() == 1) return kExitFailed;
+      const int code =
+          dynamic_cast<const tools::PeerSilentError*>(&e) ? kExitPeerSilent : kExitFailed;
+      if (o.tests.size() == 1) return code;
       PerfResult r;
       r.test = test_name(t);
       r.latency = t.metric == Metric::Lat;
       r.error = e.what();
       res.push_back(r);
-      rc = kExitFailed;
+      if (rc == kExitOk) rc = code;
     }
     tools::watchdog_disarm();
     if (!o.baseline.empty()) {

@@ -221,8 +221,8 @@ class Server : public Side {
       if (progressed || wire_moved())
         stall = deadline_in(cfg_.timeout);
       else if (Clock::now() >= stall)
-        throw quiet(std::string("in the ") +
-                    (qps_[0]->st == QpState::St::Data ? "data phase" : "control exchange"));
+        quiet(std::string("in the ") +
+              (qps_[0]->st == QpState::St::Data ? "data phase" : "control exchange"));
     }
     // Let the last Report go out before the connections are torn down.
     Deadline dl = deadline_in(cfg_.timeout);

@@ -40,7 +40,9 @@ using tools::ToolError;
 
 enum Kind : uintptr_t { kRecv = 1, kData = 2, kCtrl = 3, kEnd = 4 };
 inline void* rctx(unsigned qp, Kind k) { return reinterpret_cast<void*>((uintptr_t{qp} << 4) | k); }
-inline unsigned ctx_qp(void* p) { return static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) >> 4); }
+inline unsigned ctx_qp(void* p) {
+  return static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) >> 4);
+}
 inline Kind ctx_kind(void* p) { return static_cast<Kind>(reinterpret_cast<uintptr_t>(p) & 15); }
 
 inline uint64_t thread_cpu_ns() {
@@ -165,7 +167,7 @@ class Side {
   void send_ctrl(QpState& q, CtrlMsg m) {
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.sq_out >= q.sq_depth)
-      if (!pump_alive(dl)) throw quiet("the send queue stays full");
+      if (!pump_alive(dl)) quiet("the send queue stays full");
     m.seq = ++q.tx_seq;
     size_t off = (q.slot++ % kCtrlSlots) * kCtrlSize;
     encode_ctrl(m, q.ctrl->data() + off);
@@ -178,7 +180,7 @@ class Side {
   void send_end(QpState& q) {
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.sq_out >= q.sq_depth)
-      if (!pump_alive(dl)) throw quiet("the send queue stays full");
+      if (!pump_alive(dl)) quiet("the send queue stays full");
     NDK_SGE s = q.ctrl->sge(0, 0);
     check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, 0), "NdkSend", q);
     ++q.sq_out;
@@ -319,15 +321,19 @@ class Side {
         throw ToolError("protocol error: unexpected control message " +
                         std::to_string(static_cast<int>(m.type)) + " from " + peer_name_);
       }
-      if (!pump_alive(dl)) throw quiet("no answer to a control message");
+      if (!pump_alive(dl)) quiet("no answer to a control message");
     }
   }
 
   // The peer is taken for dead: for a whole timeout nothing completed and
-  // no byte moved on any of this side's connections (pump_alive).
-  ToolError quiet(const std::string& context) const {
-    return ToolError(peer_name_ + " went quiet for " + fmt_s(cfg_.timeout) +
-                     " s: no completion and no byte moving (" + context + ")");
+  // no byte moved on any of this side's connections (pump_alive). A peer
+  // that never sent a byte at all is named as such (PeerSilentError).
+  [[noreturn]] void quiet(const std::string& context) const {
+    std::string what = peer_name_ + " went quiet for " + fmt_s(cfg_.timeout) +
+                       " s: no completion and no byte moving (" + context + ")";
+    for (const auto& q : qps_)
+      if (q && q->conn) tools::throw_if_silent(what, q->conn.get());
+    throw ToolError(what);
   }
 
   static std::string fmt_s(double s) {

@@ -97,7 +97,10 @@ long Endpoint::wait(Ctx want, double timeout_s) {
     // they are dropped here (only the batch's tail after a match is kept).
     if (n == 0) {
       if (conn_ && conn_->peer_disconnected()) return -1;
-      if (tools::Clock::now() >= dl) throw ToolError("timed out waiting for the peer");
+      if (tools::Clock::now() >= dl) {
+        tools::throw_if_silent("timed out waiting for the peer", conn_);
+        throw ToolError("timed out waiting for the peer");
+      }
     }
   }
 }

@@ -79,6 +79,9 @@ int run_ping_client(const PingOptions& o, std::ostream& out, std::ostream& err) 
       rc = kExitFailed;
     }
     return rc;
+  } catch (const tools::PeerSilentError& e) {
+    err << "ndkping: " << e.what() << "\n";
+    return kExitPeerSilent;
   } catch (const std::exception& e) {
     err << "ndkping: " << e.what() << "\n";
     return kExitFailed;

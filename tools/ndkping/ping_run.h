@@ -15,7 +15,8 @@ namespace softndk::ndkping {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // connection, peer, timeout or data mismatch
 inline constexpr int kExitUsage = 2;
-inline constexpr int kExitHung = 3;  // the watchdog fired
+inline constexpr int kExitHung = 3;        // the watchdog fired
+inline constexpr int kExitPeerSilent = 4;  // the peer accepted, then never sent a byte
 
 int run_ping_client(const PingOptions& o, std::ostream& out, std::ostream& err);
 int run_ping_server(const PingOptions& o, std::ostream& out, std::ostream& err);

@@ -39,6 +39,14 @@ struct ToolError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A wait for the peer timed out on a connection whose peer accepted it and
+// then never sent a single byte (SoftNdkQueryPeerActivity; the text says so
+// and names the likely cause). The tools exit with their own code for it
+// (ndk-nvme 8, ndkping and ndkperf 4).
+struct PeerSilentError : ToolError {
+  using ToolError::ToolError;
+};
+
 // ---------------------------------------------------------------------------
 // Adapter
 
@@ -249,6 +257,9 @@ class Connection {
   bool path_info(SOFTNDK_PATH_INFO& out) const;
   SockAddr peer_address() const;
   NDK_CONNECTOR* get() const { return conn_; }
+  // The peer accepted this connection and has not sent one byte since,
+  // although we sent it a message (silent_peer_text names it); "" otherwise.
+  std::string silence() const;
 
  private:
   struct Events;
@@ -263,6 +274,8 @@ class Connection {
 // `what` followed by ": " and the connection's end_cause() when it has one
 // (`c` may be null).
 std::string with_end_cause(const std::string& what, const Connection* c);
+// Throws PeerSilentError("<what>: <the diagnosis>") if c's peer is silent.
+void throw_if_silent(const std::string& what, const Connection* c);
 
 class Listener {
  public:

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "softndk/ndkpi.h"
+#include "softndk/softndk.h"
 
 namespace softndk::tools {
 
@@ -12,7 +13,15 @@ std::string status_name(NTSTATUS status);
 
 // A human cause for a connect/listen failure: "connection refused (no
 // listener on 10.0.0.1:18515?)". `where` is "HOST:PORT".
-std::string connect_failure_text(NTSTATUS status, const std::string& where);
+// `setup_phase` (SOFTNDK_SETUP_*, SoftNdkQueryPeerActivity) says whether a
+// reset came before or after the MPA exchange.
+std::string connect_failure_text(NTSTATUS status, const std::string& where,
+                                 ULONG setup_phase = SOFTNDK_SETUP_NONE);
+// The diagnosis for a peer that accepted the connection and then never sent
+// a byte although we sent it a message, or "" when `a` does not say so:
+// what happened, the likely cause when the peer is Linux siw 6.1, where the
+// docs explain it, and what to try.
+std::string silent_peer_text(const SOFTNDK_PEER_ACTIVITY& a);
 std::string listen_failure_text(NTSTATUS status, const std::string& where);
 
 }  // namespace softndk::tools

@@ -46,6 +46,7 @@ Connection::Connection(Init& init)
       disconnect_timeout_(init.disconnect_timeout),
       mpa_request_(std::move(init.mpa_request)),
       mpa_reply_(std::move(init.mpa_reply)),
+      mpa_round_trip_(init.mpa_round_trip),
       leftover_(std::move(init.leftover)),
       on_release_(std::move(init.on_release)) {
   g_live.fetch_add(1);

@@ -25,9 +25,9 @@
 
 #include "mpa/mpa_negotiator.h"
 #include "softndk/ndkpi.h"
-#include "util/reactor.h"
 #include "tcp/socket.h"
 #include "tcp/tcp_stats.h"
+#include "util/reactor.h"
 
 namespace softndk::tcp {
 
@@ -120,6 +120,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The MPA Request and Reply bytes of this connection (for wire traces).
   const std::vector<uint8_t>& mpa_request() const { return mpa_request_; }
   const std::vector<uint8_t>& mpa_reply() const { return mpa_reply_; }
+  // Initiator: how long the peer took to answer our MPA Request (its round
+  // trip plus its accept); 0 for a responder.
+  std::chrono::microseconds mpa_round_trip() const { return mpa_round_trip_; }
   // From now on `h` is told about readiness; the engine stops reading.
   void attach(std::shared_ptr<ConnectionHandler> h);
   void want_write(bool on);
@@ -140,6 +143,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<uint8_t> mpa_request, mpa_reply;
     std::chrono::milliseconds disconnect_timeout{5000};
     std::function<void()> on_release;  // runs once when the socket closes
+    // Initiator: MPA Request fully sent -> Reply parsed (0 responder).
+    std::chrono::microseconds mpa_round_trip{0};
   };
   static std::shared_ptr<Connection> create(Init init);
 
@@ -165,6 +170,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const SockAddr peer_;
   const std::chrono::milliseconds disconnect_timeout_;
   const std::vector<uint8_t> mpa_request_, mpa_reply_;
+  const std::chrono::microseconds mpa_round_trip_;
   std::atomic<bool> closed_{false};
   // Held around close(): a stats query from another thread never reads a
   // descriptor number the kernel has already given to another file.

@@ -202,6 +202,7 @@ void ActiveConnect::flush_request() {
     return fail(status_from_errno(n < 0 ? errno : EPIPE, SockOp::kIo));
   }
   // RFC 5044 7.1: nothing more from us until the Reply has arrived.
+  request_sent_at_ = std::chrono::steady_clock::now();
   state_ = State::kAwaitReply;
   reactor_.modify(fd_.get(), EPOLLIN | EPOLLRDHUP);
 }
@@ -234,6 +235,8 @@ void ActiveConnect::read_reply() {
 
     // Established. Bytes behind the Reply are the peer's first FPDUs
     // (IWARP.md 9.8): hand them to the data path.
+    mpa_round_trip_ = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - request_sent_at_);
     if (timer_) reactor_.cancel(timer_);
     timer_ = 0;
     reactor_.unwatch(fd_.get());
@@ -267,6 +270,7 @@ void ActiveConnect::establish() {
   init.mpa_reply.assign(rx_.begin(), rx_.end() - static_cast<ptrdiff_t>(leftover_.size()));
   init.leftover = std::move(leftover_);
   init.disconnect_timeout = settings_.disconnect_timeout;
+  init.mpa_round_trip = mpa_round_trip_;
   if (claimed_) {
     claimed_ = false;  // the connection releases the 4-tuple when it closes
     init.on_release = [ep = args_.shared, peer = args_.dst] { ep->release(peer); };
@@ -279,6 +283,9 @@ void ActiveConnect::establish() {
 
 void ActiveConnect::fail(NTSTATUS st, mpa::Status why, bool rst, std::vector<uint8_t> reject_pd) {
   if (state_ == State::kDone) return;
+  const SetupPhase phase = state_ == State::kConnecting ? SetupPhase::kTcp
+                           : state_ == State::kHoldoff  ? SetupPhase::kAfterMpa
+                                                        : SetupPhase::kMpa;
   if (timer_) reactor_.cancel(timer_);
   timer_ = 0;
   if (watching_) reactor_.unwatch(fd_.get());
@@ -291,6 +298,7 @@ void ActiveConnect::fail(NTSTATUS st, mpa::Status why, bool rst, std::vector<uin
   r.status = st;
   r.mpa = why;
   r.peer_private_data = std::move(reject_pd);
+  r.phase = phase;
   finish(std::move(r));
 }
 

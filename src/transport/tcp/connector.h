@@ -7,6 +7,7 @@
 // lock held, never from inside start().
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,6 +55,15 @@ struct ConnectArgs {
   std::vector<uint8_t> private_data;  // ULP private data for the Request
 };
 
+// How far a failed connect got (ConnectResult::phase): a reset means
+// different things before and after the MPA exchange
+// (docs/compatibility.md, "siw 6.1 traps").
+enum class SetupPhase : uint8_t {
+  kTcp,       // TCP handshake (a RST here: nothing accepts on that port now)
+  kMpa,       // TCP up, MPA Request sent or being sent, no Reply yet
+  kAfterMpa,  // the Reply was accepted (initiator hold-off)
+};
+
 struct ConnectResult {
   // SUCCESS; CONNECTION_REFUSED (nothing listening, or the peer rejected:
   // then mpa == kRejected and peer_private_data holds the reject's data);
@@ -66,6 +76,7 @@ struct ConnectResult {
   mpa::Status mpa = mpa::Status::kOk;
   std::vector<uint8_t> peer_private_data;
   std::shared_ptr<Connection> connection;  // SUCCESS only
+  SetupPhase phase = SetupPhase::kTcp;     // where a failure happened
 };
 
 class ActiveConnect : public std::enable_shared_from_this<ActiveConnect> {
@@ -109,6 +120,8 @@ class ActiveConnect : public std::enable_shared_from_this<ActiveConnect> {
   std::vector<uint8_t> tx_;
   size_t tx_off_ = 0;
   std::vector<uint8_t> rx_;
+  std::chrono::steady_clock::time_point request_sent_at_{};
+  std::chrono::microseconds mpa_round_trip_{0};
   // Reply accepted, connection not yet handed out (kHoldoff): its outcome
   // and the bytes that came behind it.
   mpa::NegotiatedParams params_;
