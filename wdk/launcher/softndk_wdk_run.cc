@@ -23,6 +23,7 @@
 // When several apply, the first in this order wins: 1, 2, 4, 5, 3.
 #include <dlfcn.h>
 #include <signal.h>
+#include <softndk/softndk.h>
 #include <wdm.h>
 
 #include <atomic>
@@ -52,12 +53,20 @@ constexpr int kExitInterrupted = 5;
 constexpr int kExitUsage = 64;
 constexpr int kExitNoLoad = 66;
 
+// The options one a line, as the other tools' --help lists them: the manual
+// page (tools/man/softndk-wdk-run.1) is checked against these lines.
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: softndk-wdk-run <driver.so> [--timeout S] [--check fatal|report|quiet]\n"
                "                       [--name NAME] [-- driver arguments...]\n"
                "Runs a WDK-kit driver: DriverEntry, until SoftNdkWdkRequestUnload (or the\n"
                "timeout, or SIGINT/SIGTERM), DriverUnload, then the leak check.\n"
+               "options:\n"
+               "  --timeout S      unload after S seconds without an unload request (exit 4)\n"
+               "  --check MODE     checker reports: fatal, report (default) or quiet\n"
+               "  --name NAME      service name (registry path, default: from the file name)\n"
+               "  -h,--help        print this and exit\n"
+               "  --version        print the softndk version and exit\n"
                "exit: 0 clean, 1 DriverEntry failed, 2 driver reported failure, 3 checker\n"
                "reports, 4 timeout, 5 interrupted, 64 usage, 66 cannot load\n");
 }
@@ -109,6 +118,12 @@ int main(int argc, char** argv) {
     }
     if (a == "-h" || a == "--help") {
       Usage(stdout);
+      return kExitOk;
+    }
+    if (a == "--version") {
+      const char* text = nullptr;
+      SoftNdkGetVersion(&text);
+      std::printf("softndk-wdk-run (softndk) %s\n", text != nullptr ? text : "?");
       return kExitOk;
     }
     if ((a == "--timeout" || a == "--check" || a == "--name") && i + 1 >= argc) {
