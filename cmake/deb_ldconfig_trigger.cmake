@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPack post-build script (CPACK_POST_BUILD_SCRIPTS, cmake/packaging.cmake):
 # CPack gives a package with a shared library in /usr/lib a postinst and a
 # postrm that only call ldconfig. Debian's way (debhelper, lintian's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPack pre-build script (CPACK_PRE_BUILD_SCRIPTS, cmake/packaging.cmake):
 # strips the ELF files of the staged packages the way Debian's dh_strip
 # does, since the package build keeps -g from dpkg-buildflags:

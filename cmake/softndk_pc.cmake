@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install-time part of softndk.pc (install(CODE) in src/CMakeLists.txt sets
 # SOFTNDK_PC_IN, _OUT, _VERSION, _LIBDIR and _INCLUDEDIR): fills in the
 # prefix being installed into and installs the file into
