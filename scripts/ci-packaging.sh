@@ -40,11 +40,11 @@ if ! TMPDIR="$work/tmp" mmdebstrap --variant=minbase --include="$pkgs" \
     "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
     "deb $security bookworm-security main" >"$log" 2>&1; then
   # The check's own lines first, then mmdebstrap's tail.
-  grep -E '^(===|ci-|FAIL|OK)' "$log" || true
+  grep -E '^(===|ci-|FAIL|OK|lintian: )' "$log" || true
   tail -40 "$log"
   echo "ci-packaging: FAILED after $(( $(date +%s) - t0 )) s (log: $log)"
   exit 1
 fi
-grep -E '^(===|ci-|OK)' "$log" || true
+grep -E '^(===|ci-|OK|lintian: )' "$log" || true
 rm -rf "$work/tmp" "$work/src.tar"
 echo "ci-packaging: passed in $(( $(date +%s) - t0 )) s; packages in $work/deb (log: $log)"
