@@ -66,10 +66,10 @@ void PrintUsage(FILE* out) {
                "  --unload-timeout S   deadline for DriverUnload and the drain after it\n"
                "                       (default SOFTNDK_WDK_RUNDOWN_WAIT_MS, 30 s)\n"
                "  --check fatal|report|quiet  the checker's mode (fatal: bug check 0xC4)\n"
-               "  --special-pool[=TAG,...]    Driver Verifier's Special Pool, for every\n"
+               "  --special-pool [=TAG,...]   Driver Verifier's Special Pool, for every\n"
                "                       allocation or the tags given (as they read in\n"
                "                       memory: Sndk; '*' and '?' match any)\n"
-               "  --special-pool-align=end|start  guard page after (default) or before\n"
+               "  --special-pool-align end|start  guard page after (default) or before\n"
                "  --trace FILE         every NDK call (arguments, NTSTATUS), callback and\n"
                "                       completion, with the thread and IRQL\n"
                "  --pcap FILE          iWARP traffic of every adapter the driver opens\n"
@@ -78,9 +78,10 @@ void PrintUsage(FILE* out) {
                "                       (DPC/work item dispatch, NDK completions and CQ\n"
                "                       notifications, lock release, IRQL lowering)\n"
                "  --name NAME          service name (registry path); default: the file's\n"
-               "  --registry FILE      values for the driver's service key (softndk_wdk/zw.h)\n"
-               "  --reg NAME=TYPE:VALUE  one value for the service key (repeatable)\n"
-               "  --version, -h/--help\n"
+               "  --registry FILE      values for the driver's service key (.reg subset)\n"
+               "  --reg NAME=TYPE:VALUE  one value under the service key (repeatable)\n"
+               "  --version            print the version and exit\n"
+               "  -h,--help            print this and exit\n"
                "exit status:\n");
   for (const auto& e : kExitCodes) std::fprintf(out, "  %3d  %s\n", e.code, e.meaning);
 }
@@ -119,8 +120,13 @@ int ParseRunOptions(int argc, char** argv, RunOptions* o) {
     if (a == "--version") {
       const char* lib = nullptr;
       SoftNdkGetVersion(&lib);
-      std::printf("softndk-wdk-run %s (libsoftndk %s)\n", SOFTNDK_VERSION_STRING,
-                  lib != nullptr ? lib : "?");
+      // "<tool> (softndk) VERSION" as every tool prints it; the library's own
+      // version too when it differs (a newer libsoftndk0 than the host).
+      if (lib != nullptr && std::strcmp(lib, SOFTNDK_VERSION_STRING) != 0) {
+        std::printf("softndk-wdk-run (softndk) %s (libsoftndk %s)\n", SOFTNDK_VERSION_STRING, lib);
+      } else {
+        std::printf("softndk-wdk-run (softndk) %s\n", SOFTNDK_VERSION_STRING);
+      }
       return kExitOk;
     }
     if (a == "--timeout" || a == "--stop-after" || a == "--unload-timeout") {
