@@ -134,7 +134,13 @@ NTSTATUS SoftNdkOpenAdapter(const char* NameOrAddress, NDK_VERSION Version,
 
 /* The NDK's blocking adapter close ("NdkCloseAdapter"): closes whatever the
  * consumer left open, waits until every callback on every descendant has
- * returned, and frees the adapter. Never call it from a callback. */
+ * returned, and frees the adapter. Never call it from a callback.
+ * The wait is bounded: DisconnectTimeoutMs + 5 s (10 s by default). Past
+ * it (an object that never finishes closing: a provider bug), it writes one
+ * line to stderr naming each object still alive (kind, references held,
+ * open or closing) and returns; the adapter's memory is then kept rather
+ * than freed under those objects, and its handle reports STATUS_FILE_CLOSED
+ * like any closed adapter. */
 void SoftNdkCloseAdapter(NDK_ADAPTER* pNdkAdapter);
 
 /* ------------------------------------------------------------------------ */

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -60,6 +62,33 @@ HandleQuarantine& handle_quarantine() {
 }
 
 }  // namespace
+
+const char* object_type_name(NDK_OBJECT_TYPE t) {
+  switch (t) {
+    case NdkObjectTypeAdapter:
+      return "adapter";
+    case NdkObjectTypePd:
+      return "PD";
+    case NdkObjectTypeCq:
+      return "CQ";
+    case NdkObjectTypeMr:
+      return "MR";
+    case NdkObjectTypeMw:
+      return "MW";
+    case NdkObjectTypeSrq:
+      return "SRQ";
+    case NdkObjectTypeConnector:
+      return "connector";
+    case NdkObjectTypeListener:
+      return "listener";
+    case NdkObjectTypeSharedEndpoint:
+      return "shared endpoint";
+    case NdkObjectTypeQp:
+      return "QP";
+    default:
+      return "object";
+  }
+}
 
 NTSTATUS Adapter::from(const void* p, Adapter** out) {
   *out = nullptr;
@@ -342,6 +371,35 @@ bool Adapter::same_interface(const Adapter* other) const {
          (other != nullptr && other->dev_.ifindex == dev_.ifindex && other->netns_ == netns_);
 }
 
+uint32_t Adapter::close_bound_ms() const {
+  // Long enough for every connection to finish its graceful disconnect
+  // (DisconnectTimeoutMs) and its close completions to run.
+  return params_.DisconnectTimeoutMs + kCloseGraceMs;
+}
+
+bool Adapter::wait_until_empty() {
+  const uint32_t bound = close_bound_ms();
+  std::unique_lock lk(objects_mu_);
+  if (objects_cv_.wait_for(lk, std::chrono::milliseconds(bound), [this] { return live_.empty(); }))
+    return true;
+  // What it waited for, object by object: kind, references still held and
+  // whether its close had started (NDKPI: a successor or a callback in
+  // flight keeps an object alive).
+  std::string what;
+  for (Object* o : live_) {
+    char one[96];
+    std::snprintf(one, sizeof one, "%s%s %p (%u references, %s)", what.empty() ? "" : ", ",
+                  object_type_name(o->type()), static_cast<void*>(o), o->refs(),
+                  o->closing() ? "closing" : "open");
+    what += one;
+  }
+  std::fprintf(stderr,
+               "softndk: SoftNdkCloseAdapter(%s): gave up after %u ms waiting for %zu object(s) "
+               "to finish closing: %s\n",
+               dev_.name.c_str(), bound, live_.size(), what.c_str());
+  return false;
+}
+
 void Adapter::close_blocking() {
   cancel_all_requests();
   std::vector<Object*> objs;
@@ -352,10 +410,20 @@ void Adapter::close_blocking() {
   objs = snapshot_live();
   for (Object* o : objs)
     if (!o->closing()) o->close(nullptr, nullptr, false);
+  // A QP of this instance held by a connector of another one (accepted or
+  // connected through it) would keep this close waiting for as long as the
+  // consumer keeps that connector open: the connector lets go of it.
+  for (Object* o : objs)
+    if (o->type() == NdkObjectTypeQp) static_cast<Qp*>(o)->release_from_holder();
   for (Object* o : objs) o->release();
-  {
-    std::unique_lock lk(objects_mu_);
-    objects_cv_.wait(lk, [this] { return live_.empty(); });
+  if (!wait_until_empty()) {
+    // Gave up (reported on stderr): the objects still alive may call into
+    // this adapter and its engine later, so both are kept (leaked) instead
+    // of freed under them; only the handle is marked closed.
+    NetMonitor::instance().unsubscribe(monitor_id_);
+    PortCaps::release_all(this);
+    handle_->magic.store(kMagicClosed, std::memory_order_release);
+    return;
   }
   NetMonitor::instance().unsubscribe(monitor_id_);
   PortCaps::release_all(this);
