@@ -124,7 +124,12 @@ typedef struct _SOFTNDK_OPEN_PARAMETERS {
  * consumer needs; the major must be 1 or 2 and the minor not above what
  * softndk implements for that major, else NDIS_STATUS_BAD_VERSION. The
  * adapter then runs at softndk's highest minor of that major. Params may be
- * NULL. Errors: STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE (no such
+ * NULL. A zero field takes its SOFTNDK_<NAME> environment variable, else the
+ * default; a variable set to a value that is not a whole number in range
+ * (or SOFTNDK_SAMEHOST not on/off, SOFTNDK_TCP_CONGESTION one the kernel
+ * refuses) fails the open with STATUS_INVALID_PARAMETER and one stderr line
+ * naming the variable and its value; empty or 0 means the default.
+ * Errors: STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE (no such
  * interface or address), NDIS_STATUS_BAD_VERSION, STATUS_INSUFFICIENT_RESOURCES.
  * Several opens of one interface give separate instances whose objects work
  * together as on one RNIC: CQs, QPs, connectors, listeners and shared

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,16 +39,34 @@ bool negotiate(NDK_VERSION want, NDK_VERSION* run) {
   return true;
 }
 
+// A SOFTNDK_* variable the open refuses: named with its value on stderr
+// (the NTSTATUS alone cannot say which of a dozen variables was wrong).
+void refuse_env(const char* env, const char* value, const char* want) {
+  std::fprintf(stderr, "softndk: %s=%s is not valid (%s): SoftNdkOpenAdapter fails\n", env, value,
+               want);
+}
+
 // Open parameter: explicit value, else SOFTNDK_<NAME> from the environment,
-// else the default.
-ULONG param(ULONG given, const char* env, ULONG dflt) {
+// else the default. Unset, empty or 0 in the environment means the default;
+// anything else must be a whole number in [1, max] (decimal; 0x... hex too
+// where `hex`), or *bad is set and the variable reported.
+ULONG param(ULONG given, const char* env, ULONG dflt, bool* bad, ULONG max = 0xffffffffu,
+            bool hex = false) {
   if (given != 0) return given;
-  if (const char* v = std::getenv(env)) {
-    char* end = nullptr;
-    unsigned long n = std::strtoul(v, &end, 10);
-    if (end != v && *end == '\0' && n != 0 && n <= 0xffffffffu) return static_cast<ULONG>(n);
+  const char* v = std::getenv(env);
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long n = std::strtoull(v, &end, hex ? 0 : 10);
+  if (end == v || *end != '\0' || errno != 0 || *v == '-' || n > max) {
+    char want[64];
+    std::snprintf(want, sizeof want, "want a whole number from 0 to %lu",
+                  static_cast<unsigned long>(max));
+    refuse_env(env, v, want);
+    *bad = true;
+    return dflt;
   }
-  return dflt;
+  return n == 0 ? dflt : static_cast<ULONG>(n);
 }
 
 // Closed adapter handles: kept (dead) for a while so that a double close is
@@ -120,32 +139,39 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   SOFTNDK_OPEN_PARAMETERS p{};
   if (params != nullptr) p = *params;
   p.Size = sizeof p;
-  p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap);
-  p.MaxCqCount = param(p.MaxCqCount, "SOFTNDK_MAX_CQ_COUNT", Limits::kDefaultCap);
-  p.MaxPdCount = param(p.MaxPdCount, "SOFTNDK_MAX_PD_COUNT", Limits::kDefaultCap);
-  p.MaxMrCount = param(p.MaxMrCount, "SOFTNDK_MAX_MR_COUNT", Limits::kDefaultCap);
-  p.MaxMwCount = param(p.MaxMwCount, "SOFTNDK_MAX_MW_COUNT", Limits::kDefaultCap);
-  p.MaxSrqCount = param(p.MaxSrqCount, "SOFTNDK_MAX_SRQ_COUNT", Limits::kDefaultCap);
+  bool bad = false;
+  p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxCqCount = param(p.MaxCqCount, "SOFTNDK_MAX_CQ_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxPdCount = param(p.MaxPdCount, "SOFTNDK_MAX_PD_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxMrCount = param(p.MaxMrCount, "SOFTNDK_MAX_MR_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxMwCount = param(p.MaxMwCount, "SOFTNDK_MAX_MW_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxSrqCount = param(p.MaxSrqCount, "SOFTNDK_MAX_SRQ_COUNT", Limits::kDefaultCap, &bad);
   p.MaxConnectorCount =
-      param(p.MaxConnectorCount, "SOFTNDK_MAX_CONNECTOR_COUNT", Limits::kDefaultCap);
-  p.ConnectTimeoutMs = param(p.ConnectTimeoutMs, "SOFTNDK_CONNECT_TIMEOUT_MS", 10000);
-  p.DisconnectTimeoutMs = param(p.DisconnectTimeoutMs, "SOFTNDK_DISCONNECT_TIMEOUT_MS", 5000);
-  p.MpaRevision = param(p.MpaRevision, "SOFTNDK_MPA_REVISION", 2);
-  p.MpaFlags = param(p.MpaFlags, "SOFTNDK_MPA_FLAGS", SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ);
-  p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1);
+      param(p.MaxConnectorCount, "SOFTNDK_MAX_CONNECTOR_COUNT", Limits::kDefaultCap, &bad);
+  p.ConnectTimeoutMs = param(p.ConnectTimeoutMs, "SOFTNDK_CONNECT_TIMEOUT_MS", 10000, &bad);
+  p.DisconnectTimeoutMs = param(p.DisconnectTimeoutMs, "SOFTNDK_DISCONNECT_TIMEOUT_MS", 5000, &bad);
+  p.MpaRevision = param(p.MpaRevision, "SOFTNDK_MPA_REVISION", 2, &bad, 2);
+  p.MpaFlags = param(p.MpaFlags, "SOFTNDK_MPA_FLAGS", SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ,
+                     &bad, 0xffffffffu, true);
+  p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1, &bad, 64);
+  if (bad) return STATUS_INVALID_PARAMETER;
   if (p.EngineThreads > 64 || p.MpaRevision > 2) return STATUS_INVALID_PARAMETER;
   if ((p.MpaFlags & SOFTNDK_MPA_PEER_TO_PEER) && (p.MpaFlags & SOFTNDK_MPA_NO_PEER_TO_PEER))
     return STATUS_INVALID_PARAMETER;
   a->params_ = p;
   // Not in SOFTNDK_OPEN_PARAMETERS (that layout is the C ABI): a peer
   // workaround, so environment only. Capped by the TCP layer (2 s).
-  a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0);
+  a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0, &bad);
+  if (bad) return STATUS_INVALID_PARAMETER;
   // Also environment only: the TCP congestion control of every connection
   // ("" automatic, "system", or an algorithm this kernel allows; a name it
   // refuses fails the open rather than every connection later).
   if (const char* cc = std::getenv("SOFTNDK_TCP_CONGESTION")) {
     a->tcp_congestion_ = cc;
-    if (!tcp::congestion_allowed(a->tcp_congestion_)) return STATUS_INVALID_PARAMETER;
+    if (!tcp::congestion_allowed(a->tcp_congestion_)) {
+      refuse_env("SOFTNDK_TCP_CONGESTION", cc, "not a congestion control this kernel allows");
+      return STATUS_INVALID_PARAMETER;
+    }
   }
   // Also environment only: the same-host fast path, "on" (the default:
   // unset or empty) or "off"; anything else fails the open.
@@ -155,6 +181,7 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
     if (v == "off" || v == "0") {
       a->samehost_ = false;
     } else if (v != "on" && v != "1" && !v.empty()) {
+      refuse_env("SOFTNDK_SAMEHOST", sh, "want on or off");
       return STATUS_INVALID_PARAMETER;
     }
   }
