@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "ddp/stream_parser.h"
-#include "rdmap/ring_index.h"
-#include "rdmap/samehost_wire.h"
+#include "transport/samehost/ring_index.h"
+#include "transport/samehost/samehost_wire.h"
 
 using namespace softndk::wire;
 
@@ -40,11 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(&cons, data + 8, 8);
     std::memcpy(&seen, data + 16, 8);
     const uint64_t ring = uint64_t{1} << (data[24] % 40);
-    const int64_t r = softndk::rdmap::ring_readable(prod, cons, ring);
+    const int64_t r = softndk::samehost::ring_readable(prod, cons, ring);
     if (r >= 0 && (static_cast<uint64_t>(r) > ring || cons + static_cast<uint64_t>(r) != prod))
       std::abort();
     if (r < 0 && prod - cons <= ring) std::abort();
-    const int64_t w = softndk::rdmap::ring_writable(prod, cons, seen, ring);
+    const int64_t w = softndk::samehost::ring_writable(prod, cons, seen, ring);
     if (w >= 0 && (static_cast<uint64_t>(w) > ring || prod - cons > ring ||
                    cons - seen > prod - seen || prod - cons + static_cast<uint64_t>(w) != ring))
       std::abort();

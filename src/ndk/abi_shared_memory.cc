@@ -1,9 +1,10 @@
 // abi_shared_memory.cc - SoftNdkAllocateSharedMemory / SoftNdkFreeSharedMemory
-// (softndk/softndk.h; the registry is rdmap/samehost_segments.h).
+// (softndk/softndk.h; the registry is the same-host transport's,
+// transport/samehost/samehost_segments.h, reached through the engine).
 #include <cerrno>
 
 #include "ndk/abi_common.h"
-#include "rdmap/samehost_segments.h"
+#include "engine/iwarp_provider.h"
 #include "softndk/softndk.h"
 
 using softndk::ndk::abi::guarded;
@@ -15,7 +16,7 @@ NTSTATUS SoftNdkAllocateSharedMemory(SIZE_T Bytes, PVOID* Address) {
     if (Address == nullptr) return STATUS_INVALID_PARAMETER;
     *Address = nullptr;
     void* p = nullptr;
-    const int e = softndk::rdmap::shared_segment_alloc(Bytes, &p);
+    const int e = softndk::engine::iwarp_shared_segment_alloc(Bytes, &p);
     if (e == EINVAL) return STATUS_INVALID_PARAMETER;
     if (e != 0) return STATUS_INSUFFICIENT_RESOURCES;
     *Address = p;
@@ -26,8 +27,8 @@ NTSTATUS SoftNdkAllocateSharedMemory(SIZE_T Bytes, PVOID* Address) {
 NTSTATUS SoftNdkFreeSharedMemory(PVOID Address) {
   return guarded([&]() -> NTSTATUS {
     if (Address == nullptr) return STATUS_INVALID_PARAMETER;
-    return softndk::rdmap::shared_segment_free(Address) == 0 ? STATUS_SUCCESS
-                                                             : STATUS_INVALID_PARAMETER;
+    return softndk::engine::iwarp_shared_segment_free(Address) == 0 ? STATUS_SUCCESS
+                                                                  : STATUS_INVALID_PARAMETER;
   });
 }
 

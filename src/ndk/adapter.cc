@@ -17,7 +17,8 @@
 #include "ndk/port_caps.h"
 #include "ndk/qp.h"
 #include "ndk/srq.h"
-#include "tcp/socket.h"
+#include "engine/iwarp_provider.h"
+#include "ndk/provider_list.h"
 
 namespace softndk::ndk {
 
@@ -168,7 +169,7 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   // refuses fails the open rather than every connection later).
   if (const char* cc = std::getenv("SOFTNDK_TCP_CONGESTION")) {
     a->tcp_congestion_ = cc;
-    if (!tcp::congestion_allowed(a->tcp_congestion_)) {
+    if (!engine::iwarp_congestion_allowed(a->tcp_congestion_)) {
       refuse_env("SOFTNDK_TCP_CONGESTION", cc, "not a congestion control this kernel allows");
       return STATUS_INVALID_PARAMETER;
     }
@@ -225,7 +226,16 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   if (p.EngineThreads > 1) i.AdapterFlags |= NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED;
   i.RdmaTechnology = NdkiWarp;
 
-  a->engine_ = std::make_unique<tcp::Engine>(p.EngineThreads);
+  a->engine_ = std::make_unique<util::Engine>(p.EngineThreads);
+  provider::ProviderConfig pc;
+  pc.params = p;
+  pc.info = i;
+  pc.engine = a->engine_.get();
+  pc.ifname = dev->name;
+  pc.mpa_holdoff_ms = a->mpa_holdoff_ms_;
+  pc.tcp_congestion = a->tcp_congestion_;
+  pc.samehost = a->samehost_;
+  if (NTSTATUS st = open_provider(pc, &a->provider_); st != STATUS_SUCCESS) return st;
   a->port_state_.store(dev->up ? SoftNdkPortStateActive : SoftNdkPortStateDown);
 
   auto* h = new AdapterHandle{};
@@ -455,6 +465,7 @@ void Adapter::close_blocking() {
   NetMonitor::instance().unsubscribe(monitor_id_);
   PortCaps::release_all(this);
   engine_.reset();  // runs what is still posted (last close completions), joins
+  provider_.reset();
   handle_->magic.store(kMagicClosed, std::memory_order_release);
   handle_->self = nullptr;
   {

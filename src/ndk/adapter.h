@@ -1,8 +1,10 @@
 // adapter.h - one open NDK adapter instance bound to one Linux interface.
 //
 // The adapter is the root of the object tree. It owns:
-//   - the progress engine (tcp::Engine, EngineThreads reactors) on which
+//   - the progress engine (util::Engine, EngineThreads reactors) on which
 //     every asynchronous completion and event callback runs;
+//   - the provider: the data-path engine behind the object model
+//     (provider/provider.h), chosen by the probe list at open;
 //   - the negotiated NDK version and the NDK_ADAPTER_INFO limits;
 //   - the STag table (every MR/MW/privileged token of this instance);
 //   - resource caps, counters, fault hooks and the fatal-error state;
@@ -28,12 +30,11 @@
 #include <string>
 #include <unordered_set>
 
-#include "ndk/counters.h"
 #include "ndk/netdev.h"
 #include "ndk/object.h"
-#include "ndk/stag_table.h"
+#include "ndk/provider_names.h"
 #include "softndk/softndk.h"
-#include "tcp/reactor.h"
+#include "util/reactor.h"
 #include "util/pcap_writer.h"
 
 namespace softndk::ndk {
@@ -51,7 +52,7 @@ struct Limits {
   static constexpr uint32_t kMaxReceiveSge = 16;
   static constexpr uint32_t kMaxReadSge = 1;                // iWARP: one sink STag per Read Request
   static constexpr uint32_t kMaxTransferLength = 1u << 30;  // 1 GiB
-  static constexpr uint32_t kMaxInlineData = 256;
+  static constexpr uint32_t kMaxInlineData = provider::kMaxInlineData;
   static constexpr uint32_t kMaxIrd = 128;  // siw's maximum
   static constexpr uint32_t kMaxOrd = 128;
   static constexpr uint32_t kMaxQueueDepth = 16384;
@@ -82,16 +83,6 @@ inline NTSTATUS trace_open_status(int err) {
              : STATUS_INVALID_PARAMETER;
 }
 
-// SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
-// arrive, and loading one outside the enumerators as the enum type is
-// undefined in C++, so it is read as bytes and compared as an integer.
-inline uint32_t fault_type(const SOFTNDK_FAULT& f) {
-  static_assert(sizeof f.Type == sizeof(uint32_t));
-  uint32_t t;
-  std::memcpy(&t, &f.Type, sizeof t);
-  return t;
-}
-
 class Adapter {
  public:
   // SoftNdkOpenAdapter.
@@ -111,8 +102,10 @@ class Adapter {
   // (same ifindex in the same network namespace): their objects may be
   // combined, as on one RNIC. Objects of another interface may not.
   bool same_interface(const Adapter* other) const;
-  tcp::Engine& engine() { return *engine_; }
-  void post(tcp::Reactor::Task task) { engine_->primary().post(std::move(task)); }
+  util::Engine& engine() { return *engine_; }
+  // The engine behind this instance (provider/provider.h; ndk/provider_list.h).
+  provider::Provider& provider() { return *provider_; }
+  void post(util::Reactor::Task task) { engine_->primary().post(std::move(task)); }
   StagTable& stags() { return stags_; }
   bool dead() const { return fatal_.load(std::memory_order_acquire); }
   bool async_create() const { return flags_ & SOFTNDK_OPEN_FLAG_ASYNC_CREATE; }
@@ -203,7 +196,8 @@ class Adapter {
   bool samehost_ = false;
   uint32_t flags_ = 0;
   NDK_ADAPTER_INFO info_{};
-  std::unique_ptr<tcp::Engine> engine_;
+  std::unique_ptr<util::Engine> engine_;
+  std::unique_ptr<provider::Provider> provider_;  // uses engine_
   StagTable stags_;
   std::atomic<uint32_t> used_[static_cast<int>(Resource::kCount)]{};
   uint32_t caps_[static_cast<int>(Resource::kCount)]{};

@@ -1,5 +1,5 @@
 // connector_net.cc - NdkConnect / CompleteConnect / Accept / Reject /
-// Disconnect on top of the tcp engine and the QP data path (net_glue.h).
+// Disconnect on top of the provider's connections (net_glue.h).
 // The queries and fault injection of a connection are in connector_query.cc.
 //
 // Choices (docs/connections.md, "NDK glue"):
@@ -24,45 +24,14 @@
 #include "ndk/endpoints.h"
 #include "ndk/net_glue.h"
 #include "ndk/qp.h"
-#include "rdmap/rtr.h"
-#include "rdmap/stream.h"
 
 namespace softndk::ndk {
-
-tcp::ConnSettings conn_settings(Adapter* a) {
-  const SOFTNDK_OPEN_PARAMETERS& p = a->params();
-  tcp::ConnSettings s;
-  s.mpa.revision = static_cast<uint8_t>(p.MpaRevision == 0 ? 2 : p.MpaRevision);
-  s.mpa.crc_required = (p.MpaFlags & SOFTNDK_MPA_CRC_REQUIRED) != 0;
-  s.mpa.crc_strict_off = (p.MpaFlags & SOFTNDK_MPA_CRC_STRICT_OFF) != 0;
-  // Unless a switch says otherwise, CRC on connections that leave the host.
-  s.crc_off_host = (p.MpaFlags & (SOFTNDK_MPA_CRC_REQUIRED | SOFTNDK_MPA_CRC_STRICT_OFF |
-                                  SOFTNDK_MPA_CRC_WHEN_ASKED)) == 0;
-  // P2P by default: it is what gives NDK's connection semantics (the
-  // accept waits for the peer's CompleteConnect). Opting out is explicit.
-  s.mpa.peer_to_peer = (p.MpaFlags & SOFTNDK_MPA_NO_PEER_TO_PEER) == 0;
-  uint8_t rtr = static_cast<uint8_t>((p.MpaFlags >> 4) & 0x7);
-  if (rtr != 0) s.mpa.rtr_types = rtr;
-  s.mpa.max_ird = static_cast<uint16_t>(Limits::kMaxIrd);
-  s.mpa.max_ord = static_cast<uint16_t>(Limits::kMaxOrd);
-  if (p.ConnectTimeoutMs != 0) {
-    s.connect_timeout = std::chrono::milliseconds(p.ConnectTimeoutMs);
-    // NdkAccept fails with STATUS_IO_TIMEOUT when the peer does not call
-    // NdkCompleteConnect: the same bound as the active side's.
-    s.rtr_timeout = s.connect_timeout;
-  }
-  if (p.DisconnectTimeoutMs != 0)
-    s.disconnect_timeout = std::chrono::milliseconds(p.DisconnectTimeoutMs);
-  s.initiator_holdoff = std::chrono::milliseconds(a->mpa_holdoff_ms());
-  s.congestion = a->tcp_congestion();
-  return s;
-}
 
 namespace {
 
 uint16_t cap_limit(ULONG v, uint32_t max) { return static_cast<uint16_t>(std::min<ULONG>(v, max)); }
 
-void to_storage(const tcp::SockAddr& a, sockaddr_storage* out) {
+void to_storage(const util::SockAddr& a, sockaddr_storage* out) {
   std::memset(out, 0, sizeof *out);
   std::memcpy(out, &a.ss, a.len);
 }
@@ -121,24 +90,24 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
   if (se != nullptr && !adapter_->same_interface(se->adapter())) return STATUS_INVALID_PARAMETER;
   if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
   if (pd_len > adapter_->info().MaxCallerData) return STATUS_INVALID_PARAMETER;
-  auto d = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(dst), dst_len);
+  auto d = util::SockAddr::from(reinterpret_cast<const sockaddr*>(dst), dst_len);
   if (!d) return STATUS_INVALID_PARAMETER;
   if (d->is_any() || d->port() == 0) return STATUS_INVALID_ADDRESS;
-  tcp::ConnectArgs args;
+  provider::ConnectArgs args;
   args.dst = *d;
   if (se != nullptr) {
     args.shared = se->endpoint();
     if (args.shared == nullptr) return STATUS_FILE_CLOSED;
     if (args.shared->local().family() != d->family()) return STATUS_INVALID_PARAMETER;
   } else if (src != nullptr) {
-    auto s = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(src), src_len);
+    auto s = util::SockAddr::from(reinterpret_cast<const sockaddr*>(src), src_len);
     if (!s) return STATUS_INVALID_PARAMETER;
     if (s->family() != d->family()) return STATUS_INVALID_PARAMETER;
     if (!s->is_any()) {
       sockaddr_storage l{};
       NTSTATUS st = check_local_address(adapter_->device(), src, src_len, &l);
       if (st != STATUS_SUCCESS) return st;
-      s = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&l), sockaddr_length(l));
+      s = util::SockAddr::from(reinterpret_cast<const sockaddr*>(&l), sockaddr_length(l));
     }
     args.src = *s;
   }
@@ -177,10 +146,12 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
   }
   obj_->hold();  // until the completion returned
   auto self = shared_from_this();
-  std::shared_ptr<tcp::ActiveConnect> ac;
-  NTSTATUS st = tcp::ActiveConnect::start(
-      adapter_->engine().pick(), conn_settings(adapter_), std::move(args),
-      [self, done, ctx](tcp::ConnectResult r) { self->on_connect_result(std::move(r), done, ctx); },
+  std::shared_ptr<provider::ActiveConnect> ac;
+  NTSTATUS st = adapter_->provider().connect(
+      std::move(args),
+      [self, done, ctx](provider::ConnectResult r) {
+        self->on_connect_result(std::move(r), done, ctx);
+      },
       &ac);
   if (st != STATUS_PENDING) {
     {
@@ -201,10 +172,10 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
   return STATUS_PENDING;
 }
 
-void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLETION done,
+void ConnectorNet::on_connect_result(provider::ConnectResult r, NDK_FN_REQUEST_COMPLETION done,
                                      void* ctx) {
   NTSTATUS st = r.status;
-  std::shared_ptr<tcp::Connection> drop;
+  std::shared_ptr<provider::Connection> drop;
   Qp* qp = nullptr;
   {
     std::lock_guard lk(mu_);
@@ -216,19 +187,19 @@ void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLE
       state_ = ConnState::kClosed;
     } else if (st == STATUS_SUCCESS) {
       conn_ = std::move(r.connection);
-      params_ = conn_->params();
+      params_ = conn_->facts();
       have_params_ = true;
-      peer_pd_ = params_.peer_private_data;
+      peer_pd_ = conn_->peer_private_data();
       ird_ = params_.ird;
       ord_ = params_.ord;
       have_data_ = true;
-      to_storage(conn_->local(), &local_);
-      to_storage(conn_->peer(), &peer_);
+      to_storage(params_.local, &local_);
+      to_storage(params_.peer, &peer_);
       have_addrs_ = true;
       state_ = ConnState::kConnected;
     } else {
       state_ = ConnState::kFailed;
-      if (r.mpa == mpa::Status::kRejected) {
+      if (r.rejected) {
         // The reject's private data, for NdkGetConnectionData.
         peer_pd_ = std::move(r.peer_private_data);
         ird_ = ord_ = 0;
@@ -248,7 +219,7 @@ void ConnectorNet::on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLE
 NTSTATUS ConnectorNet::complete_connect(NDK_FN_DISCONNECT_EVENT_CALLBACK ev,
                                         NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev_ex, void* ev_ctx,
                                         NDK_FN_REQUEST_COMPLETION done, void* ctx) {
-  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<provider::Connection> c;
   {
     std::lock_guard lk(mu_);
     if (state_ != ConnState::kConnected || passive_) return STATUS_CONNECTION_INVALID;
@@ -260,15 +231,15 @@ NTSTATUS ConnectorNet::complete_connect(NDK_FN_DISCONNECT_EVENT_CALLBACK ev,
   }
   obj_->hold();
   auto self = shared_from_this();
-  c->reactor().post([self, done, ctx] { self->finish_complete_connect(done, ctx); });
+  c->post([self, done, ctx] { self->finish_complete_connect(done, ctx); });
   return STATUS_PENDING;
 }
 
-// On the connection's reactor: the connection's socket is only closed on
-// this thread, so it cannot go away between the check and the RTR.
+// On the connection's own thread: the connection is only closed there, so
+// it cannot go away between the check and the start (the RTR).
 void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
   NTSTATUS st = STATUS_SUCCESS;
-  std::shared_ptr<tcp::Connection> drop;
+  std::shared_ptr<provider::Connection> drop;
   {
     std::lock_guard lk(mu_);
     if (torn_down_) {
@@ -276,41 +247,20 @@ void ConnectorNet::finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void*
     } else if (conn_->closed()) {
       st = STATUS_CONNECTION_ABORTED;  // the responder gave up meanwhile
       state_ = ConnState::kClosed;
-    } else {
-      std::vector<uint8_t> rtr;
-      if (params_.p2p) {
-        // The RTR: our first FPDU; the responder's Accept completes on it.
-        uint8_t buf[wire::kRtrReadSize + 8];
-        size_t n = params_.rtr == mpa::kRtrRead
-                       ? wire::encode_rtr_read(std::span<uint8_t>(buf), 1, params_.crc)
-                       : wire::encode_rtr_write(std::span<uint8_t>(buf), params_.crc);
-        ssize_t k = ::send(conn_->fd(), buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n == 0 || k != static_cast<ssize_t>(n)) {
-          st = STATUS_CONNECTION_ABORTED;
-          state_ = ConnState::kClosed;
-          drop = conn_;
-        } else {
-          // An FPDU like any other: the peer counts it in, so do we out.
-          count_qp(qp_->counters().rdma_out_frames);
-          count_qp(qp_->counters().rdma_out_octets, n);
-        }
-        rtr.assign(buf, buf + n);
-      }
-      if (st == STATUS_SUCCESS && !establish_locked(true, std::move(rtr))) {
-        st = STATUS_CONNECTION_ABORTED;
-        state_ = ConnState::kClosed;
-      }
+    } else if (!establish_locked(true)) {
+      // The initiator's start failed (the RTR could not be sent, or the
+      // connection went away): reset it.
+      st = STATUS_CONNECTION_ABORTED;
+      state_ = ConnState::kClosed;
+      drop = conn_;
     }
   }
   if (drop) drop->abort();
   complete(done, ctx, st);
 }
 
-bool ConnectorNet::establish_locked(bool initiator, std::vector<uint8_t> sent_rtr) {
-  rdmap::StreamOptions so;
-  so.sent_rtr = std::move(sent_rtr);
-  so.await_peer_fpdu = !initiator;  // RFC 5044 7.1.2 (with P2P the RTR is here already)
-  stream_ = rdmap::start_stream(qp_, conn_, so);
+bool ConnectorNet::establish_locked(bool initiator) {
+  stream_ = conn_->start(qp_, initiator);
   if (stream_ == nullptr) return false;
   state_ = ConnState::kEstablished;
   counted_active_ = true;
@@ -356,19 +306,19 @@ void ConnectorNet::on_peer_close(NTSTATUS st) {
 
 // ---- passive side --------------------------------------------------------------
 
-void ConnectorNet::set_incoming(std::shared_ptr<tcp::PendingConnection> p,
+void ConnectorNet::set_incoming(std::shared_ptr<provider::IncomingConnection> p,
                                 std::shared_ptr<Reservation> res) {
   std::lock_guard lk(mu_);
   passive_ = true;
   endpoint_ = std::move(res);
   state_ = ConnState::kIncoming;
-  const mpa::PeerRequest& r = p->request();
-  peer_pd_ = r.private_data;
-  ird_ = r.proposed_ird;
-  ord_ = r.proposed_ord;
+  const provider::ConnectionFacts& r = p->request();
+  peer_pd_ = p->private_data();
+  ird_ = r.ird;
+  ord_ = r.ord;
   have_data_ = true;
-  to_storage(p->local(), &local_);
-  to_storage(p->peer(), &peer_);
+  to_storage(r.local, &local_);
+  to_storage(r.peer, &peer_);
   have_addrs_ = true;
   pending_ = std::move(p);
 }
@@ -383,7 +333,7 @@ NTSTATUS ConnectorNet::accept(Qp* qp, ULONG ird, ULONG ord, const void* pd, ULON
   std::vector<uint8_t> data;
   if (pd_len > 0)
     data.assign(static_cast<const uint8_t*>(pd), static_cast<const uint8_t*>(pd) + pd_len);
-  std::shared_ptr<tcp::PendingConnection> p;
+  std::shared_ptr<provider::IncomingConnection> p;
   {
     std::lock_guard lk(mu_);
     if (state_ != ConnState::kIncoming) return STATUS_CONNECTION_INVALID;
@@ -399,7 +349,7 @@ NTSTATUS ConnectorNet::accept(Qp* qp, ULONG ird, ULONG ord, const void* pd, ULON
   auto self = shared_from_this();
   NTSTATUS st = p->accept(cap_limit(ird, adapter_->info().MaxInboundReadLimit),
                           cap_limit(ord, adapter_->info().MaxOutboundReadLimit), std::move(data),
-                          [self, done, ctx](NTSTATUS s, std::shared_ptr<tcp::Connection> c) {
+                          [self, done, ctx](NTSTATUS s, std::shared_ptr<provider::Connection> c) {
                             self->on_accept_result(s, std::move(c), done, ctx);
                           });
   if (st != STATUS_PENDING) {
@@ -414,9 +364,9 @@ NTSTATUS ConnectorNet::accept(Qp* qp, ULONG ird, ULONG ord, const void* pd, ULON
   return STATUS_PENDING;
 }
 
-void ConnectorNet::on_accept_result(NTSTATUS st, std::shared_ptr<tcp::Connection> c,
+void ConnectorNet::on_accept_result(NTSTATUS st, std::shared_ptr<provider::Connection> c,
                                     NDK_FN_REQUEST_COMPLETION done, void* ctx) {
-  std::shared_ptr<tcp::Connection> drop;
+  std::shared_ptr<provider::Connection> drop;
   {
     std::lock_guard lk(mu_);
     pending_.reset();
@@ -426,7 +376,7 @@ void ConnectorNet::on_accept_result(NTSTATUS st, std::shared_ptr<tcp::Connection
       state_ = ConnState::kClosed;
     } else if (st == STATUS_SUCCESS) {
       conn_ = std::move(c);
-      params_ = conn_->params();
+      params_ = conn_->facts();
       have_params_ = true;
       ird_ = params_.ird;
       ord_ = params_.ord;
@@ -444,8 +394,8 @@ void ConnectorNet::on_accept_result(NTSTATUS st, std::shared_ptr<tcp::Connection
 
 NTSTATUS ConnectorNet::reject(const void* pd, ULONG pd_len) {
   if (pd_len > 0 && pd == nullptr) return STATUS_INVALID_PARAMETER;
-  std::shared_ptr<tcp::PendingConnection> p;
-  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<provider::IncomingConnection> p;
+  std::shared_ptr<provider::Connection> c;
   {
     std::lock_guard lk(mu_);
     if (state_ == ConnState::kIncoming) {
@@ -477,8 +427,8 @@ NTSTATUS ConnectorNet::reject(const void* pd, ULONG pd_len) {
 // ---- teardown -----------------------------------------------------------------
 
 NTSTATUS ConnectorNet::disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
-  std::shared_ptr<tcp::Connection> c;
-  std::shared_ptr<rdmap::Stream> s;
+  std::shared_ptr<provider::Connection> c;
+  std::shared_ptr<provider::QpEngine> s;
   Qp* q = nullptr;
   {
     std::lock_guard lk(mu_);
@@ -512,10 +462,10 @@ NTSTATUS ConnectorNet::disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
 }
 
 void ConnectorNet::teardown() {
-  std::shared_ptr<tcp::ActiveConnect> a;
-  std::shared_ptr<tcp::PendingConnection> p;
-  std::shared_ptr<tcp::Connection> c;
-  std::shared_ptr<rdmap::Stream> s;
+  std::shared_ptr<provider::ActiveConnect> a;
+  std::shared_ptr<provider::IncomingConnection> p;
+  std::shared_ptr<provider::Connection> c;
+  std::shared_ptr<provider::QpEngine> s;
   Qp* q = nullptr;
   {
     std::lock_guard lk(mu_);
@@ -539,9 +489,9 @@ void ConnectorNet::teardown() {
 void ConnectorNet::closed() {
   Qp* q;
   SharedEndpoint* se;
-  std::shared_ptr<tcp::Connection> c;
-  std::shared_ptr<rdmap::Stream> s;
-  std::shared_ptr<tcp::PendingConnection> p;
+  std::shared_ptr<provider::Connection> c;
+  std::shared_ptr<provider::QpEngine> s;
+  std::shared_ptr<provider::IncomingConnection> p;
   std::shared_ptr<Reservation> res;
   {
     std::lock_guard lk(mu_);

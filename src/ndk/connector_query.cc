@@ -11,7 +11,6 @@
 #include "ndk/endpoint_address.h"
 #include "ndk/net_glue.h"
 #include "ndk/qp.h"
-#include "rdmap/stream.h"
 
 namespace softndk::ndk {
 
@@ -52,7 +51,7 @@ NTSTATUS ConnectorNet::peer_address(SOCKADDR* out, ULONG* len) {
 }
 
 NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
-  std::shared_ptr<rdmap::Stream> s;
+  std::shared_ptr<provider::QpEngine> s;
   std::memset(info, 0, sizeof *info);
   {
     std::lock_guard lk(mu_);
@@ -68,14 +67,14 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
     } else if (state_ == ConnState::kIncoming && pending_) {
       // Not negotiated yet: what the peer's MPA Request asks for, so that a
       // listener can judge a request before accepting or rejecting it.
-      const mpa::PeerRequest& r = pending_->request();
-      info->MpaRevision = r.rev;
+      const provider::ConnectionFacts& r = pending_->request();
+      info->MpaRevision = r.revision;
       info->Crc = r.crc;
       info->Markers = r.markers;
       info->PeerToPeer = r.p2p;
-      info->RtrType = r.p2p ? r.rtr_offered : 0;
-      info->Ird = r.proposed_ird;
-      info->Ord = r.proposed_ord;
+      info->RtrType = r.p2p ? r.rtr : 0;
+      info->Ird = r.ird;
+      info->Ord = r.ord;
     }
     info->LastTerminateSent = term_sent_;
     info->LastTerminateReceived = term_received_;
@@ -94,74 +93,30 @@ NTSTATUS ConnectorNet::query(SOFTNDK_CONNECTION_INFO* info) {
 
 static_assert(offsetof(SOFTNDK_PATH_INFO, RingIn) == SOFTNDK_PATH_INFO_V1_SIZE);
 
-namespace {
-void fill_path(const rdmap::SamehostStats& s, SOFTNDK_PATH_INFO* info) {
-  info->Path = s.rx && s.tx ? SOFTNDK_PATH_SAMEHOST
-               : s.probing  ? SOFTNDK_PATH_PROBING
-                            : SOFTNDK_PATH_TCP;
-  info->Reason = info->Path == SOFTNDK_PATH_TCP && s.reason == rdmap::SamehostReason::kNone
-                     ? SOFTNDK_PATH_REASON_PEER_DECLINED  // one direction only
-                     : static_cast<ULONG>(s.reason);
-  if (info->Path != SOFTNDK_PATH_TCP) info->Reason = SOFTNDK_PATH_REASON_NONE;
-  info->PeerPid = s.peer_pid;
-  info->PullFromPeer = s.rx;
-  info->PeerPulls = s.tx;
-  info->PulledOctets = s.pulled_octets;
-  info->PulledMessages = s.pulled_messages;
-  info->DescriptorsSent = s.descriptors_sent;
-  info->RingIn = s.ring_rx;
-  info->RingOut = s.ring_tx;
-  info->RingInOctets = s.ring_rx_octets;
-  info->RingOutOctets = s.ring_tx_octets;
-  info->MappedOctets = s.mapped_octets;
-  info->MappedDescriptors = s.mapped_descriptors;
-  info->CmaFallbacks = s.cma_fallbacks;
-  info->SegmentDescriptorsSent = s.segment_descriptors_sent;
-}
-}  // namespace
 
 NTSTATUS ConnectorNet::query_path(SOFTNDK_PATH_INFO* info) {
-  std::shared_ptr<rdmap::Stream> st;
+  std::shared_ptr<provider::QpEngine> st;
   {
     std::lock_guard lk(mu_);
     st = stream_;
   }
   if (st == nullptr) return STATUS_CONNECTION_INVALID;
-  const rdmap::SamehostStats s = st->samehost_stats();
   // A caller built with an older, shorter structure gets its fields only.
   const ULONG size = info->Size;
   SOFTNDK_PATH_INFO out{};
-  fill_path(s, &out);
+  st->query_path(&out);
   out.Size = size;
   std::memcpy(info, &out, std::min<size_t>(size, sizeof out));
   return STATUS_SUCCESS;
 }
 
 NTSTATUS ConnectorNet::query_tcp(SOFTNDK_TCP_INFO* info) {
-  std::shared_ptr<tcp::Connection> c;
+  std::shared_ptr<provider::Connection> c;
   {
     std::lock_guard lk(mu_);
     c = conn_;
   }
-  tcp::TcpStats t;
-  if (c == nullptr || !c->tcp_stats(&t)) return STATUS_CONNECTION_INVALID;
-  const ULONG size = info->Size;
-  std::memset(info, 0, sizeof *info);
-  info->Size = size;
-  std::strncpy(info->CongestionControl, t.congestion.c_str(), sizeof info->CongestionControl - 1);
-  info->RttUs = t.rtt_us;
-  info->RttVarUs = t.rttvar_us;
-  info->SendCwnd = t.snd_cwnd;
-  info->SendMss = t.snd_mss;
-  info->TotalRetransmits = t.total_retrans;
-  info->ReorderingSeen = t.reord_seen;
-  info->OutOfOrderReceived = t.rcv_ooopack;
-  info->DsackDups = t.dsack_dups;
-  info->PacingRate = t.pacing_rate;
-  info->DeliveryRate = t.delivery_rate;
-  info->BytesSent = t.bytes_sent;
-  info->BytesRetransmitted = t.bytes_retrans;
-  info->BytesReceived = t.bytes_received;
+  if (c == nullptr || !c->tcp_info(info)) return STATUS_CONNECTION_INVALID;
   return STATUS_SUCCESS;
 }
 
@@ -173,8 +128,8 @@ NTSTATUS ConnectorNet::inject(const SOFTNDK_FAULT* f) {
     case SoftNdkFaultDropTx:
     case SoftNdkFaultDelayTx:
     case SoftNdkFaultCorruptTx: {
-      // Transmit faults live in the data path (rdmap/tx_faults.h).
-      std::shared_ptr<rdmap::Stream> s;
+      // Transmit faults live in the engine (rdmap/tx_faults.h).
+      std::shared_ptr<provider::QpEngine> s;
       {
         std::lock_guard lk(mu_);
         if (state_ != ConnState::kEstablished) return STATUS_CONNECTION_INVALID;
@@ -185,8 +140,8 @@ NTSTATUS ConnectorNet::inject(const SOFTNDK_FAULT* f) {
     default:
       return STATUS_INVALID_PARAMETER;
   }
-  std::shared_ptr<tcp::Connection> c;
-  std::shared_ptr<rdmap::Stream> s;
+  std::shared_ptr<provider::Connection> c;
+  std::shared_ptr<provider::QpEngine> s;
   Qp* q = nullptr;
   {
     std::lock_guard lk(mu_);

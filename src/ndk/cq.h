@@ -24,22 +24,11 @@
 #include <vector>
 
 #include "ndk/notify_queue.h"
+#include "ndk/provider_names.h"
 #include "ndk/object.h"
-#include "tcp/reactor.h"
+#include "util/reactor.h"
 
 namespace softndk::ndk {
-
-// Something that can make receive progress when a consumer polls an empty
-// CQ (the QP data path's streams, docs/datapath.md "Receive from the polling
-// thread"). Neither call may block; both run with no CQ lock held.
-class ProgressSource {
- public:
-  virtual ~ProgressSource() = default;
-  virtual void progress() = 0;
-  // The consumer armed the CQ: it is about to wait for a notification
-  // rather than poll, so the source must progress on its own again.
-  virtual void cq_armed() {}
-};
 
 class Cq final : public Object {
  public:
@@ -93,7 +82,7 @@ class Cq final : public Object {
   Handle<NDK_CQ> handle_{};
   NDK_FN_CQ_NOTIFICATION_CALLBACK cb_;
   void* cb_ctx_;
-  tcp::Reactor* reactor_;
+  util::Reactor* reactor_;
   std::atomic<bool> dead_{false};
 
   std::mutex mu_;  // guards everything below
@@ -115,7 +104,7 @@ class Cq final : public Object {
   ULONG mod_interval_us_ = 0, mod_count_ = 0;
   bool mod_waiting_ = false;  // a satisfied arm waits for count/interval
   uint32_t since_arm_ = 0;
-  tcp::Reactor::TimerId mod_timer_ = 0;
+  util::Reactor::TimerId mod_timer_ = 0;
   // Progress sources (own lock: sources push completions, which takes mu_).
   std::mutex progress_mu_;
   std::vector<std::shared_ptr<ProgressSource>> progress_;

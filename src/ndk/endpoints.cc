@@ -12,7 +12,6 @@
 #include "ndk/endpoint_address.h"
 #include "ndk/endpoint_reservation.h"
 #include "ndk/net_glue.h"
-#include "tcp/connector.h"
 
 namespace softndk::ndk {
 
@@ -97,20 +96,21 @@ NTSTATUS SharedEndpoint::create(Adapter* a, const SOCKADDR* addr, ULONG len, Sha
   }
   for (int fd : passed_over) ::close(fd);
   if (s != STATUS_SUCCESS) return s;
-  auto sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&local), sockaddr_length(local));
+  auto sa = util::SockAddr::from(reinterpret_cast<const sockaddr*>(&local), sockaddr_length(local));
   if (!sa) return STATUS_INVALID_PARAMETER;
-  std::shared_ptr<tcp::SharedEndpoint> ep;
-  s = tcp::SharedEndpoint::create(*sa, &ep);
+  std::shared_ptr<provider::SharedEndpoint> ep;
+  s = a->provider().create_shared_endpoint(*sa, &ep);
   if (s != STATUS_SUCCESS) return s;
   auto* se = new SharedEndpoint(a);
-  std::memcpy(&se->local_, &ep->local().ss, sizeof se->local_);
+  const util::SockAddr l = ep->local();
+  std::memcpy(&se->local_, &l.ss, sizeof se->local_);
   se->ep_ = std::move(ep);
   se->reservation_ = std::move(res);
   *out = se;
   return STATUS_SUCCESS;
 }
 
-std::shared_ptr<tcp::SharedEndpoint> SharedEndpoint::endpoint() const { return ep_; }
+std::shared_ptr<provider::SharedEndpoint> SharedEndpoint::endpoint() const { return ep_; }
 
 void SharedEndpoint::on_closed() {
   // The port is free again once the close completed and the connections

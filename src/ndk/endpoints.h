@@ -4,7 +4,7 @@
 // behind NdkConnect/NdkListen/... is the connection glue in
 // connector_net.cc / listener_net.cc (state in net_glue.h), built on the
 // tcp engine (docs/connections.md) and the QP data path (rdmap::Stream).
-// The shared endpoint owns the tcp::SharedEndpoint that reserves its local
+// The shared endpoint owns the provider::SharedEndpoint that reserves its local
 // address:port: one reservation for the object and every connection over it.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "ndk/object.h"
+#include "provider/provider.h"
 
 namespace softndk::tcp {
 class SharedEndpoint;
@@ -70,14 +71,14 @@ class SharedEndpoint final : public Object {
   const sockaddr_storage& local() const { return local_; }
   // The engine's reservation of local(); connections over this endpoint
   // share it (null once the close completed).
-  std::shared_ptr<tcp::SharedEndpoint> endpoint() const;
+  std::shared_ptr<provider::SharedEndpoint> endpoint() const;
 
  private:
   explicit SharedEndpoint(Adapter* a);
   void on_closed() override;
   Handle<NDK_SHARED_ENDPOINT> handle_{};
   sockaddr_storage local_{};
-  std::shared_ptr<tcp::SharedEndpoint> ep_;
+  std::shared_ptr<provider::SharedEndpoint> ep_;
   std::shared_ptr<Reservation> reservation_;  // NDKPI.md 6.1, until the close completed
 };
 

@@ -26,13 +26,12 @@
 namespace softndk::ndk {
 
 namespace {
-constexpr int kBacklog = 128;
 // Port 0: the kernel may pick a port that only our reservations still hold
 // (its connections are gone, its connectors not yet closed). Keep such a
 // listener open while trying again, so the kernel picks another.
 constexpr int kEphemeralTries = 8;
 
-sockaddr_storage storage_of(const tcp::SockAddr& a) {
+sockaddr_storage storage_of(const util::SockAddr& a) {
   sockaddr_storage s{};
   std::memcpy(&s, &a.ss, a.len);
   return s;
@@ -41,13 +40,13 @@ sockaddr_storage storage_of(const tcp::SockAddr& a) {
 
 NTSTATUS ListenerNet::listen(const SOCKADDR* addr, ULONG len) {
   Adapter* a = obj_->adapter();
-  auto sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(addr), len);
+  auto sa = util::SockAddr::from(reinterpret_cast<const sockaddr*>(addr), len);
   if (!sa) return STATUS_INVALID_PARAMETER;
   if (!sa->is_any()) {
     sockaddr_storage l{};
     NTSTATUS st = check_local_address(a->device(), addr, len, &l);
     if (st != STATUS_SUCCESS) return st;
-    sa = tcp::SockAddr::from(reinterpret_cast<const sockaddr*>(&l), sockaddr_length(l));
+    sa = util::SockAddr::from(reinterpret_cast<const sockaddr*>(&l), sockaddr_length(l));
   }
   {
     std::lock_guard lk(mu_);
@@ -58,14 +57,14 @@ NTSTATUS ListenerNet::listen(const SOCKADDR* addr, ULONG len) {
   // the port is held only by accepted connections (or not at all).
   if (endpoint_reserved(storage_of(*sa))) return STATUS_SHARING_VIOLATION;
   std::weak_ptr<ListenerNet> w = shared_from_this();
-  std::shared_ptr<tcp::Listener> tl;
+  std::shared_ptr<provider::Listener> tl;
   std::shared_ptr<Reservation> res;
-  std::vector<std::shared_ptr<tcp::Listener>> passed_over;
+  std::vector<std::shared_ptr<provider::Listener>> passed_over;
   NTSTATUS st = STATUS_SHARING_VIOLATION;
   for (int i = 0; i < kEphemeralTries; ++i) {
-    st = tcp::Listener::create(
-        a->engine(), conn_settings(a), *sa, kBacklog,
-        [w](std::shared_ptr<tcp::PendingConnection> p) {
+    st = a->provider().listen(
+        *sa,
+        [w](std::shared_ptr<provider::IncomingConnection> p) {
           if (auto self = w.lock()) {
             self->on_request(std::move(p));
           } else {
@@ -107,13 +106,14 @@ NTSTATUS ListenerNet::local_address(SOCKADDR* out, ULONG* len) {
   {
     std::lock_guard lk(mu_);
     if (!tl_) return STATUS_INVALID_DEVICE_REQUEST;  // not listening
-    std::memcpy(&s, &tl_->local().ss, tl_->local().len);
+    const util::SockAddr l = tl_->local();
+    std::memcpy(&s, &l.ss, l.len);
   }
   return copy_address_out(s, out, len);
 }
 
 void ListenerNet::pause(bool p) {
-  std::shared_ptr<tcp::Listener> tl;
+  std::shared_ptr<provider::Listener> tl;
   {
     std::lock_guard lk(mu_);
     paused_ = p;
@@ -123,7 +123,7 @@ void ListenerNet::pause(bool p) {
 }
 
 void ListenerNet::teardown() {
-  std::shared_ptr<tcp::Listener> tl;
+  std::shared_ptr<provider::Listener> tl;
   std::shared_ptr<Reservation> res;
   {
     std::lock_guard lk(mu_);
@@ -134,7 +134,7 @@ void ListenerNet::teardown() {
   if (tl) tl->close();  // stops accepting at once
 }
 
-void ListenerNet::on_request(std::shared_ptr<tcp::PendingConnection> p) {
+void ListenerNet::on_request(std::shared_ptr<provider::IncomingConnection> p) {
   Adapter* a = obj_->adapter();
   std::shared_ptr<Reservation> res;
   {

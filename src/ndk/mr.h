@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "ndk/object.h"
+#include "provider/memory_object.h"
 
 namespace softndk::ndk {
 
 class Pd;
 
-class Mr final : public Object {
+class Mr final : public Object, public provider::MemoryObject {
  public:
   static NTSTATUS create(Pd* pd, bool fast_register, Mr** out);
   NDK_MR* ndk() { return &handle_.ndk; }
@@ -44,7 +45,7 @@ class Mr final : public Object {
   // at once (FR, Invalidate, FR in one chain), each with its own pages.
   NTSTATUS stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n, uint32_t* ticket);
   // The data path, when the request runs: the pages, handed over.
-  std::vector<NDK_LOGICAL_ADDRESS> take_fr_pages(uint32_t ticket);
+  std::vector<NDK_LOGICAL_ADDRESS> take_fr_pages(uint32_t ticket) override;
   // A request that never runs (failed post, flush).
   void drop_fr_pages(uint32_t ticket);
   bool registered() const { return registered_.load(std::memory_order_acquire); }

@@ -60,6 +60,11 @@ bool Mw::execute_bind(Mr* mr, uint32_t stag, uint64_t va, uint64_t length, uint3
   return true;
 }
 
+bool Mw::execute_bind(provider::MemoryObject* mr, uint32_t stag, uint64_t va, uint64_t length,
+                      uint32_t access, const void* qp) {
+  return execute_bind(static_cast<Mr*>(mr), stag, va, length, access, qp);
+}
+
 bool Mw::invalidate(uint32_t stag) {
   if (!adapter()->stags().invalidate(stag)) return false;
   set_bound_mr(nullptr);

@@ -13,13 +13,14 @@
 #include <mutex>
 
 #include "ndk/object.h"
+#include "provider/memory_object.h"
 
 namespace softndk::ndk {
 
 class Pd;
 class Mr;
 
-class Mw final : public Object {
+class Mw final : public Object, public provider::MemoryObject {
  public:
   static NTSTATUS create(Pd* pd, Mw** out);
   NDK_MW* ndk() { return &handle_.ndk; }
@@ -35,6 +36,10 @@ class Mw final : public Object {
   bool execute_bind(Mr* mr, uint32_t stag, uint64_t va, uint64_t length, uint32_t access,
                     const void* qp);
   bool invalidate(uint32_t stag);
+  // provider::MemoryObject: the same, for the engine (execution time).
+  bool execute_bind(provider::MemoryObject* mr, uint32_t stag, uint64_t va, uint64_t length,
+                    uint32_t access, const void* qp) override;
+  bool invalidate_window(uint32_t stag) override { return invalidate(stag); }
 
  private:
   explicit Mw(Pd* pd);

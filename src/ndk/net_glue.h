@@ -1,5 +1,6 @@
-// net_glue.h - the connection glue between the NDK connector/listener
-// objects and the tcp engine + QP data path.
+// net_glue.h - the NDK connector/listener state machines over the
+// provider's connection classes (provider/provider.h: ActiveConnect,
+// IncomingConnection, Connection, Listener) and the QP engine they start.
 //
 // ConnectorNet is the networking state of one NDK_CONNECTOR, shared (by
 // shared_ptr) with every engine callback that may run for it. Rules:
@@ -22,15 +23,8 @@
 #include <mutex>
 #include <vector>
 
-#include "mpa/mpa_negotiator.h"
+#include "provider/provider.h"
 #include "softndk/softndk.h"
-#include "tcp/connection.h"
-#include "tcp/connector.h"
-#include "tcp/listener.h"
-
-namespace softndk::rdmap {
-class Stream;
-}
 
 namespace softndk::ndk {
 
@@ -40,9 +34,6 @@ class Listener;
 class Qp;
 class Reservation;
 class SharedEndpoint;
-
-// The adapter's SOFTNDK_OPEN_PARAMETERS as engine settings.
-tcp::ConnSettings conn_settings(Adapter* a);
 
 // SOFTNDK_CONNECTION_INFO.State values.
 enum class ConnState : uint32_t {
@@ -83,7 +74,8 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
 
   // Listener side: a request presented by the engine; the connector keeps
   // the listener's endpoint reservation until it is closed (NDKPI.md 6.1).
-  void set_incoming(std::shared_ptr<tcp::PendingConnection> p, std::shared_ptr<Reservation> res);
+  void set_incoming(std::shared_ptr<provider::IncomingConnection> p,
+                    std::shared_ptr<Reservation> res);
   // Connector close started.
   void teardown();
   // Connector close completed: drop the QP / shared-endpoint references.
@@ -93,12 +85,12 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   void let_go_of(Qp* qp);
 
  private:
-  void on_connect_result(tcp::ConnectResult r, NDK_FN_REQUEST_COMPLETION done, void* ctx);
-  void on_accept_result(NTSTATUS st, std::shared_ptr<tcp::Connection> c,
+  void on_connect_result(provider::ConnectResult r, NDK_FN_REQUEST_COMPLETION done, void* ctx);
+  void on_accept_result(NTSTATUS st, std::shared_ptr<provider::Connection> c,
                         NDK_FN_REQUEST_COMPLETION done, void* ctx);
   void finish_complete_connect(NDK_FN_REQUEST_COMPLETION done, void* ctx);
   // Established (mu_ held): peer-close hook, data path, counters.
-  bool establish_locked(bool initiator, std::vector<uint8_t> sent_rtr = {});
+  bool establish_locked(bool initiator);
   void on_peer_close(NTSTATUS st);
   void bind_qp(Qp* qp);                                                   // mu_ held
   void complete(NDK_FN_REQUEST_COMPLETION done, void* ctx, NTSTATUS st);  // releases the hold
@@ -117,10 +109,10 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   // The local endpoint this connector holds until it is closed: the
   // listener's (passive) or an explicit NdkConnect source port (active).
   std::shared_ptr<Reservation> endpoint_;
-  std::shared_ptr<tcp::ActiveConnect> active_;
-  std::shared_ptr<tcp::PendingConnection> pending_;
-  std::shared_ptr<tcp::Connection> conn_;
-  std::shared_ptr<rdmap::Stream> stream_;
+  std::shared_ptr<provider::ActiveConnect> active_;
+  std::shared_ptr<provider::IncomingConnection> pending_;
+  std::shared_ptr<provider::Connection> conn_;
+  std::shared_ptr<provider::QpEngine> stream_;
   NDK_FN_DISCONNECT_EVENT_CALLBACK ev_ = nullptr;
   NDK_FN_DISCONNECT_EVENT_CALLBACK_EX ev_ex_ = nullptr;
   void* ev_ctx_ = nullptr;
@@ -128,7 +120,7 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   bool have_data_ = false;
   std::vector<uint8_t> peer_pd_;
   uint16_t ird_ = 0, ord_ = 0;
-  mpa::NegotiatedParams params_;
+  provider::ConnectionFacts params_;  // negotiated
   bool have_params_ = false;
   sockaddr_storage local_{}, peer_{};
   bool have_addrs_ = false;
@@ -143,12 +135,12 @@ struct ListenerNet : std::enable_shared_from_this<ListenerNet> {
   void teardown();
 
  private:
-  void on_request(std::shared_ptr<tcp::PendingConnection> p);
+  void on_request(std::shared_ptr<provider::IncomingConnection> p);
   Listener* const obj_;
   std::mutex mu_;
   bool torn_down_ = false;
   bool paused_ = false;
-  std::shared_ptr<tcp::Listener> tl_;
+  std::shared_ptr<provider::Listener> tl_;
   std::shared_ptr<Reservation> reservation_;  // the listener's reference
 };
 

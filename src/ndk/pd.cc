@@ -19,7 +19,7 @@ Pd::~Pd() = default;
 NTSTATUS Pd::create(Adapter* a, Pd** out) {
   auto pd = std::unique_ptr<Pd>(new Pd(a));
   StagTable& t = a->stags();
-  pd->privileged_ = t.allocate(StagKind::kPrivileged, pd.get(), pd.get());
+  pd->privileged_ = t.allocate(StagKind::kPrivileged, pd.get(), nullptr);
   if (pd->privileged_ == 0) return STATUS_INSUFFICIENT_RESOURCES;
   t.validate(pd->privileged_, 0, ~0ull, kAccessLocalRead | kAccessLocalWrite | kAccessReadSink);
   *out = pd.release();

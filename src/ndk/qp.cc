@@ -135,6 +135,20 @@ std::shared_ptr<QpTransport> Qp::transport() {
   return transport_;
 }
 
+void Qp::add_progress(std::shared_ptr<ProgressSource> s) {
+  rcq_->add_progress(s);
+  if (icq_ != rcq_) icq_->add_progress(std::move(s));
+}
+
+void Qp::remove_progress(const ProgressSource* s) {
+  rcq_->remove_progress(s);
+  if (icq_ != rcq_) icq_->remove_progress(s);
+}
+
+StagTable& Qp::stags() { return adapter()->stags(); }
+Counters& Qp::adapter_counters() { return adapter()->counters(); }
+std::shared_ptr<util::PcapFile> Qp::adapter_trace_file() { return adapter()->trace_file(); }
+
 void Qp::kick(bool deferred, uint64_t bytes) {
   std::shared_ptr<QpTransport> t;
   {
@@ -438,7 +452,7 @@ void Qp::flush() {
       }
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-      if (wr.type == NdkOperationTypeFastRegister) wr.mr->drop_fr_pages(wr.fr_ticket);
+      if (wr.type == NdkOperationTypeFastRegister) static_cast<Mr*>(wr.mr)->drop_fr_pages(wr.fr_ticket);
     }
     sq_head_ = sq_next_ = sq_tail_;
     sq_unstarted_.store(false, std::memory_order_relaxed);

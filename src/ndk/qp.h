@@ -27,9 +27,9 @@
 #include <mutex>
 #include <vector>
 
-#include "ndk/counters.h"
+#include "ndk/provider_names.h"
 #include "ndk/object.h"
-#include "ndk/work_request.h"
+#include "ndk/provider_names.h"
 #include "util/pcap_writer.h"
 
 namespace softndk::ndk {
@@ -41,58 +41,12 @@ class Mr;
 class Mw;
 struct ConnectorNet;
 
-enum class QpState : uint8_t { kIdle, kConnected, kError, kClosing };
-
-// Sequence number of a direct send that took no SQ ring slot.
-constexpr uint64_t kDirectNoSlot = ~uint64_t{0};
-
-// Implemented by the connection/data-path layer.
-class QpTransport {
- public:
-  virtual ~QpTransport() = default;
-  // New initiator work; `deferred` when NDK_OP_FLAG_DEFER asked to wait for
-  // the next non-deferred post (NDKPI §7); `bytes` the payload it carries
-  // out (Send/Write length, 0 for the others).
-  virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
-  // Direct transmission by the posting thread (docs/datapath.md "Direct
-  // sends"): direct_begin() makes the caller the transmitter if it is idle
-  // (nothing queued, held, blocked or traced) and returns true; the caller
-  // then posts under Qp::push() and hands the request over with
-  // direct_end() - the started request and the caller's SGL holding its
-  // inline payload, or a null `wr` if it could not take it first (it then
-  // stays in the ring for the transmitter to pick up). A false
-  // direct_begin() means: post the ordinary way.
-  //
-  // When nothing else is outstanding on the SQ the request takes no ring
-  // slot at all: `seq` is then kDirectNoSlot and the transport completes
-  // it with Qp::direct_finish() (a ring slot's lock round trips and cache
-  // lines were ~1.5% of the busy 8-byte ping-pong).
-  virtual bool direct_begin() { return false; }
-  virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl, ULONG nsge) {
-    (void)wr;
-    (void)seq;
-    (void)sgl;
-    (void)nsge;
-  }
-  // NdkFlush/QP close/fatal error, before the QP cancels its queued
-  // requests: a receive the transport took from the RQ ring (a Send half
-  // landed) must complete now, ahead of the later ones (posting order).
-  virtual void flushing() {}
-  // NdkFlush/QP close/fatal error: queued requests are being cancelled.
-  virtual void flushed() = 0;
-  // Start (file) or stop (null) writing this connection's wire traffic to a
-  // pcap trace; slot kTraceQp is SoftNdkTraceQp's, kTraceAdapter the
-  // adapter-wide one (SOFTNDK_MODIFY_ADAPTER_TRACE).
-  enum TraceSlot { kTraceQp = 0, kTraceAdapter = 1 };
-  virtual void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) = 0;
-};
-
 struct QpConfig {
   void* context = nullptr;
   ULONG rq_depth = 0, sq_depth = 0, rq_sge = 0, sq_sge = 0, inline_size = 0;
 };
 
-class Qp final : public Object {
+class Qp final : public Object, public provider::QpHost {
  public:
   static NTSTATUS create(Pd* pd, Cq* rcq, Cq* icq, Srq* srq, const QpConfig& cfg, Qp** out);
   NDK_QP* ndk() { return &handle_.ndk; }
@@ -116,14 +70,14 @@ class Qp final : public Object {
   void kick_on_failure();
 
   // --- Connection layer -----------------------------------------------------
-  QpState state() const { return state_.load(std::memory_order_acquire); }
+  QpState state() const override { return state_.load(std::memory_order_acquire); }
   void set_state(QpState s) { state_.store(s, std::memory_order_release); }
   // Shared ownership: a post that picked the transport may still be calling
   // it while the data path detaches.
-  void attach(std::shared_ptr<QpTransport> t);
-  void detach();
+  void attach(std::shared_ptr<QpTransport> t) override;
+  void detach() override;
   // Fatal error / CQ death: to Error and flush.
-  void to_error();
+  void to_error() override;
   // The connector that holds this QP (ConnectorNet::bind_qp), possibly one
   // of another open of the interface. When this QP's adapter closes, that
   // connector must let go of it, or the close waits for a connector the
@@ -134,15 +88,15 @@ class Qp final : public Object {
   // --- Data path -------------------------------------------------------------
   // local_only: start the head only if it is a local operation
   // (FastRegister, Bind, Invalidate), which never waits for the peer.
-  bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false);
+  bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false) override;
   // Returns false if the request was flushed meanwhile (no CQE then).
-  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0);
+  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0) override;
   // The same for the slotless direct send (kDirectNoSlot). False if a flush
   // cancelled it meanwhile (its CQE is out then).
-  bool direct_finish(NTSTATUS status, ULONG bytes);
-  bool rq_take(ReceiveRequest* out);
+  bool direct_finish(NTSTATUS status, ULONG bytes) override;
+  bool rq_take(ReceiveRequest* out) override;
   void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
-                        uint32_t invalidated_stag = 0);
+                        uint32_t invalidated_stag = 0) override;
 
   Pd* pd() const { return pd_; }
   Cq* receive_cq() const { return rcq_; }
@@ -150,14 +104,22 @@ class Qp final : public Object {
   Srq* srq() const { return srq_; }
   void* context() const { return cfg_.context; }
   // This QP's own SOFTNDK_COUNTERS (counters.h).
-  Counters& counters() { return counters_; }
+  Counters& counters() override { return counters_; }
   // SoftNdkTraceQp: the QP's pcap trace (null stops). Applies to the running
   // stream at once and to a stream started later; the data path reads it
   // with trace_file() when it starts.
   void set_trace(std::shared_ptr<util::PcapFile> file);
-  std::shared_ptr<util::PcapFile> trace_file();
+  std::shared_ptr<util::PcapFile> trace_file() override;
   // The attached data path, if any (adapter-wide trace start/stop).
   std::shared_ptr<QpTransport> transport();
+
+  // --- provider::QpHost (the rest; provider/provider.h) --------------------
+  void add_progress(std::shared_ptr<ProgressSource> s) override;
+  void remove_progress(const ProgressSource* s) override;
+  const void* pd_key() const override { return pd_; }
+  StagTable& stags() override;
+  Counters& adapter_counters() override;
+  std::shared_ptr<util::PcapFile> adapter_trace_file() override;
   const QpConfig& config() const { return cfg_; }
   ULONG sq_pending();
   ULONG rq_pending();

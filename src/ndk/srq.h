@@ -13,8 +13,8 @@
 
 #include "ndk/notify_queue.h"
 #include "ndk/object.h"
-#include "ndk/work_request.h"
-#include "tcp/reactor.h"
+#include "ndk/provider_names.h"
+#include "util/reactor.h"
 
 namespace softndk::ndk {
 
@@ -49,7 +49,7 @@ class Srq final : public Object {
   ULONG max_sge_;
   NDK_FN_SRQ_NOTIFICATION_CALLBACK cb_;
   void* cb_ctx_;
-  tcp::Reactor* reactor_;
+  util::Reactor* reactor_;
 
   std::mutex mu_;  // guards everything below
   std::vector<ReceiveRequest> ring_;

@@ -1,6 +1,6 @@
 // status_names.cc - SoftNdkStatusName and SoftNdkTerminateName: NTSTATUS
 // values and Terminate codes to their names.
-#include "rdmap/terminate.h"
+#include "engine/iwarp_provider.h"
 #include "softndk/softndk.h"
 
 extern "C" const char* SoftNdkStatusName(NTSTATUS Status) {
@@ -52,14 +52,8 @@ extern "C" const char* SoftNdkStatusName(NTSTATUS Status) {
   }
 }
 
-// The library's own Terminate table (rdmap/terminate.cc) names the code, so
+// The engine's own Terminate table (rdmap/terminate.cc) names the code, so
 // the tools print what the wire layer meant.
 extern "C" const char* SoftNdkTerminateName(ULONG Code) {
-  if (Code == 0xFFFFFFFFu || (Code >> 16) > 2) return nullptr;
-  softndk::wire::TerminateCode c;
-  c.layer = static_cast<softndk::wire::TermLayer>(Code >> 16);
-  c.etype = static_cast<uint8_t>((Code >> 8) & 0xFF);
-  c.code = static_cast<uint8_t>(Code & 0xFF);
-  if (!softndk::wire::terminate_code_known(c)) return nullptr;
-  return softndk::wire::terminate_code_name(c);
+  return softndk::engine::iwarp_terminate_code_name(Code);
 }

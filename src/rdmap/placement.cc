@@ -5,7 +5,6 @@
 #include <mutex>
 #include <utility>
 
-#include "ndk/mw.h"
 #include "rdmap/fr_map.h"
 
 namespace softndk::rdmap {
@@ -20,25 +19,25 @@ TerminateCode rdmap_prot(uint8_t code) {
   return {TermLayer::kRdmap, term::kRdmapRemoteProtection, code};
 }
 // A window drops its reference on the MR it was bound to.
-bool invalidate_entry(ndk::StagTable& stags, const ndk::StagInfo& i, uint32_t stag) {
-  if (i.kind == ndk::StagKind::kMw && i.object != nullptr)
-    return static_cast<ndk::Mw*>(i.object)->invalidate(stag);
+bool invalidate_entry(provider::StagTable& stags, const provider::StagInfo& i, uint32_t stag) {
+  if (i.kind == provider::StagKind::kMw && i.object != nullptr)
+    return i.object->invalidate_window(stag);
   return stags.invalidate(stag);
 }
 }  // namespace
 
-AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, const void* pd,
+AccessCheck check_remote_access(const provider::StagTable& stags, uint32_t stag, const void* pd,
                                 const void* qp, uint64_t to, uint64_t len, uint32_t need,
                                 bool read_request) {
   AccessCheck r;
-  ndk::StagInfo i;
+  provider::StagInfo i;
   // Unknown index, stale key, invalidated or privileged (never remote).
-  if (!stags.lookup(stag, &i) || !i.valid || i.kind == ndk::StagKind::kPrivileged) {
+  if (!stags.lookup(stag, &i) || !i.valid || i.kind == provider::StagKind::kPrivileged) {
     r.code =
         read_request ? rdmap_prot(term::kRdmapInvalidStag) : ddp_tagged(term::kDdpTagInvalidStag);
     return r;
   }
-  if (i.pd != pd || (i.kind == ndk::StagKind::kMw && i.qp != nullptr && i.qp != qp)) {
+  if (i.pd != pd || (i.kind == provider::StagKind::kMw && i.qp != nullptr && i.qp != qp)) {
     r.code = read_request ? rdmap_prot(term::kRdmapStagNotAssociated)
                           : ddp_tagged(term::kDdpTagStagNotAssociated);
     return r;
@@ -57,7 +56,7 @@ AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, cons
     return r;
   }
   int64_t delta = 0;
-  if (i.kind == ndk::StagKind::kFastMr && !fr_delta(&stags, stag, &delta)) {
+  if (i.kind == provider::StagKind::kFastMr && !fr_delta(&stags, stag, &delta)) {
     // Fast-registered over pages that are not contiguous in the process:
     // not remotely addressable by this provider (docs/datapath.md).
     r.code =
@@ -69,17 +68,17 @@ AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, cons
   return r;
 }
 
-bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, const void* qp,
+bool remote_invalidate(provider::StagTable& stags, uint32_t stag, const void* pd, const void* qp,
                        TerminateCode* code) {
-  ndk::StagInfo i;
+  provider::StagInfo i;
   TerminateCode cannot{TermLayer::kRdmap, term::kRdmapRemoteOperation,
                        term::kRdmapCannotInvalidate};
   if (!stags.lookup(stag, &i) || !i.valid ||
-      (i.kind != ndk::StagKind::kFastMr && i.kind != ndk::StagKind::kMw)) {
+      (i.kind != provider::StagKind::kFastMr && i.kind != provider::StagKind::kMw)) {
     *code = cannot;
     return false;
   }
-  if (i.pd != pd || (i.kind == ndk::StagKind::kMw && i.qp != nullptr && i.qp != qp)) {
+  if (i.pd != pd || (i.kind == provider::StagKind::kMw && i.qp != nullptr && i.qp != qp)) {
     *code = {TermLayer::kRdmap, term::kRdmapRemoteProtection, term::kRdmapCannotInvalidate};
     return false;
   }
@@ -90,18 +89,18 @@ bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, con
   return true;
 }
 
-bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
+bool check_local_sgl(const provider::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
                      uint32_t need) {
   for (ULONG k = 0; k < nsge; ++k) {
     NDK_SGE& s = sgl[k];
     if (s.Length == 0) continue;
-    ndk::StagInfo i;
+    provider::StagInfo i;
     // check(): valid, same PD, rights, bounds without wrap.
     if (stags.check(s.MemoryRegionToken, pd, reinterpret_cast<uintptr_t>(s.VirtualAddress),
                     s.Length, need, &i) != STATUS_SUCCESS)
       return false;
-    if (i.kind == ndk::StagKind::kMw) return false;  // windows are for remote access only
-    if (i.kind == ndk::StagKind::kFastMr) {
+    if (i.kind == provider::StagKind::kMw) return false;  // windows are for remote access only
+    if (i.kind == provider::StagKind::kFastMr) {
       // The address is in the region's registered address space (its
       // BaseVirtualAddress), as on an RNIC: into the process's pages.
       // Pages that are not contiguous in the process have no single delta.
@@ -114,13 +113,13 @@ bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, 
   return true;
 }
 
-bool local_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd) {
-  ndk::StagInfo i;
+bool local_invalidate(provider::StagTable& stags, uint32_t stag, const void* pd) {
+  provider::StagInfo i;
   // An STag that is already invalid (invalidated locally, by the peer's
   // Send with Invalidate, or never registered) fails: NDKPI's completion
   // handling rules say a later NdkInvalidate of such a token fails.
   if (!stags.lookup(stag, &i) || !i.valid || i.pd != pd) return false;
-  if (i.kind != ndk::StagKind::kFastMr && i.kind != ndk::StagKind::kMw) return false;
+  if (i.kind != provider::StagKind::kFastMr && i.kind != provider::StagKind::kMw) return false;
   return invalidate_entry(stags, i, stag);
 }
 
@@ -134,12 +133,12 @@ constexpr int64_t kNotContiguous = INT64_MIN;
 
 void fr_set(const void* table, uint32_t stag, int64_t delta, bool contiguous) {
   std::lock_guard lk(g_fr_mu);
-  g_fr[{table, ndk::StagTable::index_of(stag)}] = contiguous ? delta : kNotContiguous;
+  g_fr[{table, provider::StagTable::index_of(stag)}] = contiguous ? delta : kNotContiguous;
 }
 
 bool fr_delta(const void* table, uint32_t stag, int64_t* delta) {
   std::lock_guard lk(g_fr_mu);
-  auto it = g_fr.find({table, ndk::StagTable::index_of(stag)});
+  auto it = g_fr.find({table, provider::StagTable::index_of(stag)});
   if (it == g_fr.end() || it->second == kNotContiguous) return false;
   *delta = it->second;
   return true;

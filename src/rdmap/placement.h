@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "ddp/stream_parser.h"
-#include "ndk/stag_table.h"
+#include "provider/provider.h"
 #include "rdmap/terminate.h"
 
 namespace softndk::rdmap {
@@ -27,9 +27,9 @@ struct AccessCheck {
   uint8_t* ptr = nullptr;  // first byte of [to, to+len) when ok
 };
 
-// `need` is ndk::kAccessRemoteWrite (Write) or kAccessRemoteRead (Read
+// `need` is provider::kAccessRemoteWrite (Write) or kAccessRemoteRead (Read
 // Request). `read_request` selects the RDMAP code family.
-AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, const void* pd,
+AccessCheck check_remote_access(const provider::StagTable& stags, uint32_t stag, const void* pd,
                                 const void* qp, uint64_t to, uint64_t len, uint32_t need,
                                 bool read_request);
 
@@ -38,21 +38,21 @@ AccessCheck check_remote_access(const ndk::StagTable& stags, uint32_t stag, cons
 // Returns true when invalidated; otherwise `code` is RDMAP 0x09 "cannot
 // invalidate" (EType remote protection on a PD mismatch, else remote
 // operation, as siw).
-bool remote_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd, const void* qp,
+bool remote_invalidate(provider::StagTable& stags, uint32_t stag, const void* pd, const void* qp,
                        wire::TerminateCode* code);
 
 // Local access check of an SGL, as an RNIC checks local keys when it
 // processes a request (docs/datapath.md "Local access checks"): every SGE
 // with a non-zero length must name, by MemoryRegionToken, a valid memory
 // region (registered or fast-registered; never a window) of `pd` or be the
-// PD's privileged token, the region must grant `need` (ndk::kAccessLocalWrite
+// PD's privileged token, the region must grant `need` (provider::kAccessLocalWrite
 // where the operation writes local memory: receive buffers, Read sinks) and
 // [VirtualAddress, +Length) must lie inside it. Zero-length SGEs are not
 // checked (siw skips them too). One STag lookup per SGE. An SGE of a
 // fast-registered MR names an address in the MR's registered address space
 // (NdkFastRegister's BaseVirtualAddress): it is rewritten in place to the
 // process address (fr_map.h); pages not contiguous in the process fail.
-bool check_local_sgl(const ndk::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
+bool check_local_sgl(const provider::StagTable& stags, const void* pd, NDK_SGE* sgl, ULONG nsge,
                      uint32_t need);
 
 // The Terminate that refuses inbound segment `seg` with `code`: it copies
@@ -74,6 +74,6 @@ inline wire::TerminateMessage segment_terminate(const wire::TerminateCode& code,
 
 // Local invalidation (NdkInvalidate, RDMA_READ_LOCAL_INVALIDATE): same
 // rules without the QP binding check. False if the STag is not current.
-bool local_invalidate(ndk::StagTable& stags, uint32_t stag, const void* pd);
+bool local_invalidate(provider::StagTable& stags, uint32_t stag, const void* pd);
 
 }  // namespace softndk::rdmap

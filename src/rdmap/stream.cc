@@ -13,8 +13,6 @@
 #include <cstring>
 
 #include "mpa/fpdu.h"
-#include "ndk/adapter.h"
-#include "ndk/pd.h"
 #include "rdmap/rtr.h"
 #include "rdmap/terminate_fpdu.h"
 #include "rdmap/tsan_edge.h"
@@ -47,20 +45,19 @@ constexpr uint32_t kMaxTaggedPayload = 65534 - 14;
 constexpr uint32_t kMaxUntaggedPayload = 65534 - 18;
 }  // namespace
 
-Stream::Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt)
+Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt)
     : qp_(qp),
       conn_(std::move(conn)),
       crc_(conn_->params().crc),
       ird_(conn_->params().ird),
       ord_(conn_->params().ord),
-      pd_(qp->pd()),
-      stags_(qp->adapter()->stags()),
-      adapter_(qp->adapter()),
+      pd_(qp->pd_key()),
+      stags_(qp->stags()),
       qc_(qp->counters()),
       sent_rtr_(opt.sent_rtr),
       // With CRC the bytes must cross the wire: no fast path (docs/samehost.md).
       samehost_(!conn_->params().crc &&
-                (opt.samehost < 0 ? adapter_->samehost() : opt.samehost != 0)),
+                opt.samehost != 0),
       parser_(wire::ParserConfig{conn_->params().crc, false, 0xFFFF, /*coalesce=*/true,
                                  /*accept_samehost=*/samehost_}) {
   max_tagged_ = kMaxTaggedPayload;
@@ -77,7 +74,7 @@ Stream::~Stream() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::shared_ptr<Stream> start_stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn,
+std::shared_ptr<Stream> start_stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn,
                                      const StreamOptions& opt) {
   if (conn == nullptr || conn->closed()) return nullptr;
   auto s = std::make_shared<Stream>(qp, conn, opt);
@@ -133,8 +130,7 @@ void Stream::begin() {
     st_len_ = left.size();
     samehost_begin();
     qp_->attach(self);
-    qp_->receive_cq()->add_progress(self);
-    if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->add_progress(self);
+    qp_->add_progress(self);
   }
   conn_->attach(self);
   on_readable();  // leftover bytes, and anything already in the socket
@@ -322,7 +318,7 @@ void Stream::flushing() {
 
 void Stream::flushed() {
   if (stopped_.load()) return;
-  ndk::QpState st = qp_->state();
+  provider::QpState st = qp_->state();
   // NdkFlush, QP close or our own error: requests in flight were cancelled,
   // so the stream cannot continue (a message may be cut). Stop reading the
   // consumer's memory before returning.
@@ -347,7 +343,7 @@ void Stream::flushed() {
     irq_.clear();
   }
   after_unlock();
-  if (st == ndk::QpState::kClosing) stop();
+  if (st == provider::QpState::kClosing) stop();
 }
 
 void Stream::stop() {
@@ -368,8 +364,7 @@ void Stream::stop() {
     update_hooked_locked();
   }
   qp_->detach();
-  qp_->receive_cq()->remove_progress(this);
-  if (qp_->initiator_cq() != qp_->receive_cq()) qp_->initiator_cq()->remove_progress(this);
+  qp_->remove_progress(this);
   auto conn = conn_;
   // The reactor stops watching the rings' doorbells and the peer's pidfd
   // (they stay open, held here, until then); nothing if never watched.
@@ -422,7 +417,7 @@ void Stream::fail(NTSTATUS /*status*/, int sock_err) {
   bool expected = false;
   if (!failed_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return;
   sock_err_.store(sock_err);
-  ndk::count2(adapter_->counters().connection_error, qc_.connection_error);
+  provider::count2(qp_->adapter_counters().connection_error, qc_.connection_error);
 }
 
 void Stream::queue_terminate(const wire::TerminateMessage& t) {
@@ -435,7 +430,7 @@ void Stream::queue_terminate(const wire::TerminateMessage& t) {
   term_pending_.store(true, std::memory_order_release);
   term_sent_.store(static_cast<uint32_t>(t.code.layer) << 16 |
                    static_cast<uint32_t>(t.code.etype) << 8 | t.code.code);
-  ndk::count2(adapter_->counters().terminates_sent, qc_.terminates_sent);
+  provider::count2(qp_->adapter_counters().terminates_sent, qc_.terminates_sent);
 }
 
 void Stream::after_unlock() {

@@ -1,11 +1,11 @@
 // rdmap/stream.h - the RDMAP endpoint of one connected QP: the QP data path.
 //
-// A Stream joins an ndk::Qp (its SQ/RQ rings, CQs) and an established
+// A Stream joins a QP (provider::QpHost: its SQ/RQ rings, CQs) and an established
 // tcp::Connection (MPA done). It implements
-//   - ndk::QpTransport: posts kick the transmitter from the posting thread;
+//   - provider::QpEngine: posts kick the transmitter from the posting thread;
 //   - tcp::ConnectionHandler: the reactor drives receive (EPOLLIN) and a
 //     blocked transmitter (EPOLLOUT);
-//   - ndk::ProgressSource: NdkGetCqResults on an empty CQ drives receive.
+//   - provider::ProgressSource: NdkGetCqResults on an empty CQ drives receive.
 // docs/datapath.md is the design; stream_tx*.cc, stream_local.cc,
 // stream_rx.cc and stream_place.cc the halves.
 //
@@ -33,16 +33,20 @@
 #include "ddp/fpdu_builder.h"
 #include "ddp/sequence.h"
 #include "ddp/stream_parser.h"
-#include "ndk/cq.h"
-#include "ndk/qp.h"
-#include "ndk/stag_table.h"
+#include "provider/provider.h"
 #include "rdmap/read_queues.h"
-#include "rdmap/samehost.h"
-#include "rdmap/samehost_segments.h"
+#include "transport/samehost/samehost.h"
+#include "transport/samehost/samehost_segments.h"
 #include "rdmap/terminate.h"
-#include "tcp/connection.h"
+#include "transport/tcp/connection.h"
 
 namespace softndk::rdmap {
+
+// The same-host transport's pieces this engine drives (docs/samehost.md).
+using samehost::Rendezvous;
+using samehost::SamehostReason;
+using samehost::SegmentMaps;
+using samehost::ShmRing;
 
 struct StreamOptions {
   // Max DDP payload per FPDU (0: the largest that keeps ULPDU <= 65535).
@@ -54,9 +58,9 @@ struct StreamOptions {
   // The RTR the connection glue sent before the stream started (initiator,
   // RFC 6581): written to wire traces so they show the whole conversation.
   std::vector<uint8_t> sent_rtr;
-  // The same-host fast path (docs/samehost.md): -1 the adapter's setting
-  // (SOFTNDK_SAMEHOST), 0 off, 1 on.
-  int samehost = -1;
+  // The same-host fast path (docs/samehost.md): 0 off, 1 on. The provider
+  // passes its adapter's SOFTNDK_SAMEHOST setting.
+  int samehost = 1;
 };
 
 // What the same-host fast path did on one stream (SOFTNDK_PATH_INFO).
@@ -81,39 +85,39 @@ struct SamehostStats {
 class WireTap;
 struct TxFaults;
 
-class Stream final : public ndk::QpTransport,
+class Stream final : public provider::QpEngine,
                      public tcp::ConnectionHandler,
-                     public ndk::ProgressSource,
+                     public provider::ProgressSource,
                      public std::enable_shared_from_this<Stream> {
  public:
   // Use start_stream().
-  Stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt);
+  Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn, const StreamOptions& opt);
   ~Stream() override;
 
-  // ndk::QpTransport
+  // provider::QpEngine
   void sq_posted(bool deferred, uint64_t bytes) override;
   bool direct_begin() override;
-  void direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
+  void direct_end(const provider::WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
                   ULONG nsge) override;
   void flushing() override;
   void flushed() override;
   // tcp::ConnectionHandler (reactor thread)
   void on_readable() override;
   void on_writable() override;
-  // ndk::ProgressSource (polling thread)
+  // provider::ProgressSource (polling thread)
   void progress() override;
   void cq_armed() override;
-  // ndk::QpTransport: pcap traces (stream_hooks.cc); any thread.
+  // provider::QpEngine: pcap traces (stream_hooks.cc); any thread.
   void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) override;
 
   // SoftNdkInjectConnectionFault DropTx / DelayTx / CorruptTx (stream_hooks.cc).
-  NTSTATUS inject_fault(const SOFTNDK_FAULT& f);
+  NTSTATUS inject_fault(const SOFTNDK_FAULT& f) override;
 
   // Ends the data path for good (NdkDisconnect, connector/QP close): no
   // more socket I/O, detached from the QP, its CQs and the connection. Call
   // it before Connection::abort() (the stream holds its own descriptor).
   // Blocks briefly for a transmitter/receiver running on another thread.
-  void stop();
+  void stop() override;
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The FPDU stream moved to the shared-memory ring, per direction (tests).
@@ -130,10 +134,12 @@ class Stream final : public ndk::QpTransport,
   }
   // The same-host fast path of this stream (any thread).
   SamehostStats samehost_stats() const;
+  // provider::QpEngine: SoftNdkQueryConnectionPath from samehost_stats().
+  void query_path(SOFTNDK_PATH_INFO* out) override;
   // layer<<16 | etype<<8 | code, 0xFFFFFFFF when none (SOFTNDK_CONNECTION_INFO).
-  uint32_t last_terminate_sent() const { return term_sent_.load(); }
-  uint32_t last_terminate_received() const { return term_received_.load(); }
-  ndk::Qp* qp() const { return qp_; }
+  uint32_t last_terminate_sent() const override { return term_sent_.load(); }
+  uint32_t last_terminate_received() const override { return term_received_.load(); }
+  provider::QpHost* qp() const { return qp_; }
   // Read Response FPDUs received by response_recv()'s batched reads, and
   // the batches whose prediction failed (tests, diagnostics).
   uint64_t rx_batched_fpdus() const { return spec_fpdus_.load(std::memory_order_relaxed); }
@@ -162,7 +168,7 @@ class Stream final : public ndk::QpTransport,
   }
 
  private:
-  friend std::shared_ptr<Stream> start_stream(ndk::Qp*, std::shared_ptr<tcp::Connection>,
+  friend std::shared_ptr<Stream> start_stream(provider::QpHost*, std::shared_ptr<tcp::Connection>,
                                               const StreamOptions&);
   void begin();  // reactor thread: leftover, attach everywhere
 
@@ -182,7 +188,7 @@ class Stream final : public ndk::QpTransport,
   bool add_message_fpdus(uint64_t budget);
   bool add_read_request();
   // (stream_local.cc)
-  void execute_local(const ndk::WorkRequest& wr, uint64_t seq);
+  void execute_local(const provider::WorkRequest& wr, uint64_t seq);
   // A request failed locally (bad local key, failed FastRegister/Bind/
   // Invalidate): it completes with `st`, the peer gets a Terminate (RDMAP
   // local catastrophic) and the QP goes to error (docs/datapath.md).
@@ -256,7 +262,7 @@ class Stream final : public ndk::QpTransport,
   // reactor, from stop(): the rx ring's data doorbell, the tx ring's space
   // doorbell, the peer's pidfd (those that exist).
   static void ring_unwatch(
-      tcp::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+      util::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
       const std::shared_ptr<Rendezvous>& sh);
 
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
@@ -303,15 +309,14 @@ class Stream final : public ndk::QpTransport,
   // that it completes ahead of the later receives.
   void cancel_active_receive_locked();
 
-  ndk::Qp* const qp_;
+  provider::QpHost* const qp_;
   std::shared_ptr<tcp::Connection> conn_;
   int fd_ = -1;                // our own dup of the connection's socket
   void* tsan_edge_ = nullptr;  // rdmap/tsan_edge.h (TSan builds only)
   const bool crc_;
   const uint16_t ird_, ord_;
   const void* const pd_;
-  ndk::StagTable& stags_;
-  ndk::Adapter* const adapter_;
+  provider::StagTable& stags_;
   uint32_t max_tagged_ = 0, max_untagged_ = 0;
 
   std::atomic<bool> failed_{false};
@@ -321,7 +326,7 @@ class Stream final : public ndk::QpTransport,
   std::atomic<bool> eof_{false};  // FIN seen, not yet reported
   std::atomic<int> sock_err_{0};
   std::atomic<uint32_t> term_sent_{0xFFFFFFFFu}, term_received_{0xFFFFFFFFu};
-  ndk::Counters& qc_;  // the QP's own counters (bumped with the adapter's)
+  provider::Counters& qc_;  // the QP's own counters (bumped with the adapter's)
   const std::vector<uint8_t> sent_rtr_;
 
   // ---- same-host fast path (stream_samehost.cc) ----
@@ -416,7 +421,7 @@ class Stream final : public ndk::QpTransport,
   bool sq_turn_ = true;   // fairness: alternate SQ and Read Responses
   struct TxMsg {
     bool active = false;
-    ndk::WorkRequest wr;
+    provider::WorkRequest wr;
     uint64_t seq = 0;
     uint64_t off = 0;  // message bytes already segmented
     uint32_t sge = 0, sge_off = 0;
@@ -488,7 +493,7 @@ class Stream final : public ndk::QpTransport,
   Tgt tgt_ = Tgt::kNone;
   uint8_t* tgt_ptr_ = nullptr;  // kContig: payload offset 0 of the segment
   uint32_t seg_mo_ = 0;         // kRecv: message offset of the segment
-  ndk::ReceiveRequest recv_;
+  provider::ReceiveRequest recv_;
   bool recv_active_ = false;
   // Read Response segment being placed, not the last: its payload length
   // (response_recv predicts the next ones from it); 0 otherwise.
@@ -505,7 +510,7 @@ class Stream final : public ndk::QpTransport,
 
 // The RDMAP opcode of a Send work request: solicited and/or with
 // invalidate (stream_tx.cc; the direct path and the batch builder use it).
-wire::Opcode send_opcode(const ndk::WorkRequestHead& wr);
+wire::Opcode send_opcode(const provider::WorkRequestHead& wr);
 
 // The hook the connection layer calls once the connection is established
 // (initiator: after CompleteConnect and the RTR; responder: Accept done).
@@ -515,7 +520,7 @@ wire::Opcode send_opcode(const ndk::WorkRequestHead& wr);
 // fatal error or peer close the QP goes to error and is flushed and the
 // connection is told (Connection::report_peer_closed), which fires the
 // consumer's disconnect event.
-std::shared_ptr<Stream> start_stream(ndk::Qp* qp, std::shared_ptr<tcp::Connection> conn,
+std::shared_ptr<Stream> start_stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn,
                                      const StreamOptions& opt = {});
 
 }  // namespace softndk::rdmap

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "ndk/adapter.h"
 #include "rdmap/stream.h"
 #include "rdmap/tx_faults.h"
 #include "rdmap/wire_tap.h"
@@ -29,7 +28,7 @@ constexpr ULONG kMaxDelayMs = 60000;
 // ---- traces ---------------------------------------------------------------------
 
 void Stream::attach_taps_locked() {
-  std::shared_ptr<util::PcapFile> files[2] = {qp_->trace_file(), adapter_->trace_file()};
+  std::shared_ptr<util::PcapFile> files[2] = {qp_->trace_file(), qp_->adapter_trace_file()};
   for (int i = 0; i < 2; ++i)
     if (files[i] != nullptr)
       taps_[i] = std::make_unique<WireTap>(std::move(files[i]), *conn_, sent_rtr_, true);
@@ -83,7 +82,7 @@ ssize_t Stream::emit_hooked(msghdr* m) {
   if (f == nullptr || !(f->active || (boundary && f->armed()))) {
     ssize_t n = emit_sendmsg(fd_, m);
     if (n > 0) {
-      ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
+      provider::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
       tap_tx(m->msg_iov, static_cast<int>(m->msg_iovlen), static_cast<size_t>(n), boundary);
     }
     return n;
@@ -128,11 +127,11 @@ void Stream::fault_flush() {
       if (n > 0) {
         // Counted here, when the bytes reach the socket: a dropped FPDU
         // never does, a held one only when it is released.
-        ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
+        provider::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
         tap_tx(&v, 1, static_cast<size_t>(n), h.off == 0);
         h.off += static_cast<size_t>(n);
         if (h.off == h.bytes.size()) {
-          if (h.frame) ndk::count_qp(qc_.rdma_out_frames);
+          if (h.frame) provider::count_qp(qc_.rdma_out_frames);
           f.out.pop_front();
         }
         continue;
@@ -179,7 +178,7 @@ void Stream::tx_shutdown() {
 
 NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
   const uint32_t count = f.Count == 0 ? 1 : f.Count;
-  const uint32_t type = ndk::fault_type(f);
+  const uint32_t type = provider::fault_type(f);
   if (type == SoftNdkFaultDelayTx && (f.DelayMs == 0 || f.DelayMs > kMaxDelayMs))
     return STATUS_INVALID_PARAMETER;
   std::lock_guard lk(tx_mu_);

@@ -4,15 +4,13 @@
 // the wire.
 #include <vector>
 
-#include "ndk/mr.h"
-#include "ndk/mw.h"
 #include "rdmap/fr_map.h"
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
 
 namespace softndk::rdmap {
 
-void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
+void Stream::execute_local(const provider::WorkRequest& wr, uint64_t seq) {
   // Local STag state changes, executed in SQ order (NDKPI 12).
   NTSTATUS st = STATUS_SUCCESS;
   switch (wr.type) {
@@ -23,7 +21,7 @@ void Stream::execute_local(const ndk::WorkRequest& wr, uint64_t seq) {
       // by the peer) - the iWARP verbs rule that siw and RNICs enforce.
       // With one token per MR's lifetime this is what keeps a token that
       // is still advertised from silently moving to a new range.
-      ndk::StagInfo cur;
+      provider::StagInfo cur;
       if (!stags_.lookup(wr.stag, &cur) || cur.valid) {
         st = STATUS_INVALID_PARAMETER;
         break;

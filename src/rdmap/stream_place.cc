@@ -5,7 +5,6 @@
 // from stream_rx.cc, which reads the bytes and drives the parser.
 #include <cstring>
 
-#include "ndk/adapter.h"
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
@@ -60,21 +59,21 @@ void Stream::place(uint32_t seg_off, const uint8_t* data, size_t n) {
 bool Stream::on_placement(const wire::SegmentInfo& seg) {
   tgt_ = Tgt::kNone;
   resp_len_ = 0;
-  if (qp_->state() == ndk::QpState::kError) {
+  if (qp_->state() == provider::QpState::kError) {
     // A CQ overrun put the QP in error (NDKPI 8: its QPs are dead): nothing
     // more is placed or completed; the stream ends and the QP is flushed.
     fail(STATUS_CANCELLED, ECONNABORTED);
     return false;
   }
   large_ = seg.payload_len >= kLargeSegment;
-  ndk::count_qp(qc_.rdma_in_frames);
+  provider::count_qp(qc_.rdma_in_frames);
   const wire::Opcode op = seg.opcode();
   if (op == wire::Opcode::kWrite) {
     // siw: zero-length Writes (the RTR among them) skip the STag check;
     // nothing is placed.
     if (seg.payload_len == 0) return true;
     AccessCheck c = check_remote_access(stags_, seg.hdr.stag, pd_, qp_, seg.hdr.to, seg.payload_len,
-                                        ndk::kAccessRemoteWrite, false);
+                                        provider::kAccessRemoteWrite, false);
     if (!c.ok) {
       rx_fail_term(term_msg(c.code, seg, false), STATUS_CANCELLED);
       return false;
@@ -109,7 +108,7 @@ bool Stream::on_placement(const wire::SegmentInfo& seg) {
       recv_active_ = true;
       // The receive's local keys, checked when it is consumed (the MR may
       // have changed since it was posted): it must grant local write.
-      if (!check_local_sgl(stags_, pd_, recv_.sge, recv_.nsge, ndk::kAccessLocalWrite)) {
+      if (!check_local_sgl(stags_, pd_, recv_.sge, recv_.nsge, provider::kAccessLocalWrite)) {
         recv_active_ = false;
         qp_->complete_receive(recv_, STATUS_ACCESS_VIOLATION, 0, false);
         // Not the peer's fault: DDP local catastrophic error, and the QP
@@ -260,7 +259,7 @@ bool Stream::on_read_request(const wire::SegmentInfo& seg) {
   in.sink_to = rr.sink_to;
   if (rr.size > 0) {
     AccessCheck c = check_remote_access(stags_, rr.source_stag, pd_, qp_, rr.source_to, rr.size,
-                                        ndk::kAccessRemoteRead, true);
+                                        provider::kAccessRemoteRead, true);
     if (!c.ok) {
       rx_fail_term(term_msg(c.code, seg, true), STATUS_CANCELLED);
       return false;
@@ -277,7 +276,7 @@ bool Stream::on_read_request(const wire::SegmentInfo& seg) {
 
 bool Stream::on_terminate(const wire::SegmentInfo& seg) {
   auto pr = wire::parse_terminate_payload(seg.body);
-  ndk::count2(adapter_->counters().terminates_received, qc_.terminates_received);
+  provider::count2(qp_->adapter_counters().terminates_received, qc_.terminates_received);
   if (pr.ok) {
     const auto& c = pr.msg.code;
     term_received_.store(static_cast<uint32_t>(c.layer) << 16 |

@@ -14,9 +14,8 @@
 
 #include <cerrno>
 
-#include "ndk/adapter.h"
 #include "rdmap/placement.h"
-#include "rdmap/sock_io.h"
+#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
 
@@ -57,7 +56,7 @@ bool Stream::ring_tx_settle() {
   Batch& b = *b_;
   b.clear();
   uint8_t body[4];
-  put32(body, static_cast<uint32_t>(kRingDataSize));
+  put32(body, static_cast<uint32_t>(samehost::kRingDataSize));
   auto h = wire::DdpHeader::untagged_hdr(wire::Opcode::kSamehostRing, true, 0, 0, 0);
   wire::FpduWriter w;
   auto hdr = w.begin(h, {body, sizeof body}, 0, crc_, b.scratch[b.nfpdu++]);
@@ -67,7 +66,7 @@ bool Stream::ring_tx_settle() {
   b.total = hdr.size() + tr.size();
   b.ring_switch = true;
   tx_ring_next_ = std::move(r);
-  ndk::count_qp(qc_.rdma_out_frames);
+  provider::count_qp(qc_.rdma_out_frames);
   return true;
 }
 
@@ -104,7 +103,7 @@ bool Stream::on_ring_marker(const wire::SegmentInfo& seg) {
   const auto& b = seg.body;
   const uint32_t size =
       b.size() == 4 ? uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3] : 0;
-  if (r == nullptr || rx_ring_ != nullptr || size != kRingDataSize) {
+  if (r == nullptr || rx_ring_ != nullptr || size != samehost::kRingDataSize) {
     // No ring agreed (or a second marker): like any opcode we do not take.
     rx_fail_term(segment_terminate({wire::TermLayer::kRdmap, wire::term::kRdmapRemoteOperation,
                                     wire::term::kRdmapUnexpectedOpcode},
@@ -164,7 +163,7 @@ ssize_t Stream::ring_empty() {
     // The reactor saw the socket readable: after the marker that can only
     // be EOF or an error (peer death included), or a protocol error.
     uint8_t byte;
-    ssize_t t = sock_recv(fd_, &byte, 1, MSG_DONTWAIT);
+    ssize_t t = tcp::sock_recv(fd_, &byte, 1, MSG_DONTWAIT);
     if (t > 0) {
       ring_protocol_error();
       return kRxFailed;
@@ -275,7 +274,7 @@ void Stream::on_peer_exit() {
 }
 
 void Stream::ring_unwatch(
-    tcp::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+    util::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
     const std::shared_ptr<Rendezvous>& sh) {
   // Unconditional: unwatching an fd that was never watched does nothing,
   // and these descriptors are held open by `rings` and `sh` meanwhile, so

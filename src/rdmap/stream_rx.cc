@@ -16,7 +16,7 @@
 
 #include "mpa/crc32c.h"
 #include "rdmap/placement.h"
-#include "rdmap/sock_io.h"
+#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
 
@@ -25,7 +25,7 @@ namespace softndk::rdmap {
 // Payload landing by recvmsg straight into the target (see land_copy in
 // stream_place.cc for why it is out of line and named).
 __attribute__((noinline)) ssize_t land_recvmsg(int fd, msghdr* m) {
-  return sock_recvmsg(fd, m, MSG_DONTWAIT);
+  return tcp::sock_recvmsg(fd, m, MSG_DONTWAIT);
 }
 
 namespace {
@@ -105,7 +105,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
         // No staging buffer while the connection has been idle: peek, and
         // take it once bytes are here (EOF and errors are handled below).
         uint8_t probe;
-        n = rx_ring_ ? ring_peek() : sock_recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+        n = rx_ring_ ? ring_peek() : tcp::sock_recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) {
           staging_.resize(kStagingSize);
           arm_staging_release();
@@ -117,7 +117,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
           iovec v{staging_.data(), want};
           n = ring_recv(&v, 1);
         } else {
-          n = sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
+          n = tcp::sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
           rx_short_ = n >= 0 && static_cast<size_t>(n) < want;
         }
         if (n > 0) {
@@ -137,7 +137,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     if (n > 0) {
       ++rx_reads_;
       done += static_cast<size_t>(n);
-      ndk::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
+      provider::count_qp(qc_.rdma_in_octets, static_cast<uint64_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -220,7 +220,7 @@ ssize_t Stream::recv_iov(iovec* iov, int niov) {
 ssize_t Stream::direct_recv() {
   uint32_t off = parser_.payload_offset();
   size_t rem = parser_.payload_remaining();
-  iovec iov[ndk::kMaxSge + 1];
+  iovec iov[provider::kMaxSge + 1];
   int niov = 0;
   if (tgt_ == Tgt::kContig) {
     iov[niov++] = {tgt_ptr_ + off, rem};

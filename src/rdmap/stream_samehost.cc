@@ -15,9 +15,8 @@
 // stream, which still carries every FPDU.
 #include <cerrno>
 
-#include "ndk/adapter.h"
 #include "rdmap/placement.h"
-#include "rdmap/samehost_wire.h"
+#include "transport/samehost/samehost_wire.h"
 #include "rdmap/stream.h"
 
 namespace softndk::rdmap {
@@ -81,14 +80,14 @@ size_t Stream::encode_desc(uint64_t source, uint32_t length, uint8_t* body) {
   // Name the shared segment holding the whole range, if any, to a peer
   // that maps segments: it then copies with memcpy from its own mapping
   // instead of process_vm_readv.
-  if (sh_->tx_map_ok()) d.segment = shared_segment_find(source, length);
+  if (sh_->tx_map_ok()) d.segment = samehost::shared_segment_find(source, length);
   if (d.segment) sh_seg_desc_sent_.fetch_add(1, std::memory_order_relaxed);
   return wire::encode_samehost_desc(d, {body, wire::kSamehostSegDescSize});
 }
 
 bool Stream::add_samehost_write() {
   Batch& b = *b_;
-  const ndk::WorkRequest& wr = msg_.wr;
+  const provider::WorkRequest& wr = msg_.wr;
   int n = 0;
   for (ULONG i = 0; i < wr.nsge; ++i) n += wr.sge[i].Length != 0 ? 1 : 0;
   // One descriptor per SGE; all of them in this batch, or wait for the next.
@@ -119,7 +118,7 @@ bool Stream::add_samehost_write() {
   sh_desc_sent_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
   // The RDMA octet counters count the payload the QP moved, whichever way
   // (the peer counts it in when it pulls): docs/samehost.md.
-  ndk::count_qp(qc_.rdma_out_octets, wr.length);
+  provider::count_qp(qc_.rdma_out_octets, wr.length);
   msg_.active = false;
   return true;
 }
@@ -138,7 +137,7 @@ bool Stream::add_samehost_response(const InboundRead& r) {
   b.iov[b.niov++] = {const_cast<uint8_t*>(tr.data()), tr.size()};
   b.total += hdr.size() + tr.size();
   sh_desc_sent_.fetch_add(1, std::memory_order_relaxed);
-  ndk::count_qp(qc_.rdma_out_octets, r.size);
+  provider::count_qp(qc_.rdma_out_octets, r.size);
   std::lock_guard lk(q_mu_);
   irq_.pop();
   resp_off_ = 0;
@@ -177,7 +176,7 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
   uint8_t* dst;
   if (op == wire::Opcode::kSamehostWrite) {
     AccessCheck c = check_remote_access(stags_, seg.hdr.stag, pd_, qp_, seg.hdr.to, d->length,
-                                        ndk::kAccessRemoteWrite, false);
+                                        provider::kAccessRemoteWrite, false);
     if (!c.ok) {
       rx_fail_term(segment_terminate(c.code, seg, false), STATUS_CANCELLED);
       return false;
@@ -198,7 +197,7 @@ bool Stream::on_samehost_placement(const wire::SegmentInfo& seg) {
     // its range): the address is still the sender's, so pull it.
     sh_cma_fallbacks_.fetch_add(1, std::memory_order_relaxed);
   }
-  const int e = samehost_pull(pid, dst, d->source, d->length);
+  const int e = samehost::samehost_pull(pid, dst, d->source, d->length);
   if (e != 0) {
     if (e == ESRCH) {
       // The peer process is gone (its TCP end goes with it): as a reset.
@@ -220,7 +219,7 @@ bool Stream::pulled(uint32_t length) {
   sh_len_ = length;
   sh_pulled_octets_.fetch_add(length, std::memory_order_relaxed);
   rx_beats_.store(rx_beats_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  ndk::count_qp(qc_.rdma_in_octets, length);
+  provider::count_qp(qc_.rdma_in_octets, length);
   return true;
 }
 
@@ -265,5 +264,35 @@ bool Stream::on_samehost_ack(const wire::SegmentInfo& seg) {
   }
   return true;
 }
+
+namespace {
+
+void fill_path(const SamehostStats& s, SOFTNDK_PATH_INFO* info) {
+  info->Path = s.rx && s.tx ? SOFTNDK_PATH_SAMEHOST
+               : s.probing  ? SOFTNDK_PATH_PROBING
+                            : SOFTNDK_PATH_TCP;
+  info->Reason = info->Path == SOFTNDK_PATH_TCP && s.reason == SamehostReason::kNone
+                     ? SOFTNDK_PATH_REASON_PEER_DECLINED  // one direction only
+                     : static_cast<ULONG>(s.reason);
+  if (info->Path != SOFTNDK_PATH_TCP) info->Reason = SOFTNDK_PATH_REASON_NONE;
+  info->PeerPid = s.peer_pid;
+  info->PullFromPeer = s.rx;
+  info->PeerPulls = s.tx;
+  info->PulledOctets = s.pulled_octets;
+  info->PulledMessages = s.pulled_messages;
+  info->DescriptorsSent = s.descriptors_sent;
+  info->RingIn = s.ring_rx;
+  info->RingOut = s.ring_tx;
+  info->RingInOctets = s.ring_rx_octets;
+  info->RingOutOctets = s.ring_tx_octets;
+  info->MappedOctets = s.mapped_octets;
+  info->MappedDescriptors = s.mapped_descriptors;
+  info->CmaFallbacks = s.cma_fallbacks;
+  info->SegmentDescriptorsSent = s.segment_descriptors_sent;
+}
+
+}  // namespace
+
+void Stream::query_path(SOFTNDK_PATH_INFO* out) { fill_path(samehost_stats(), out); }
 
 }  // namespace softndk::rdmap

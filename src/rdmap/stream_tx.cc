@@ -15,9 +15,8 @@
 #include <climits>
 #include <cstring>
 
-#include "ndk/adapter.h"
 #include "rdmap/placement.h"
-#include "rdmap/sock_io.h"
+#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
 
@@ -32,8 +31,8 @@ __attribute__((noinline)) ssize_t emit_sendmsg(int fd, const msghdr* m) {
   // One piece: send() skips sendmsg's copy-in of the header and iovec
   // array (~300 cycles of an 8-byte ping-pong's half round trip here).
   if (m->msg_iovlen == 1)
-    return sock_send(fd, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, kFlags);
-  return sock_sendmsg(fd, m, kFlags);
+    return tcp::sock_send(fd, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, kFlags);
+  return tcp::sock_sendmsg(fd, m, kFlags);
 }
 
 namespace {
@@ -41,7 +40,7 @@ namespace {
 constexpr uint64_t kBatchBytes = 2u << 20;
 }  // namespace
 
-wire::Opcode send_opcode(const ndk::WorkRequestHead& wr) {
+wire::Opcode send_opcode(const provider::WorkRequestHead& wr) {
   bool se = wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
   bool inv = wr.stag != 0;
   if (inv) return se ? wire::Opcode::kSendSolicitedInvalidate : wire::Opcode::kSendInvalidate;
@@ -101,14 +100,14 @@ bool Stream::direct_begin() {
       !stopped_.load(std::memory_order_relaxed) && !tx_gated_.load(std::memory_order_acquire) &&
       !failed_.load(std::memory_order_acquire) && !term_pending_.load(std::memory_order_acquire) &&
       (tx_ring_settled_ || (sh_ != nullptr && !sh_->done())) &&
-      qp_->state() == ndk::QpState::kConnected)
+      qp_->state() == provider::QpState::kConnected)
     return true;
   tx_mu_.unlock();
   leave_tx(1);  // transmits for any kick that came meanwhile
   return false;
 }
 
-void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
+void Stream::direct_end(const provider::WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
                         ULONG nsge) {
   if (wr != nullptr) {
     Batch& b = *b_;
@@ -123,7 +122,7 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
     // An inline payload (at most the adapter's MaxInlineDataSize) and its
     // headers fit the gather buffer. The payload comes from the caller's
     // buffers, straight into the FPDU: the post returns after this copy.
-    static_assert(kGatherBytes >= ndk::Limits::kMaxInlineData + 64);
+    static_assert(kGatherBytes >= provider::kMaxInlineData + 64);
     wire::FpduWriter w;
     auto hdr = w.begin(h, {}, wr->length, crc_, b.scratch[0]);
     uint8_t* o = b.gather;
@@ -142,14 +141,14 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
     b.iov[b.niov++] = {b.gather, n};
     b.total = n;
     b.marks[b.nmarks++] = {n, seq, static_cast<ULONG>(wr->length)};
-    ndk::count_qp(qc_.rdma_out_frames);
+    provider::count_qp(qc_.rdma_out_frames);
     tsan::before_send(tsan_edge_);
     const ssize_t sent =
-        tx_ring_ ? ring_emit(b.iov, 1) : sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+        tx_ring_ ? ring_emit(b.iov, 1) : tcp::sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (sent == static_cast<ssize_t>(n)) {
       // The common case, finished here: TCP took it all, so it is complete
       // (RFC 5040), and the transmitter is idle again.
-      ndk::count_qp(qc_.rdma_out_octets, n);
+      provider::count_qp(qc_.rdma_out_octets, n);
       tx_beats_.store(tx_beats_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       b.sent = n;
       b.iov_pos = 1;
@@ -160,7 +159,7 @@ void Stream::direct_end(const ndk::WorkRequestHead* wr, uint64_t seq, const NDK_
     }
     if (sent > 0) {
       // A short write: run_tx sends the rest.
-      ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(sent));
+      provider::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(sent));
       b.sent = static_cast<uint64_t>(sent);
       b.iov[0] = {b.gather + sent, n - static_cast<size_t>(sent)};
     }
@@ -248,7 +247,7 @@ void Stream::run_tx() {
     }
     // emit_hooked() counts what reached the socket itself (a fault may
     // drop or hold bytes it took).
-    if (!hooked) ndk::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
+    if (!hooked) provider::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
     tx_beats_.store(tx_beats_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     b.sent += static_cast<uint64_t>(n);
     size_t left = static_cast<size_t>(n);
@@ -309,7 +308,7 @@ void Stream::retire_marks(bool all) {
   while (b.mark_pos < b.nmarks && (all || b.marks[b.mark_pos].end <= b.sent)) {
     const Mark& mk = b.marks[b.mark_pos++];
     // RFC 5040: a Send or Write is complete once TCP accepted its last byte.
-    if (mk.seq == ndk::kDirectNoSlot)
+    if (mk.seq == provider::kDirectNoSlot)
       qp_->direct_finish(STATUS_SUCCESS, mk.bytes);
     else
       qp_->sq_complete(mk.seq, STATUS_SUCCESS, mk.bytes);

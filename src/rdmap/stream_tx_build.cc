@@ -38,7 +38,7 @@ bool Stream::build_batch() {
   b.clear();
   // failed_ first: whoever fails queues its Terminate before setting it.
   bool failed = failed_.load(std::memory_order_acquire);
-  if (!failed && qp_->state() == ndk::QpState::kError) {
+  if (!failed && qp_->state() == provider::QpState::kError) {
     // CQ overrun (NDKPI 8): the QP is dead, nothing more goes out.
     fail(STATUS_CANCELLED, ECONNABORTED);
     failed = true;
@@ -73,7 +73,7 @@ bool Stream::build_batch() {
   }
   // FPDUs the fault queue takes are counted when they reach the socket.
   if (b.nfpdu > 0 && (!tx_hooked_ || !tx_through_faults()))
-    ndk::count_qp(qc_.rdma_out_frames, static_cast<uint64_t>(b.nfpdu));
+    provider::count_qp(qc_.rdma_out_frames, static_cast<uint64_t>(b.nfpdu));
   return b.total > 0 || b.nmarks > 0;
 }
 
@@ -86,7 +86,7 @@ bool Stream::add_sq_work() {
     msg_.off = 0;
     msg_.sge = msg_.sge_off = 0;
     msg_.msn = 0;
-    const ndk::WorkRequest& wr = msg_.wr;
+    const provider::WorkRequest& wr = msg_.wr;
     if (wr.inline_data == nullptr &&
         (wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite ||
          wr.type == NdkOperationTypeRead)) {
@@ -95,7 +95,7 @@ bool Stream::add_sq_work() {
       // before any byte of it goes out. Inline data was copied at post
       // time; its tokens are ignored (NDKPI 2.3).
       const uint32_t need =
-          wr.type == NdkOperationTypeRead ? ndk::kAccessLocalWrite : ndk::kAccessLocalRead;
+          wr.type == NdkOperationTypeRead ? provider::kAccessLocalWrite : provider::kAccessLocalRead;
       // msg_.wr is our copy: fast-registered SGEs are translated in it.
       if (!check_local_sgl(stags_, pd_, msg_.wr.sge, wr.nsge, need)) {
         msg_.active = false;
@@ -104,7 +104,7 @@ bool Stream::add_sq_work() {
       }
     }
   }
-  const ndk::WorkRequest& wr = msg_.wr;
+  const provider::WorkRequest& wr = msg_.wr;
   if (wr.flags & NDK_OP_FLAG_READ_FENCE) {
     // Local only (NDKPI 12): wait for every earlier Read's response.
     std::lock_guard lk(q_mu_);
@@ -128,7 +128,7 @@ bool Stream::add_sq_work() {
 
 bool Stream::add_message_fpdus(uint64_t budget) {
   Batch& b = *b_;
-  ndk::WorkRequest& wr = msg_.wr;
+  provider::WorkRequest& wr = msg_.wr;
   const bool tagged = wr.type == NdkOperationTypeWrite;
   const uint32_t maxp = tagged ? max_tagged_ : max_untagged_;
   if (!tagged && msg_.msn == 0) msg_.msn = send_msn_.next();
@@ -188,7 +188,7 @@ bool Stream::add_message_fpdus(uint64_t budget) {
 }
 
 bool Stream::add_read_request() {
-  const ndk::WorkRequest& wr = msg_.wr;
+  const provider::WorkRequest& wr = msg_.wr;
   if (ord_ == 0) {
     // No outbound reads were negotiated: the peer would refuse it.
     qp_->sq_complete(msg_.seq, STATUS_REMOTE_RESOURCES, 0);

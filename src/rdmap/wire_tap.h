@@ -26,7 +26,7 @@
 #include <span>
 #include <string>
 
-#include "tcp/connection.h"
+#include "transport/tcp/connection.h"
 #include "util/pcap_writer.h"
 
 namespace softndk::rdmap {

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "tcp/connector.h"
-#include "tcp/listener.h"
+#include "transport/tcp/connector.h"
+#include "transport/tcp/listener.h"
 #include "tcp/status.h"
 
 using namespace softndk::tcp;

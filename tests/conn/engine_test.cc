@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "conn_test_util.h"
-#include "tcp/connector.h"
-#include "tcp/listener.h"
+#include "transport/tcp/connector.h"
+#include "transport/tcp/listener.h"
 #include "tcp/status.h"
 
 namespace softndk::tcp::test {

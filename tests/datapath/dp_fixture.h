@@ -21,12 +21,13 @@
 #include <vector>
 
 #include "ndk/adapter.h"
+#include "ndk/cq.h"
 #include "ndk/object.h"
 #include "ndk/qp.h"
 #include "rdmap/stream.h"
 #include "softndk/softndk.h"
-#include "tcp/connector.h"
-#include "tcp/listener.h"
+#include "transport/tcp/connector.h"
+#include "transport/tcp/listener.h"
 
 namespace dptest {
 
@@ -174,8 +175,8 @@ class DpTest : public ::testing::Test {
     if (!ca || !cb) return;
     a.conn = ca;
     b.conn = cb;
-    a.stream = rdmap::start_stream(a.q, a.conn);
-    b.stream = rdmap::start_stream(b.q, b.conn);
+    a.stream = rdmap::start_stream(a.q, a.conn, options(a));
+    b.stream = rdmap::start_stream(b.q, b.conn, options(b));
     ASSERT_TRUE(a.stream && b.stream);
     wait_connected(a);
     wait_connected(b);
@@ -190,10 +191,17 @@ class DpTest : public ::testing::Test {
     if (!ca || !cb) return nullptr;
     raw_conns_.push_back(ca);
     b.conn = cb;
-    b.stream = rdmap::start_stream(b.q, b.conn);
+    b.stream = rdmap::start_stream(b.q, b.conn, options(b));
     EXPECT_TRUE(b.stream);
     wait_connected(b);
     return ca;
+  }
+
+  // What the connection glue passes: the adapter's SOFTNDK_SAMEHOST.
+  static rdmap::StreamOptions options(Side& s) {
+    rdmap::StreamOptions so;
+    so.samehost = s.q->adapter()->samehost() ? 1 : 0;
+    return so;
   }
 
   void wait_connected(Side& s) {

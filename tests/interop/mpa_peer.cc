@@ -23,9 +23,9 @@
 #include "peer_common.h"
 #include "rdmap/rtr.h"
 #include "softndk/softndk.h"
-#include "tcp/connection.h"
-#include "tcp/connector.h"
-#include "tcp/listener.h"
+#include "transport/tcp/connection.h"
+#include "transport/tcp/connector.h"
+#include "transport/tcp/listener.h"
 
 using namespace softndk;
 using namespace interop;
@@ -222,7 +222,7 @@ void responder_rtr(Json& j, const std::shared_ptr<tcp::Connection>& c) {
 }
 
 int do_connect(const Options& o) {
-  tcp::Engine engine(1);
+  util::Engine engine(1);
   auto dst = tcp::SockAddr::parse(o.host, o.port);
   if (!dst) usage("mpa_peer");
   tcp::ConnectArgs a;
@@ -264,7 +264,7 @@ int do_connect(const Options& o) {
 }
 
 int do_listen(const Options& o) {
-  tcp::Engine engine(1);
+  util::Engine engine(1);
   auto at = tcp::SockAddr::parse(o.host, o.port);
   if (!at) usage("mpa_peer");
   Slot<std::shared_ptr<tcp::PendingConnection>> requests;

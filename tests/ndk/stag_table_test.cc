@@ -1,5 +1,5 @@
 // stag_table_test.cc - the STag table the data path uses for access checks.
-#include "ndk/stag_table.h"
+#include "ndk/provider_names.h"
 
 #include <thread>
 

@@ -8,15 +8,15 @@
 #include <atomic>
 #include <cstring>
 
-#include "rdmap/shm_ring.h"
+#include "transport/samehost/shm_ring.h"
 #include "samehost_fixture.h"
 #include "tcp/tcp_stats.h"
 
 namespace dptest {
 namespace {
 
-using softndk::rdmap::kRingDataSize;
-using softndk::rdmap::ShmRing;
+using softndk::samehost::kRingDataSize;
+using softndk::samehost::ShmRing;
 
 struct Notes {
   std::atomic<int> n{0};
@@ -72,8 +72,8 @@ class Ring : public Samehost {
 };
 
 TEST(RingIndex, ValidatesWhatThePeerWrites) {
-  using softndk::rdmap::ring_readable;
-  using softndk::rdmap::ring_writable;
+  using softndk::samehost::ring_readable;
+  using softndk::samehost::ring_writable;
   constexpr uint64_t S = 1024;
   EXPECT_EQ(ring_readable(0, 0, S), 0);
   EXPECT_EQ(ring_readable(100, 40, S), 60);

@@ -12,7 +12,7 @@
 namespace dptest {
 
 namespace ns = softndk::test::netns;
-using softndk::rdmap::SamehostReason;
+using softndk::samehost::SamehostReason;
 using softndk::rdmap::SamehostStats;
 
 struct NsRoute {

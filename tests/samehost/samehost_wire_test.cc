@@ -1,6 +1,6 @@
 // samehost_wire_test.cc - the same-host codec (rdmap/samehost_wire.h) and
 // the parser's acceptance of the same-host opcodes only when asked.
-#include "rdmap/samehost_wire.h"
+#include "transport/samehost/samehost_wire.h"
 
 #include <gtest/gtest.h>
 

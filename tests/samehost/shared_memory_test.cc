@@ -13,16 +13,16 @@
 
 #include <cstring>
 
-#include "rdmap/samehost_segments.h"
+#include "transport/samehost/samehost_segments.h"
 #include "samehost_fixture.h"
 #include "softndk/softndk.h"
 
 namespace dptest {
 namespace {
 
-using softndk::rdmap::SegmentMaps;
-using softndk::rdmap::shared_segment_count;
-using softndk::rdmap::shared_segment_find;
+using softndk::samehost::SegmentMaps;
+using softndk::samehost::shared_segment_count;
+using softndk::samehost::shared_segment_find;
 using softndk::wire::SamehostSegment;
 
 TEST(SharedMemory, AllocateFreeAndBadArguments) {

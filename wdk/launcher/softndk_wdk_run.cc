@@ -1,247 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk-wdk-run: the host for a Windows kernel driver built as a shared
-// object against the WDK kit (docs/wdk.md).
+// object against the WDK kit (docs/wdk.md, "Running a driver").
 //
-//   softndk-wdk-run <driver.so> [--timeout S] [--check fatal|report|quiet]
-//                   [--name NAME] [-- driver arguments...]
-//
-// Loads the driver, calls its DriverEntry at PASSIVE_LEVEL with a
+// The driver's lifecycle is Windows': DriverEntry at PASSIVE_LEVEL with a
 // DRIVER_OBJECT and the registry path
-// \Registry\Machine\System\CurrentControlSet\Services\NAME, then waits until
-// the driver calls SoftNdkWdkRequestUnload(status), the timeout passes, or
-// SIGINT/SIGTERM arrives; calls DriverUnload, drains the kit's DPC and work
-// item queues, runs the leak check, and exits:
-//   0   DriverEntry succeeded, the driver requested unload with success, no
-//       checker report
-//   1   DriverEntry failed (DriverUnload is not called, as on Windows)
-//   2   the driver requested unload with a failure status
-//   3   the checker reported violations (leaks included; also when
-//       DriverUnload does not return within SOFTNDK_WDK_RUNDOWN_WAIT_MS)
-//   4   timeout: the driver did not request unload within --timeout
-//   5   interrupted by SIGINT/SIGTERM
-//   64  usage error
-//   66  the driver could not be loaded (dlopen, or no DriverEntry)
-// When several apply, the first in this order wins: 1, 2, 4, 5, 3.
+// \Registry\Machine\System\CurrentControlSet\Services\NAME; the driver runs
+// until it asks to be unloaded (SoftNdkWdkRequestUnload), --stop-after
+// passes, or SIGINT/SIGTERM arrives (`sc stop`); then DriverUnload, the drain
+// of the kit's DPC and work item queues and the leak check. DriverEntry and
+// DriverUnload run on their own threads while the main thread keeps the
+// bounds: --timeout covers DriverEntry too, DriverUnload has a deadline, a
+// signal during DriverEntry ends the process, and a second signal during
+// the unload ends it at once. A fault in the driver is a bug check report
+// (kernel/bugcheck.h). Exit statuses: run_options.h, kExitCodes.
 #include <dlfcn.h>
 #include <signal.h>
 #include <wdm.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "irql/checker.h"
+#include "kernel/bugcheck.h"
 #include "kernel/device.h"
 #include "kernel/host.h"
+#include "kernel/pool.h"
+#include "kernel/stress.h"
+#include "kernel/symbolize.h"
+#include "net/adapter_pcap.h"
+#include "net/ndk_trace.h"
+#include "run_options.h"
+
+using namespace softndk::wdk;
+using namespace softndk::wdk::run;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitEntryFailed = 1;
-constexpr int kExitDriverFailed = 2;
-constexpr int kExitChecker = 3;
-constexpr int kExitTimeout = 4;
-constexpr int kExitInterrupted = 5;
-constexpr int kExitUsage = 64;
-constexpr int kExitNoLoad = 66;
-
-void Usage(FILE* out) {
-  std::fprintf(out,
-               "usage: softndk-wdk-run <driver.so> [--timeout S] [--check fatal|report|quiet]\n"
-               "                       [--name NAME] [-- driver arguments...]\n"
-               "Runs a WDK-kit driver: DriverEntry, until SoftNdkWdkRequestUnload (or the\n"
-               "timeout, or SIGINT/SIGTERM), DriverUnload, then the leak check.\n"
-               "exit: 0 clean, 1 DriverEntry failed, 2 driver reported failure, 3 checker\n"
-               "reports, 4 timeout, 5 interrupted, 64 usage, 66 cannot load\n");
-}
-
 std::wstring Widen(const std::string& s) { return std::wstring(s.begin(), s.end()); }
 
-std::atomic<bool> g_interrupted{false};
+std::string DefaultName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  if (name.rfind("lib", 0) == 0) name = name.substr(3);
+  size_t dot = name.find('.');
+  if (dot != std::string::npos) name = name.substr(0, dot);
+  return name.empty() ? "driver" : name;
+}
 
-// Calls DriverUnload; if it has not returned within the kit's rundown limit
-// (SOFTNDK_WDK_RUNDOWN_WAIT_MS), reports it with the leaks found so far and
-// ends the process with exit status 3: an unload never hangs the host.
-void CallUnloadBounded(PDRIVER_OBJECT driver) {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool returned = false;
-  ULONG limit = softndk::wdk::RundownWaitLimitMs();
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lock(mutex);
-    if (cv.wait_for(lock, std::chrono::milliseconds(limit), [&] { return returned; })) return;
-    softndk::wdk::Report(SoftNdkWdkRuleRundownTimeout, "DriverUnload",
-                         reinterpret_cast<const void*>(driver->DriverUnload),
-                         "DriverUnload has not returned after %u ms; ending the process", limit);
-    SoftNdkWdkCheckLeaks();
-    std::fprintf(stderr, "softndk-wdk-run: %u checker report(s)\n", SoftNdkWdkCheckTotal());
-    std::fflush(stderr);
-    std::_Exit(kExitChecker);
-  });
-  driver->DriverUnload(driver);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    returned = true;
+// "DrvUnload (mydriver.so) [driver.c:88]": a driver routine by name.
+std::string RoutineName(const void* fn) {
+  SymbolizedFrame f;
+  Symbolize(reinterpret_cast<uintptr_t>(fn), false, &f);
+  std::string s = f.function[0] ? f.function : "?";
+  s += std::string(" (") + (f.module[0] ? f.module : "?") + ")";
+  if (f.file[0]) s += std::string(" [") + f.file + ":" + std::to_string(f.line) + "]";
+  return s;
+}
+
+// SIGINT/SIGTERM, blocked in every thread, taken here with a bound.
+sigset_t g_stop_signals;
+
+int WaitStopSignal(int ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  int s = sigtimedwait(&g_stop_signals, nullptr, &ts);
+  return s > 0 ? s : 0;
+}
+
+const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+[[noreturn]] void Exit(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+// Runs DriverUnload, the drain and the leak check on a thread, within the
+// unload deadline; a stop signal meanwhile ends the process at once.
+int Unload(PDRIVER_OBJECT driver, int code) {
+  std::atomic<bool> unload_returned{false};
+  std::atomic<bool> done{false};
+  std::atomic<ULONG> reports{0};
+  const bool has_unload = driver->DriverUnload != nullptr;
+  if (!has_unload) {
+    std::fprintf(stderr, "softndk-wdk-run: the driver has no DriverUnload (not unloadable)\n");
   }
-  cv.notify_all();
-  watchdog.join();
+  std::thread worker([&] {
+    PrepareThreadForFaults();
+    if (has_unload) driver->DriverUnload(driver);
+    unload_returned = true;
+    DrainForUnload("DriverUnload");
+    SoftNdkWdkCheckLeaks();
+    reports = SoftNdkWdkCheckTotal();
+    done = true;
+  });
+  const ULONG limit_ms = RundownWaitLimitMs();
+  // The drain and the leak check each have their own bound (the rundown
+  // limit per queue); this one covers DriverUnload itself.
+  auto deadline = Clock::now() + std::chrono::milliseconds(limit_ms);
+  while (!done) {
+    int sig = WaitStopSignal(20);
+    if (sig != 0) {
+      std::fprintf(
+          stderr, "softndk-wdk-run: %s again while %s; ending at once\n", SignalName(sig),
+          unload_returned
+              ? "draining after DriverUnload"
+              : ("DriverUnload " +
+                 RoutineName(reinterpret_cast<const void*>(driver->DriverUnload)) + " is running")
+                    .c_str());
+      Exit(sig == SIGINT ? kExitForcedSigint : kExitForcedSigterm);
+    }
+    if (!unload_returned && Clock::now() > deadline) {
+      std::string who = RoutineName(reinterpret_cast<const void*>(driver->DriverUnload));
+      Report(SoftNdkWdkRuleRundownTimeout, "DriverUnload",
+             reinterpret_cast<const void*>(driver->DriverUnload),
+             "DriverUnload %s has not returned after %u ms (--unload-timeout); ending the process",
+             who.c_str(), limit_ms);
+      SoftNdkWdkCheckLeaks();
+      std::fprintf(stderr, "softndk-wdk-run: %u checker report(s)\n", SoftNdkWdkCheckTotal());
+      Exit(kExitUnloadHung);
+    }
+  }
+  worker.join();
+  if (reports != 0) {
+    std::fprintf(stderr, "softndk-wdk-run: %u checker report(s)\n", reports.load());
+    if (code == kExitOk) code = kExitChecker;
+  }
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path;
-  double timeout_s = 0;
-  std::string name;
-  std::vector<const char*> driver_args;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a == "--") {
-      for (int j = i + 1; j < argc; j++) driver_args.push_back(argv[j]);
-      break;
-    }
-    if (a == "-h" || a == "--help") {
-      Usage(stdout);
-      return kExitOk;
-    }
-    if ((a == "--timeout" || a == "--check" || a == "--name") && i + 1 >= argc) {
-      std::fprintf(stderr, "softndk-wdk-run: %s needs a value\n", a.c_str());
-      return kExitUsage;
-    }
-    if (a == "--timeout") {
-      char* end = nullptr;
-      errno = 0;
-      timeout_s = std::strtod(argv[++i], &end);
-      if (*end != '\0' || errno != 0 || !(timeout_s > 0) || timeout_s > 86400) {
-        std::fprintf(stderr,
-                     "softndk-wdk-run: --timeout %s is not a number of seconds in (0, 86400]\n",
-                     argv[i]);
-        return kExitUsage;
-      }
-    } else if (a == "--check") {
-      std::string m = argv[++i];
-      if (m == "fatal") {
-        SoftNdkWdkSetCheckMode(SoftNdkWdkCheckFatal);
-      } else if (m == "report") {
-        SoftNdkWdkSetCheckMode(SoftNdkWdkCheckReport);
-      } else if (m == "quiet") {
-        SoftNdkWdkSetCheckMode(SoftNdkWdkCheckQuiet);
-      } else {
-        std::fprintf(stderr, "softndk-wdk-run: --check %s is not fatal|report|quiet\n", m.c_str());
-        return kExitUsage;
-      }
-    } else if (a == "--name") {
-      name = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "softndk-wdk-run: unknown option %s\n", a.c_str());
-      Usage(stderr);
-      return kExitUsage;
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      std::fprintf(
-          stderr,
-          "softndk-wdk-run: one driver only (extra argument %s; driver arguments go after --)\n",
-          a.c_str());
-      return kExitUsage;
-    }
-  }
-  if (path.empty()) {
-    Usage(stderr);
-    return kExitUsage;
-  }
-  if (name.empty()) {
-    size_t slash = path.find_last_of('/');
-    name = path.substr(slash == std::string::npos ? 0 : slash + 1);
-    if (name.rfind("lib", 0) == 0) name = name.substr(3);
-    size_t dot = name.find('.');
-    if (dot != std::string::npos) name = name.substr(0, dot);
-    if (name.empty()) name = "driver";
-  }
+  RunOptions o;
+  int parsed = ParseRunOptions(argc, argv, &o);
+  if (parsed >= 0) return parsed;
+  if (o.name.empty()) o.name = DefaultName(o.path);
 
-  // SIGINT/SIGTERM go to one thread (blocked everywhere else: threads
-  // created later inherit the mask), which turns them into an unload.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::thread([signals] {
-    int sig = 0;
-    if (sigwait(&signals, &sig) == 0) {
-      g_interrupted = true;
-      SoftNdkWdkRequestUnload(STATUS_CANCELLED);
-    }
-  }).detach();
+  // Before any thread exists, so every thread inherits the mask: only the
+  // main thread takes SIGINT/SIGTERM (sigtimedwait).
+  sigemptyset(&g_stop_signals);
+  sigaddset(&g_stop_signals, SIGINT);
+  sigaddset(&g_stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &g_stop_signals, nullptr);
 
-  void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* module = dlopen(o.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (module == nullptr) {
-    std::fprintf(stderr, "softndk-wdk-run: cannot load %s: %s\n", path.c_str(), dlerror());
+    std::fprintf(stderr, "softndk-wdk-run: cannot load %s: %s\n", o.path.c_str(), dlerror());
     return kExitNoLoad;
   }
   auto* entry = reinterpret_cast<PDRIVER_INITIALIZE>(dlsym(module, "DriverEntry"));
   if (entry == nullptr) {
     std::fprintf(stderr,
                  "softndk-wdk-run: %s has no DriverEntry (a C++ driver declares it extern \"C\")\n",
-                 path.c_str());
+                 o.path.c_str());
     return kExitNoLoad;
   }
-  SoftNdkWdkSetArguments(static_cast<ULONG>(driver_args.size()), driver_args.data());
+  // After the driver is loaded: the symbolizer reads its debug info now.
+  InstallBugCheckHandler(kExitBugCheck);
+  if (o.special_pool) ConfigureSpecialPool(true, o.special_pool_tags, o.special_pool_align_start);
+  if (!o.pcap.empty() && !net::ConfigureAdapterPcap(o.pcap)) return kExitUsage;
+  if (!o.trace.empty() && !net::trace::Configure(o.trace)) return kExitUsage;
+  if (o.stress) {
+    ConfigureStress(true, o.stress_seed);
+    std::fprintf(stderr,
+                 "softndk-wdk-run: concurrency stress, seed %llu (--stress %llu repeats it)\n",
+                 o.stress_seed, o.stress_seed);
+  }
+  if (o.unload_timeout_s > 0) {
+    SoftNdkWdkSetRundownWaitLimit(static_cast<ULONG>(o.unload_timeout_s * 1000 + 0.5));
+  }
+  SoftNdkWdkSetArguments(static_cast<ULONG>(o.driver_args.size()), o.driver_args.data());
 
-  std::wstring wname = Widen(name);
-  PDRIVER_OBJECT driver = softndk::wdk::CreateDriverObject(wname.c_str());
+  std::wstring wname = Widen(o.name);
+  PDRIVER_OBJECT driver = CreateDriverObject(wname.c_str());
   std::wstring registry = L"\\Registry\\Machine\\System\\CurrentControlSet\\Services\\" + wname;
   UNICODE_STRING registry_path;
   RtlInitUnicodeString(&registry_path, registry.c_str());
   driver->DriverInit = entry;
 
-  NTSTATUS st = entry(driver, &registry_path);
-  if (KeGetCurrentIrql() != PASSIVE_LEVEL) {
-    std::fprintf(stderr, "softndk-wdk-run: DriverEntry returned at IRQL %u\n", KeGetCurrentIrql());
+  const Clock::time_point start = Clock::now();
+  auto timed_out = [&] { return o.timeout_s > 0 && Since(start) >= o.timeout_s; };
+
+  // DriverEntry, bounded by --timeout and interruptible.
+  std::atomic<bool> entry_done{false};
+  NTSTATUS st = STATUS_UNSUCCESSFUL;
+  std::thread entry_thread([&] {
+    PrepareThreadForFaults();
+    st = entry(driver, &registry_path);
+    if (KeGetCurrentIrql() != PASSIVE_LEVEL) {
+      std::fprintf(stderr, "softndk-wdk-run: DriverEntry returned at IRQL %u\n",
+                   KeGetCurrentIrql());
+    }
+    entry_done = true;
+  });
+  while (!entry_done) {
+    int sig = WaitStopSignal(20);
+    if (sig != 0) {
+      std::fprintf(stderr,
+                   "softndk-wdk-run: %s while DriverEntry %s is still running (%.1f s); a driver "
+                   "cannot be stopped before DriverEntry returns: ending the process\n",
+                   SignalName(sig), RoutineName(reinterpret_cast<const void*>(entry)).c_str(),
+                   Since(start));
+      Exit(kExitInterruptedEntry);
+    }
+    if (timed_out()) {
+      std::fprintf(stderr,
+                   "softndk-wdk-run: timeout: DriverEntry %s has not returned within %g s "
+                   "(--timeout); ending the process\n",
+                   RoutineName(reinterpret_cast<const void*>(entry)).c_str(), o.timeout_s);
+      Exit(kExitTimeout);
+    }
   }
+  entry_thread.join();
+
   int code = kExitOk;
   if (!NT_SUCCESS(st)) {
     std::fprintf(stderr, "softndk-wdk-run: DriverEntry failed: 0x%08x\n",
                  static_cast<unsigned>(st));
     code = kExitEntryFailed;
+    DrainForUnload("DriverEntry");
+    SoftNdkWdkCheckLeaks();
+    if (SoftNdkWdkCheckTotal() != 0) {
+      std::fprintf(stderr, "softndk-wdk-run: %u checker report(s)\n", SoftNdkWdkCheckTotal());
+    }
   } else {
+    // Running: until the driver's request, --stop-after, a signal or --timeout.
+    const Clock::time_point running = Clock::now();
     NTSTATUS driver_status = STATUS_SUCCESS;
-    ULONG ms = timeout_s > 0 ? static_cast<ULONG>(timeout_s * 1000 + 0.5) : 0;
-    if (ms == 0 && timeout_s > 0) ms = 1;
-    bool requested = SoftNdkWdkWaitForUnloadRequest(ms, &driver_status);
-    if (!requested) {
-      std::fprintf(stderr, "softndk-wdk-run: timeout: no unload request within %g s\n", timeout_s);
-      code = kExitTimeout;
-    } else if (g_interrupted) {
-      std::fprintf(stderr, "softndk-wdk-run: interrupted; unloading\n");
-      code = kExitInterrupted;
-    } else if (!NT_SUCCESS(driver_status)) {
-      std::fprintf(stderr, "softndk-wdk-run: the driver reported failure: 0x%08x\n",
-                   static_cast<unsigned>(driver_status));
-      code = kExitDriverFailed;
+    for (;;) {
+      if (SoftNdkWdkWaitForUnloadRequest(20, &driver_status)) {
+        if (!NT_SUCCESS(driver_status)) {
+          std::fprintf(stderr, "softndk-wdk-run: the driver reported failure: 0x%08x\n",
+                       static_cast<unsigned>(driver_status));
+          code = kExitDriverFailed;
+        }
+        break;
+      }
+      int sig = WaitStopSignal(1);
+      if (sig != 0) {
+        std::fprintf(stderr,
+                     "softndk-wdk-run: %s: stopping the driver (as `sc stop`); a second %s ends "
+                     "at once\n",
+                     SignalName(sig), SignalName(sig));
+        break;
+      }
+      if (o.stop_after_s > 0 && Since(running) >= o.stop_after_s) {
+        std::fprintf(stderr, "softndk-wdk-run: stopping the driver after %g s (--stop-after)\n",
+                     o.stop_after_s);
+        break;
+      }
+      if (timed_out()) {
+        std::fprintf(stderr, "softndk-wdk-run: timeout: no unload request within %g s\n",
+                     o.timeout_s);
+        code = kExitTimeout;
+        break;
+      }
     }
-    if (driver->DriverUnload != nullptr) {
-      CallUnloadBounded(driver);
-    } else {
-      std::fprintf(stderr, "softndk-wdk-run: the driver has no DriverUnload (not unloadable)\n");
-    }
+    code = Unload(driver, code);
   }
-  softndk::wdk::DrainForUnload("DriverUnload");
-  SoftNdkWdkCheckLeaks();
-  ULONG reports = SoftNdkWdkCheckTotal();
-  if (reports != 0) {
-    std::fprintf(stderr, "softndk-wdk-run: %u checker report(s)\n", reports);
-    if (code == kExitOk) code = kExitChecker;
-  }
-  softndk::wdk::DeleteDriverObject(driver);
+  DeleteDriverObject(driver);
   // The driver's code stays mapped: kit threads may still hold its addresses.
   std::fflush(stdout);
+  std::fflush(stderr);
   return code;
 }

@@ -32,11 +32,13 @@ namespace ns = softndk::test::netns;
 class Driver {
  public:
   Driver(const std::vector<std::string>& prefix, const std::vector<std::string>& args,
-         const char* driver = NDKSOCK_SO) {
+         const char* driver = NDKSOCK_SO, const std::vector<std::string>& options = {}) {
     log_ = ::testing::TempDir() + "ndksock-" + std::to_string(::getpid()) + "-" +
            std::to_string(counter_++) + ".log";
     std::vector<std::string> argv = prefix;
-    argv.insert(argv.end(), {WDK_RUN, driver, "--"});
+    argv.insert(argv.end(), {WDK_RUN, driver});
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back("--");
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv;
     for (auto& s : argv) cargv.push_back(s.data());
@@ -151,6 +153,71 @@ TEST(NdksockSample, ServerAndClientInTwoNamespaces) {
   run_pair({"ip", "netns", "exec", a.name()}, {"server", v.a(), "10.231.0.1", "5011"},
            {"ip", "netns", "exec", b.name()},
            {"client", v.b(), "10.231.0.2", "10.231.0.1", "5011"});
+}
+
+// softndk-wdk-run --pcap: every adapter the server opens is traced (FILE,
+// FILE.2, ...), and the connection's MPA exchange and FPDUs are in them.
+TEST(NdksockSample, PcapRecordsTheAdaptersTraffic) {
+  std::string port = std::to_string(free_port());
+  std::string pcap = ::testing::TempDir() + "ndksock-" + std::to_string(::getpid()) + ".pcap";
+  Driver server({}, {"server", "lo", "127.0.0.1", port}, NDKSOCK_SO, {"--pcap", pcap});
+  ASSERT_TRUE(server.wait_for("server listening", 15000)) << server.output();
+  Driver client({}, {"client", "lo", "127.0.0.1", "127.0.0.1", port});
+  EXPECT_EQ(client.wait_exit(60000), 0) << client.output();
+  EXPECT_EQ(server.wait_exit(30000), 0) << server.output();
+  std::string log = server.output();
+  std::string all;
+  int files = 0;
+  for (size_t at = log.find("-> "); at != std::string::npos; at = log.find("-> ", at + 3)) {
+    std::string path = log.substr(at + 3, log.find('\n', at) - at - 3);
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    std::string bytes = s.str();
+    ASSERT_GE(bytes.size(), 24u) << path;
+    EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0xd4) << path;  // pcap magic, little endian
+    EXPECT_EQ(static_cast<unsigned char>(bytes[3]), 0xa1) << path;
+    all += bytes;
+    files++;
+    std::remove(path.c_str());
+  }
+  EXPECT_GE(files, 1) << log;
+  EXPECT_NE(all.find("MPA ID Req Frame"), std::string::npos) << log;
+  EXPECT_NE(all.find("MPA ID Rep Frame"), std::string::npos) << log;
+}
+
+// softndk-wdk-run --trace: the NDK calls with arguments and NTSTATUS, the
+// callbacks and completions, each with thread and IRQL.
+TEST(NdksockSample, TraceRecordsCallsAndCallbacks) {
+  std::string port = std::to_string(free_port());
+  std::string trace = ::testing::TempDir() + "ndksock-" + std::to_string(::getpid()) + ".trace";
+  Driver server({}, {"server", "lo", "127.0.0.1", port});
+  ASSERT_TRUE(server.wait_for("server listening", 15000)) << server.output();
+  Driver client({}, {"client", "lo", "127.0.0.1", "127.0.0.1", port}, NDKSOCK_SO,
+                {"--trace", trace});
+  EXPECT_EQ(client.wait_exit(60000), 0) << client.output();
+  EXPECT_EQ(server.wait_exit(30000), 0) << server.output();
+  std::ifstream f(trace);
+  std::stringstream s;
+  s << f.rdbuf();
+  std::string t = s.str();
+  std::remove(trace.c_str());
+  EXPECT_NE(t.find("call NdkCreateCq(0x"), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("return NdkConnect -> 0x"), std::string::npos) << t.substr(0, 2000);
+  EXPECT_TRUE(t.find("call NdkRead(") != std::string::npos ||
+              t.find("call NdkWrite(") != std::string::npos ||
+              t.find("call NdkSend(") != std::string::npos)
+      << t.substr(0, 2000);
+  EXPECT_NE(t.find("irql=2 callback"), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("call NdkCloseQp("), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("tid="), std::string::npos);
+}
+
+// A --pcap path that cannot be created is refused before the driver runs.
+TEST(NdksockSample, PcapPathIsCheckedUpFront) {
+  Driver d({}, {"server", "lo", "127.0.0.1", "1"}, NDKSOCK_SO, {"--pcap", "/nonexistent/x.pcap"});
+  EXPECT_EQ(d.wait_exit(20000), 64) << d.output();
+  EXPECT_NE(d.output().find("--pcap /nonexistent/x.pcap"), std::string::npos) << d.output();
 }
 
 TEST(NdksockSample, BadArgumentsFailCleanly) {

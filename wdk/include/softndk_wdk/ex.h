@@ -168,6 +168,52 @@ VOID ExFreePool(PVOID P);
 VOID ExFreePoolWithTag(PVOID P, ULONG Tag);
 VOID ExFreePool2(PVOID P, ULONG Tag, PVOID ExtendedParameters, ULONG ExtendedParametersCount);
 
+/* ExAllocatePool3: ExAllocatePool2 with extended parameters (priority, NUMA
+ * node; secure pool is refused). */
+typedef enum _POOL_EXTENDED_PARAMETER_TYPE {
+  PoolExtendedParameterInvalidType = 0,
+  PoolExtendedParameterPriority,
+  PoolExtendedParameterSecurePool,
+  PoolExtendedParameterNumaNode,
+  PoolExtendedParameterMax
+} POOL_EXTENDED_PARAMETER_TYPE,
+    *PPOOL_EXTENDED_PARAMETER_TYPE;
+#define POOL_EXTENDED_PARAMETER_TYPE_BITS 8
+#define POOL_EXTENDED_PARAMETER_REQUIRED_FIELD_BITS 1
+#define POOL_EXTENDED_PARAMETER_RESERVED_BITS \
+  (64 - POOL_EXTENDED_PARAMETER_TYPE_BITS - POOL_EXTENDED_PARAMETER_REQUIRED_FIELD_BITS)
+#define SECURE_POOL_FLAGS_NONE 0x0
+#define SECURE_POOL_FLAGS_FREEABLE 0x1
+#define SECURE_POOL_FLAGS_MODIFIABLE 0x2
+typedef struct _POOL_EXTENDED_PARAMS_SECURE_POOL {
+  HANDLE SecurePoolHandle;
+  PVOID Buffer;
+  ULONG_PTR Cookie;
+  ULONG SecurePoolFlags;
+} POOL_EXTENDED_PARAMS_SECURE_POOL;
+#ifndef MM_ANY_NODE_OK
+typedef ULONG NODE_REQUIREMENT;
+#define MM_ANY_NODE_OK 0x80000000
+#endif
+typedef NODE_REQUIREMENT POOL_NODE_REQUIREMENT;
+typedef struct _POOL_EXTENDED_PARAMETER {
+  struct {
+    ULONG64 Type : POOL_EXTENDED_PARAMETER_TYPE_BITS;
+    ULONG64 Optional : POOL_EXTENDED_PARAMETER_REQUIRED_FIELD_BITS;
+    ULONG64 Reserved : POOL_EXTENDED_PARAMETER_RESERVED_BITS;
+  };
+  union {
+    ULONG64 Reserved2;
+    PVOID Reserved3;
+    EX_POOL_PRIORITY Priority;
+    POOL_EXTENDED_PARAMS_SECURE_POOL* SecurePoolParams;
+    POOL_NODE_REQUIREMENT PreferredNode;
+  };
+} POOL_EXTENDED_PARAMETER, *PPOOL_EXTENDED_PARAMETER;
+typedef const POOL_EXTENDED_PARAMETER* PCPOOL_EXTENDED_PARAMETER;
+PVOID ExAllocatePool3(POOL_FLAGS Flags, SIZE_T NumberOfBytes, ULONG Tag,
+                      PCPOOL_EXTENDED_PARAMETER ExtendedParameters, ULONG ExtendedParametersCount);
+
 /* ---- lookaside lists --------------------------------------------------- */
 struct _LOOKASIDE_LIST_EX;
 typedef PVOID ALLOCATE_FUNCTION_EX(POOL_TYPE PoolType, SIZE_T NumberOfBytes, ULONG Tag,

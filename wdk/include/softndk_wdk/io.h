@@ -72,6 +72,28 @@ VOID MmProbeAndLockPages(PMDL MemoryDescriptorList, KPROCESSOR_MODE AccessMode,
 VOID MmUnlockPages(PMDL MemoryDescriptorList);
 BOOLEAN MmIsAddressValid(PVOID VirtualAddress);
 PHYSICAL_ADDRESS MmGetPhysicalAddress(PVOID BaseAddress);
+/* Contiguous memory: page aligned, its "physical" address is the virtual
+ * one (as for MmGetPhysicalAddress and NdkBuildLAM), placed inside
+ * [Lowest, Highest] when the process can (the low 2 GiB at best). */
+PVOID MmAllocateContiguousMemory(SIZE_T NumberOfBytes, PHYSICAL_ADDRESS HighestAcceptableAddress);
+PVOID MmAllocateContiguousMemorySpecifyCache(SIZE_T NumberOfBytes,
+                                             PHYSICAL_ADDRESS LowestAcceptableAddress,
+                                             PHYSICAL_ADDRESS HighestAcceptableAddress,
+                                             PHYSICAL_ADDRESS BoundaryAddressMultiple,
+                                             MEMORY_CACHING_TYPE CacheType);
+PVOID MmAllocateContiguousMemorySpecifyCacheNode(SIZE_T NumberOfBytes,
+                                                 PHYSICAL_ADDRESS LowestAcceptableAddress,
+                                                 PHYSICAL_ADDRESS HighestAcceptableAddress,
+                                                 PHYSICAL_ADDRESS BoundaryAddressMultiple,
+                                                 MEMORY_CACHING_TYPE CacheType,
+                                                 NODE_REQUIREMENT PreferredNode);
+PVOID MmAllocateContiguousNodeMemory(SIZE_T NumberOfBytes, PHYSICAL_ADDRESS LowestAcceptableAddress,
+                                     PHYSICAL_ADDRESS HighestAcceptableAddress,
+                                     PHYSICAL_ADDRESS BoundaryAddressMultiple, ULONG Protect,
+                                     NODE_REQUIREMENT PreferredNode);
+VOID MmFreeContiguousMemory(PVOID BaseAddress);
+VOID MmFreeContiguousMemorySpecifyCache(PVOID BaseAddress, SIZE_T NumberOfBytes,
+                                        MEMORY_CACHING_TYPE CacheType);
 
 /* ---- device types, flags ---------------------------------------------------- */
 #define FILE_DEVICE_NETWORK 0x00000012

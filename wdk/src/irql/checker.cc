@@ -15,6 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "kernel/bugcheck.h"
+#include "kernel/symbolize.h"
+
 namespace softndk::wdk {
 namespace {
 
@@ -81,24 +84,17 @@ CheckerState& State() {
 
 std::string DescribeAddress(const void* address) {
   if (address == nullptr) return "?";
-  Dl_info info{};
+  // Static functions too, with file:line where the driver has debug info.
+  static const bool init = (SymbolizerInit(), true);
+  (void)init;
+  SymbolizedFrame f;
+  Symbolize(reinterpret_cast<uintptr_t>(address), true, &f);
   char buf[512];
-  // The return address is one past the call; look up the call itself.
-  const char* lookup = static_cast<const char*>(address) - 1;
-  if (dladdr(lookup, &info) != 0) {
-    const char* module = info.dli_fname ? std::strrchr(info.dli_fname, '/') : nullptr;
-    module = module ? module + 1 : (info.dli_fname ? info.dli_fname : "?");
-    if (info.dli_sname != nullptr) {
-      std::snprintf(buf, sizeof buf, "%s+0x%tx (%s)", info.dli_sname,
-                    static_cast<const char*>(address) - static_cast<const char*>(info.dli_saddr),
-                    module);
-    } else {
-      std::snprintf(buf, sizeof buf, "%p (%s+0x%tx)", address, module,
-                    static_cast<const char*>(address) - static_cast<const char*>(info.dli_fbase));
-    }
-    return buf;
+  if (f.module[0] == '\0') {
+    std::snprintf(buf, sizeof buf, "%p", address);
+  } else {
+    FormatFrame(f, buf, sizeof buf);
   }
-  std::snprintf(buf, sizeof buf, "%p", address);
   return buf;
 }
 
@@ -129,6 +125,10 @@ void Report(SOFTNDK_WDK_RULE rule, const char* call, const void* site, const cha
   std::free(symbols);
   std::fflush(stderr);
   if (mode == SoftNdkWdkCheckFatal) {
+    // Driver Verifier stops the machine here: DRIVER_VERIFIER_DETECTED_VIOLATION
+    // (the kit's rule number as parameter 1, its own numbering).
+    SetPendingBugCheck(0xc4, static_cast<ULONG_PTR>(rule), reinterpret_cast<ULONG_PTR>(site), 0, 0,
+                       call ? call : "?", site);
     std::fprintf(stderr,
                  "softndk-wdk: fatal checker (SOFTNDK_WDK_CHECK=fatal): aborting at the first "
                  "violation (%s in %s)\n",

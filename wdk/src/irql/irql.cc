@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "irql/checker.h"
+#include "kernel/stress.h"
 
 namespace softndk::wdk {
 namespace {
@@ -99,6 +100,8 @@ static void Lower(KIRQL NewIrql, const void* site) {
     return;
   }
   t_irql = NewIrql;
+  // Lowering delivers what was held off (DPCs, APCs): others may run here.
+  Stress(StressPoint::kIrqlLower);
 }
 
 VOID KeLowerIrql(KIRQL NewIrql) { Lower(NewIrql, SOFTNDK_WDK_SITE()); }

@@ -7,7 +7,9 @@
 
 #include "irql/checker.h"
 #include "irql/irql.h"
+#include "kernel/bugcheck.h"
 #include "kernel/queues.h"
+#include "kernel/stress.h"
 
 namespace softndk::wdk {
 namespace {
@@ -31,6 +33,7 @@ struct DpcQueue {
   }
 
   void Run() {
+    PrepareThreadForFaults();
     SetCurrentIrql(DISPATCH_LEVEL);
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
@@ -45,6 +48,7 @@ struct DpcQueue {
       __atomic_store_n(&dpc->Queued, 0, __ATOMIC_RELEASE);
       running = true;
       lock.unlock();
+      Stress(StressPoint::kDpcDispatch);
       routine(dpc, context, a1, a2);
       if (CurrentIrql() != DISPATCH_LEVEL) {
         Report(SoftNdkWdkRuleIrqlMismatch, "KDEFERRED_ROUTINE",

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "irql/checker.h"
+#include "kernel/bugcheck.h"
 #include "kernel/dispatcher.h"
 
 using namespace softndk::wdk;
@@ -105,6 +106,7 @@ ULONG KeGetProcessorIndexFromNumber(PPROCESSOR_NUMBER ProcNumber) {
 }
 
 VOID KeBugCheckEx(ULONG BugCheckCode, ULONG_PTR P1, ULONG_PTR P2, ULONG_PTR P3, ULONG_PTR P4) {
+  SetPendingBugCheck(BugCheckCode, P1, P2, P3, P4, "KeBugCheckEx", SOFTNDK_WDK_SITE());
   Report(SoftNdkWdkRuleBugCheck, "KeBugCheckEx", SOFTNDK_WDK_SITE(),
          "bug check 0x%08x (0x%lx, 0x%lx, 0x%lx, 0x%lx)", BugCheckCode,
          static_cast<unsigned long>(P1), static_cast<unsigned long>(P2),
@@ -114,6 +116,7 @@ VOID KeBugCheckEx(ULONG BugCheckCode, ULONG_PTR P1, ULONG_PTR P2, ULONG_PTR P3, 
 }
 
 VOID KeBugCheck(ULONG BugCheckCode) {
+  SetPendingBugCheck(BugCheckCode, 0, 0, 0, 0, "KeBugCheck", SOFTNDK_WDK_SITE());
   Report(SoftNdkWdkRuleBugCheck, "KeBugCheck", SOFTNDK_WDK_SITE(), "bug check 0x%08x",
          BugCheckCode);
   std::fprintf(stderr, "softndk-wdk: the driver bug-checked; ending the process\n");
@@ -121,10 +124,16 @@ VOID KeBugCheck(ULONG BugCheckCode) {
 }
 
 VOID ExRaiseStatus(NTSTATUS Status) {
+  // Nothing catches it (no structured exception handling): Windows' bug
+  // check for an unhandled kernel exception.
+  SetPendingBugCheck(0x1e, static_cast<ULONG>(Status),
+                     reinterpret_cast<ULONG_PTR>(SOFTNDK_WDK_SITE()), 0, 0, "ExRaiseStatus",
+                     SOFTNDK_WDK_SITE());
   Report(SoftNdkWdkRuleBugCheck, "ExRaiseStatus", SOFTNDK_WDK_SITE(),
          "exception 0x%08x raised (structured exceptions are not emulated)",
          static_cast<unsigned>(Status));
-  std::fprintf(stderr, "softndk-wdk: unhandled kernel exception; ending the process\n");
+  std::fprintf(stderr, "softndk-wdk: unhandled kernel exception 0x%08x; ending the process\n",
+               static_cast<unsigned>(Status));
   std::abort();
 }
 

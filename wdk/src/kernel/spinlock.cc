@@ -8,6 +8,7 @@
 #include "irql/checker.h"
 #include "irql/irql.h"
 #include "kernel/dispatcher.h"
+#include "kernel/stress.h"
 
 namespace softndk::wdk {
 
@@ -80,6 +81,8 @@ void LowerTo(KIRQL irql, const char* call, const void* site) {
     return;
   }
   SetCurrentIrql(irql);
+  // The lock is free again: another thread may take it right here.
+  Stress(StressPoint::kLockRelease);
 }
 
 void RequireDispatch(const char* call, const void* site) {

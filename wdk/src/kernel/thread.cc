@@ -10,6 +10,7 @@
 
 #include "irql/checker.h"
 #include "irql/irql.h"
+#include "kernel/bugcheck.h"
 #include "kernel/device.h"
 #include "kernel/dispatcher.h"
 
@@ -56,6 +57,7 @@ void Exit(KitThread* t) {
 void* Start(void* arg) {
   auto* t = static_cast<KitThread*>(arg);
   t_self = t;
+  PrepareThreadForFaults();
   SetCurrentIrql(PASSIVE_LEVEL);
   t->routine(t->context);
   Exit(t);

@@ -10,8 +10,10 @@
 
 #include "irql/checker.h"
 #include "irql/irql.h"
+#include "kernel/bugcheck.h"
 #include "kernel/queues.h"
 #include "kernel/registry.h"
+#include "kernel/stress.h"
 
 struct _IO_WORKITEM {
   ULONG Magic;
@@ -59,6 +61,7 @@ struct WorkQueue {
   }
 
   void Run() {
+    PrepareThreadForFaults();
     SetCurrentIrql(PASSIVE_LEVEL);
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
@@ -75,6 +78,7 @@ struct WorkQueue {
       auto routine_ex = item->RoutineEx;
       __atomic_store_n(&item->Queued, 0, __ATOMIC_RELEASE);
       lock.unlock();
+      Stress(StressPoint::kWorkItemDispatch);
       if (routine_ex != nullptr) {
         routine_ex(object, context, item);
       } else {

@@ -6,7 +6,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernel/stress.h"
 #include "ndk_shim_internal.h"
+#include "net/ndk_trace.h"
 
 namespace softndk::wdk::net::shim {
 
@@ -37,13 +39,13 @@ void free_thunks(Node& n) {
 template <typename T, typename D>
 bool swap_table(T* obj, std::atomic<const D*>& orig, const D* shim) {
   const D* theirs = obj->Dispatch;
-  if (theirs == shim) return false;
+  if (theirs == shim || theirs == trace::Table(shim)) return false;
   const D* expected = nullptr;
   if (!orig.compare_exchange_strong(expected, theirs) && expected != theirs) {
     report_misuse("softndk-wdk", nullptr,
                   "an NDK object arrived with an unexpected provider table");
   }
-  obj->Dispatch = shim;
+  obj->Dispatch = trace::Table(shim);  // the shim's, or its tracing twin (--trace)
   return true;
 }
 
@@ -226,13 +228,16 @@ ULONG report_open_objects() {
 
 void cq_notify_trampoline(void* ctx, NTSTATUS status) {
   auto* t = static_cast<EventThunk*>(ctx);
+  softndk::wdk::Stress(softndk::wdk::StressPoint::kCqNotification);
   AtDispatch irql;
+  trace::Event("CQ notification", t->ctx, nullptr, status);
   reinterpret_cast<NDK_FN_CQ_NOTIFICATION_CALLBACK>(t->fn)(t->ctx, status);
 }
 
 void srq_notify_trampoline(void* ctx, NTSTATUS status) {
   auto* t = static_cast<EventThunk*>(ctx);
   AtDispatch irql;
+  trace::Event("SRQ notification", t->ctx, nullptr, status);
   reinterpret_cast<NDK_FN_SRQ_NOTIFICATION_CALLBACK>(t->fn)(t->ctx, status);
 }
 
@@ -240,18 +245,21 @@ void connect_event_trampoline(void* ctx, NDK_CONNECTOR* connector) {
   auto* t = static_cast<EventThunk*>(ctx);
   if (connector != nullptr) adopt(&connector->Header, t->adapter, nullptr);
   AtDispatch irql;
+  trace::Event("connect event", t->ctx, connector, 0);
   reinterpret_cast<NDK_FN_CONNECT_EVENT_CALLBACK>(t->fn)(t->ctx, connector);
 }
 
 void disconnect_trampoline(void* ctx) {
   auto* t = static_cast<EventThunk*>(ctx);
   AtDispatch irql;
+  trace::Event("disconnect event", t->ctx, nullptr, 0);
   reinterpret_cast<NDK_FN_DISCONNECT_EVENT_CALLBACK>(t->fn)(t->ctx);
 }
 
 void disconnect_ex_trampoline(void* ctx, ULONG reason) {
   auto* t = static_cast<EventThunk*>(ctx);
   AtDispatch irql;
+  trace::Event("disconnect event", t->ctx, nullptr, reason);
   reinterpret_cast<NDK_FN_DISCONNECT_EVENT_CALLBACK_EX>(t->fn)(t->ctx, reason);
 }
 
@@ -264,6 +272,7 @@ void create_trampoline(void* ctx, NTSTATUS status, NDK_OBJECT_HEADER* obj) {
   }
   {
     AtDispatch irql;
+    trace::Event("create completion", t->ctx, obj, status);
     t->fn(t->ctx, status, obj);
   }
   delete t;
@@ -271,8 +280,10 @@ void create_trampoline(void* ctx, NTSTATUS status, NDK_OBJECT_HEADER* obj) {
 
 void request_trampoline(void* ctx, NTSTATUS status) {
   auto* t = static_cast<RequestThunk*>(ctx);
+  softndk::wdk::Stress(softndk::wdk::StressPoint::kNdkCompletion);
   {
     AtDispatch irql;
+    trace::Event("request completion", t->ctx, nullptr, status);
     t->fn(t->ctx, status);
   }
   delete t;
@@ -283,6 +294,7 @@ void close_trampoline(void* ctx) {
   forget(t->obj);
   if (t->fn != nullptr) {
     AtDispatch irql;
+    trace::Event("close completion", t->ctx, t->obj, 0);
     t->fn(t->ctx);
   }
   delete t;

@@ -6,11 +6,13 @@
 set(_net ${CMAKE_CURRENT_LIST_DIR})
 list(APPEND SOFTNDK_WDK_SOURCES
   ${_net}/adapter_ioctl.cc
+  ${_net}/adapter_pcap.cc
   ${_net}/ifapi.cc
   ${_net}/ndk_shim_adapter.cc
   ${_net}/ndk_shim_conn.cc
   ${_net}/ndk_shim_qp.cc
   ${_net}/ndk_shim_track.cc
+  ${_net}/ndk_trace.cc
   ${_net}/net_report.cc
   ${_net}/wsk.cc
 )

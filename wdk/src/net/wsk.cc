@@ -20,6 +20,7 @@
 
 #include "adapter_ioctl_internal.h"
 #include "ndk_shim.h"
+#include "net/adapter_pcap.h"
 #include "net_irql.h"
 
 namespace softndk::wdk::net {
@@ -111,6 +112,7 @@ NTSTATUS OpenNdkAdapter(PWSK_CLIENT Client, NDK_VERSION Version, NET_IFINDEX IfI
   if (st != STATUS_SUCCESS) return st;
   shim::adopt_adapter(a);
   ioctl::adapter_opened(a);
+  StartAdapterPcap(a, name);  // softndk-wdk-run --pcap
   {
     std::lock_guard lock(reg->mu);
     reg->adapters.insert(a);

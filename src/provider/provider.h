@@ -1,0 +1,353 @@
+// provider/provider.h - the provider interface: the one seam between the NDK
+// object model (src/ndk) and a data-path engine.
+//
+// Above this line (src/ndk, never an engine): handles and their kinds, the
+// lifetime and close rules (antecedents, pending closes, quarantine), the
+// validation of every call against NDK_ADAPTER_INFO and the object's own
+// limits, the SQ/RQ/SRQ rings of posted requests, completion delivery (CQ
+// rings, arming, notifications, moderation), the connector state machine
+// (which call is legal when, request completions, disconnect events), the
+// endpoint reservations of NDKPI 6.1, adapter control and the C shim.
+//
+// Below it (an engine, e.g. the software iWARP engine in src/rdmap over the
+// transports in src/transport): moving the bytes. Establishing a connection
+// (iWARP: TCP + MPA; verbs: rdma_cm), starting a QP's data path on it,
+// executing the posted requests the object model hands down in posting
+// order, placing inbound data after checking the STag, and reporting each
+// request's completion back up.
+//
+// Two directions, both abstract classes (a verbs backend implements the
+// "down" ones exactly like the software engine does):
+//   down (ndk -> engine): Provider (one per adapter instance), Listener,
+//     IncomingConnection, ActiveConnect, Connection, QpEngine;
+//   up (engine -> ndk): QpHost (a QP's queues, counters and CQs),
+//     ProgressSource registration, MemoryObject (an MR/MW a local work
+//     request names).
+// Value types shared by both sides live next to this file:
+//   provider/work_request.h  the queued form of posted requests
+//   provider/stag_table.h    the STag table (owned by the object model,
+//                            handed to the engine through QpHost::stags())
+//   provider/counters.h      SOFTNDK_COUNTERS, per QP and per adapter
+//
+// The engine is chosen when an adapter opens: ndk/provider_list.cc holds
+// the probe list (like UCX's transports: each entry's probe() says whether
+// it can serve the interface, the first that can is opened).
+//
+// Threading: every engine callback (connect results, incoming requests,
+// peer close, disconnect completion) runs on an engine thread with no
+// object-model lock held, never inside the call that started it. QpHost
+// calls may come from any thread (engine threads and consumer threads that
+// poll a CQ); QpEngine calls come from consumer threads (posts, flush) and
+// the object model's teardown.
+//
+// Interface versions (keep in step with kInterfaceVersion):
+//   1  first version (issue 26): the software iWARP engine behind it.
+//      (Address became util::SockAddr, the same layout with helpers, right
+//      after the first commit.)
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "provider/counters.h"
+#include "provider/stag_table.h"
+#include "provider/work_request.h"
+#include "softndk/softndk.h"
+#include "util/sockaddr.h"
+
+namespace softndk::util {
+class PcapFile;
+class Engine;
+}  // namespace softndk::util
+
+namespace softndk::provider {
+
+inline constexpr uint32_t kInterfaceVersion = 1;
+
+// SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
+// arrive, and loading one outside the enumerators as the enum type is
+// undefined in C++, so it is read as bytes and compared as an integer.
+inline uint32_t fault_type(const SOFTNDK_FAULT& f) {
+  static_assert(sizeof f.Type == sizeof(uint32_t));
+  uint32_t t;
+  std::memcpy(&t, &f.Type, sizeof t);
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+// The QP as the engine sees it (up-calls; implemented by ndk::Qp).
+// ---------------------------------------------------------------------------
+
+enum class QpState : uint8_t { kIdle, kConnected, kError, kClosing };
+
+// Sequence number of a direct send that took no SQ ring slot.
+inline constexpr uint64_t kDirectNoSlot = ~uint64_t{0};
+
+// Something that can make receive progress when a consumer polls an empty
+// CQ (docs/datapath.md "Receive from the polling thread"). Neither call may
+// block; both run with no CQ lock held.
+class ProgressSource {
+ public:
+  virtual ~ProgressSource() = default;
+  virtual void progress() = 0;
+  // The consumer armed the CQ: it is about to wait for a notification
+  // rather than poll, so the source must progress on its own again.
+  virtual void cq_armed() {}
+};
+
+class QpEngine;
+
+// A QP's queues, CQs, counters and settings, for its engine. Posting order
+// is kept by the object model: the engine takes requests with sq_start()
+// and reports them with sq_complete(); completions reach the CQs in posting
+// order whatever order the engine finishes them in.
+class QpHost {
+ public:
+  virtual QpState state() const = 0;
+  // Next not-yet-started initiator request (a copy); local_only: only if it
+  // is a local operation (FastRegister, Bind, Invalidate).
+  virtual bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false) = 0;
+  // That request is done. False if a flush cancelled it meanwhile.
+  virtual bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes,
+                           ULONG_PTR type_specific = 0) = 0;
+  // The same for the slotless direct send (kDirectNoSlot).
+  virtual bool direct_finish(NTSTATUS status, ULONG bytes) = 0;
+  // Next receive (from the QP's RQ or its SRQ).
+  virtual bool rq_take(ReceiveRequest* out) = 0;
+  virtual void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes,
+                                bool solicited, uint32_t invalidated_stag = 0) = 0;
+  // Fatal error: the QP goes to Error and everything queued is flushed.
+  virtual void to_error() = 0;
+  // The engine side attaches once its data path runs and detaches for good
+  // when it stops; posts are refused before and after.
+  virtual void attach(std::shared_ptr<QpEngine> e) = 0;
+  virtual void detach() = 0;
+  // Polling-driven progress on the QP's CQs (both, when they differ).
+  virtual void add_progress(std::shared_ptr<ProgressSource> s) = 0;
+  virtual void remove_progress(const ProgressSource* s) = 0;
+
+  // Protection: the identity STag entries carry for this QP's PD, and the
+  // table to check them in (software engines; a verbs backend ignores it).
+  virtual const void* pd_key() const = 0;
+  virtual StagTable& stags() = 0;
+
+  // Counters: the QP's own and its adapter's (counters.h explains which
+  // the data path bumps).
+  virtual Counters& counters() = 0;
+  virtual Counters& adapter_counters() = 0;
+  // Wire traces: the QP's (SoftNdkTraceQp) and the adapter's, null if off.
+  virtual std::shared_ptr<util::PcapFile> trace_file() = 0;
+  virtual std::shared_ptr<util::PcapFile> adapter_trace_file() = 0;
+
+ protected:
+  ~QpHost() = default;
+};
+
+// ---------------------------------------------------------------------------
+// The engine side of one QP (down-calls; was ndk::QpTransport).
+// ---------------------------------------------------------------------------
+class QpEngine {
+ public:
+  virtual ~QpEngine() = default;
+  // New initiator work; `deferred` when NDK_OP_FLAG_DEFER asked to wait for
+  // the next non-deferred post (NDKPI 7); `bytes` the payload it carries
+  // out (Send/Write length, 0 for the others).
+  virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
+  // Direct transmission by the posting thread (docs/datapath.md "Direct
+  // sends"): direct_begin() makes the caller the transmitter if it is idle
+  // and returns true; the caller then posts and hands the request over with
+  // direct_end() - the started request and the caller's SGL holding its
+  // inline payload, or a null `wr` if it could not take it first. When
+  // nothing else is outstanding the request takes no ring slot: `seq` is
+  // then kDirectNoSlot and the engine completes it with
+  // QpHost::direct_finish(). Engines without a direct path keep the
+  // defaults (posts take the ordinary way).
+  virtual bool direct_begin() { return false; }
+  virtual void direct_end(const WorkRequestHead* wr, uint64_t seq, const NDK_SGE* sgl,
+                          ULONG nsge) {
+    (void)wr, (void)seq, (void)sgl, (void)nsge;
+  }
+  // NdkFlush/QP close/fatal error, before the QP cancels its queued
+  // requests: a receive the engine already took (a Send half landed) must
+  // complete now, ahead of the later ones (posting order).
+  virtual void flushing() {}
+  // Queued requests are being cancelled.
+  virtual void flushed() = 0;
+  // Start (file) or stop (null) writing this connection's wire traffic to a
+  // pcap trace; kTraceQp is SoftNdkTraceQp's, kTraceAdapter the adapter's.
+  enum TraceSlot { kTraceQp = 0, kTraceAdapter = 1 };
+  virtual void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) = 0;
+
+  // Ends the data path for good (NdkDisconnect, connector/QP close): no
+  // more I/O, detached from the QP and its CQs. Call before
+  // Connection::abort(). May block briefly for a running transmitter.
+  virtual void stop() = 0;
+  // layer<<16 | etype<<8 | code of the last Terminate, 0xFFFFFFFF if none
+  // (SOFTNDK_CONNECTION_INFO; engines without Terminates: always none).
+  virtual uint32_t last_terminate_sent() const { return 0xFFFFFFFFu; }
+  virtual uint32_t last_terminate_received() const { return 0xFFFFFFFFu; }
+  // SoftNdkInjectConnectionFault DropTx / DelayTx / CorruptTx.
+  virtual NTSTATUS inject_fault(const SOFTNDK_FAULT& f) {
+    (void)f;
+    return STATUS_NOT_SUPPORTED;
+  }
+  // SoftNdkQueryConnectionPath: the whole structure at its full size (the
+  // object model copies out what the caller's Size holds).
+  virtual void query_path(SOFTNDK_PATH_INFO* out) {
+    *out = {};
+    out->Path = SOFTNDK_PATH_TCP;
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Connections (down-calls; the NDK state machine stays in ndk/net_glue.h).
+// ---------------------------------------------------------------------------
+
+// An IP address and port (sockaddr_in / sockaddr_in6; util/sockaddr.h).
+using Address = util::SockAddr;
+
+// What the two ends agreed on, and the wire facts SOFTNDK_CONNECTION_INFO
+// reports (iWARP MPA; a verbs backend reports revision 0 and no CRC).
+struct ConnectionFacts {
+  uint16_t ird = 0, ord = 0;
+  uint8_t revision = 0;  // MPA revision
+  bool crc = false, markers = false, p2p = false;
+  uint8_t rtr = 0;  // P2P: the RTR type chosen (0 without P2P)
+  Address local, peer;
+};
+
+// An established connection (initiator: once the peer accepted, before
+// NdkCompleteConnect; responder: once the accept completed).
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual const ConnectionFacts& facts() const = 0;
+  // Private data from the peer's MPA Request (responder) or Reply
+  // (initiator), without the MPA v2 IRD/ORD block.
+  virtual const std::vector<uint8_t>& peer_private_data() const = 0;
+  virtual bool closed() const = 0;
+  // Runs `fn` on the connection's own engine thread (where start() must
+  // run and where the connection's socket or id is closed).
+  virtual void post(std::function<void()> fn) = 0;
+  // On the connection's thread: starts the QP's data path on it and
+  // attaches it to `qp` (QpHost::attach). The initiator first sends what
+  // the peer's accept waits for (iWARP P2P: the RTR). Null if the
+  // connection is gone.
+  virtual std::shared_ptr<QpEngine> start(QpHost* qp, bool initiator) = 0;
+  // Peer closed (STATUS_CONNECTION_DISCONNECTED), reset or failed (other
+  // statuses): once, unless disconnect() or abort() came first.
+  virtual void on_peer_close(std::function<void(NTSTATUS)> cb) = 0;
+  // Graceful disconnect (NDKPI 6.4); cb runs once the peer agreed or the
+  // bound ran out (STATUS_IO_TIMEOUT).
+  virtual void disconnect(std::function<void(NTSTATUS)> cb) = 0;
+  // Abortive close (RST). No callback follows.
+  virtual void abort() = 0;
+  // SoftNdkQueryConnectionTcpInfo; false if the engine has none.
+  virtual bool tcp_info(SOFTNDK_TCP_INFO* out) const = 0;
+};
+
+struct ConnectResult {
+  NTSTATUS status = STATUS_SUCCESS;
+  std::shared_ptr<Connection> connection;  // on success
+  // The peer rejected (NdkReject): its private data for NdkGetConnectionData.
+  bool rejected = false;
+  std::vector<uint8_t> peer_private_data;
+};
+
+// A local address reserved for several outgoing connections
+// (NdkCreateSharedEndpoint).
+class SharedEndpoint {
+ public:
+  virtual ~SharedEndpoint() = default;
+  virtual Address local() const = 0;
+};
+
+struct ConnectArgs {
+  Address dst;
+  Address src;                             // len 0: any
+  std::shared_ptr<SharedEndpoint> shared;  // or null
+  uint16_t ird = 0, ord = 0;               // already capped to the adapter's limits
+  std::vector<uint8_t> private_data;
+};
+
+// An NdkConnect in flight.
+class ActiveConnect {
+ public:
+  virtual ~ActiveConnect() = default;
+  // The result callback then reports STATUS_CANCELLED (or has run already).
+  virtual void cancel() = 0;
+};
+
+// A connection request shown to the consumer (NDK_FN_CONNECT_EVENT_CALLBACK).
+class IncomingConnection {
+ public:
+  virtual ~IncomingConnection() = default;
+  // What the peer asks for (ird/ord proposed, wire facts offered).
+  virtual const ConnectionFacts& request() const = 0;
+  virtual const std::vector<uint8_t>& private_data() const = 0;
+  // STATUS_PENDING and cb later, or a failure now (STATUS_INVALID_PARAMETER:
+  // private data too long, the request stays acceptable).
+  virtual NTSTATUS accept(uint16_t ird, uint16_t ord, std::vector<uint8_t> private_data,
+                          std::function<void(NTSTATUS, std::shared_ptr<Connection>)> cb) = 0;
+  virtual NTSTATUS reject(std::span<const uint8_t> private_data) = 0;
+  // The consumer will never answer (connector closed): drop it.
+  virtual void abandon() = 0;
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual Address local() const = 0;
+  // NdkPauseListener semantics: requests wait in the backlog meanwhile.
+  virtual void pause(bool paused) = 0;
+  virtual void close() = 0;
+};
+
+// ---------------------------------------------------------------------------
+// One adapter instance's engine.
+// ---------------------------------------------------------------------------
+
+// What the object model gives an engine when an adapter opens.
+struct ProviderConfig {
+  SOFTNDK_OPEN_PARAMETERS params{};  // as validated by the object model
+  NDK_ADAPTER_INFO info{};           // the limits the object model reports
+  util::Engine* engine = nullptr;    // the adapter's event threads (util/reactor.h)
+  std::string ifname;                // the Linux interface
+  uint32_t mpa_holdoff_ms = 0;       // SOFTNDK_MPA_HOLDOFF_MS
+  std::string tcp_congestion;        // SOFTNDK_TCP_CONGESTION
+  bool samehost = true;              // SOFTNDK_SAMEHOST
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual const char* name() const = 0;
+
+  // NdkConnect: STATUS_PENDING and `done` later (on an engine thread), or
+  // a failure now.
+  virtual NTSTATUS connect(ConnectArgs args, std::function<void(ConnectResult)> done,
+                           std::shared_ptr<ActiveConnect>* out) = 0;
+  // NdkListen: requests arrive through on_request (engine thread).
+  virtual NTSTATUS listen(const Address& addr,
+                          std::function<void(std::shared_ptr<IncomingConnection>)> on_request,
+                          std::shared_ptr<Listener>* out) = 0;
+  virtual NTSTATUS create_shared_endpoint(const Address& addr,
+                                          std::shared_ptr<SharedEndpoint>* out) = 0;
+};
+
+// One entry of the probe list (ndk/provider_list.cc).
+struct ProviderEntry {
+  const char* name;
+  // Whether this engine can serve the interface (cheap, no side effects).
+  bool (*probe)(const ProviderConfig& cfg);
+  NTSTATUS (*open)(const ProviderConfig& cfg, std::unique_ptr<Provider>* out);
+};
+
+}  // namespace softndk::provider
