@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ndk-nvmet's start, as a user runs it (issue 28 items 6, 9 and the exit codes).
 
 1. --ns foo:bar (not file:/blk:/ram:) exits 2, its man page's "bad command

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """docs/tools.md's exit-code table matches the code (issue 28).
 
 For every tool in the table, the codes listed must be exactly the values of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ndkperf checks its output paths before running (issue 28 item 9).
 
 1. --plot /nonexistent/x.svg: exit 1 at once, "cannot write --plot

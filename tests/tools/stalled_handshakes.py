@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Stalled handshakes do not starve a persistent server (issue 28 item 4).
 
 200 raw TCP peers each send a valid MPA Request (RFC 5044 7.1, revision 1,
