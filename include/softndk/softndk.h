@@ -163,7 +163,12 @@ _Static_assert(offsetof(SOFTNDK_OPEN_PARAMETERS, Backend) == SOFTNDK_OPEN_PARAME
  * consumer needs; the major must be 1 or 2 and the minor not above what
  * softndk implements for that major, else NDIS_STATUS_BAD_VERSION. The
  * adapter then runs at softndk's highest minor of that major. Params may be
- * NULL. Errors: STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE (no such
+ * NULL. A zero field takes its SOFTNDK_<NAME> environment variable, else the
+ * default; a variable set to a value that is not a whole number in range
+ * (or SOFTNDK_SAMEHOST not on/off, SOFTNDK_TCP_CONGESTION one the kernel
+ * refuses) fails the open with STATUS_INVALID_PARAMETER and one stderr line
+ * naming the variable and its value; empty or 0 means the default.
+ * Errors: STATUS_INVALID_PARAMETER, STATUS_NO_SUCH_DEVICE (no such
  * interface or address), NDIS_STATUS_BAD_VERSION, STATUS_INSUFFICIENT_RESOURCES.
  * Several opens of one interface give separate instances whose objects work
  * together as on one RNIC: CQs, QPs, connectors, listeners and shared
@@ -173,7 +178,13 @@ NTSTATUS SoftNdkOpenAdapter(const char* NameOrAddress, NDK_VERSION Version,
 
 /* The NDK's blocking adapter close ("NdkCloseAdapter"): closes whatever the
  * consumer left open, waits until every callback on every descendant has
- * returned, and frees the adapter. Never call it from a callback. */
+ * returned, and frees the adapter. Never call it from a callback.
+ * The wait is bounded: DisconnectTimeoutMs + 5 s (10 s by default). Past
+ * it (an object that never finishes closing: a provider bug), it writes one
+ * line to stderr naming each object still alive (kind, references held,
+ * open or closing) and returns; the adapter's memory is then kept rather
+ * than freed under those objects, and its handle reports STATUS_FILE_CLOSED
+ * like any closed adapter. */
 void SoftNdkCloseAdapter(NDK_ADAPTER* pNdkAdapter);
 
 /* ------------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "ndkapp/status.h"
+#include "nvmf_capsule.h"
 
 namespace nvmf::host {
 
@@ -171,8 +172,7 @@ void Controller::connect_queue(Queue& q, uint16_t sqsize, uint32_t kato_ms) {
                       nvme_status_text(c.status_field());
     // Invalid Parameters names the offending byte in DW0 (IATTR/IPO).
     if ((c.status_field() & 0xFF) == kScConnectInvalidParameters)
-      why += " (" + std::string((c.result & 1) ? "Connect data" : "command") + " byte " +
-             std::to_string((c.result >> 16) & 0xFFFF) + ")";
+      why += " (" + connect_ipo_text(c.result) + ")";
     throw HostError(kExitConnect, why);
   }
   if (q.qid() == 0) info_.cntlid = uint16_t(c.result & 0xFFFF);

@@ -8,9 +8,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "ndkapp/version.h"
 #include "controller.h"
 #include "io_engine.h"
+#include "ndkapp/version.h"
 #include "report.h"
 
 using namespace nvmf::host;
@@ -149,6 +149,14 @@ int run(const std::string& cmd, Cli& c) {
   JobSpec spec;
   spec.nsid = pick_nsid(c, ctrl);
   const NamespaceInfo& ns = ctrl.ns(spec.nsid);
+  // Commands carry whole logical blocks: --bs 1000 on 512-byte blocks is
+  // refused, not rounded down in silence.
+  if (bs % ns.lba_size != 0) {
+    ctrl.shutdown();
+    throw HostError(kExitUsage, "--bs " + c.bs_text + ": not a multiple of namespace " +
+                                    std::to_string(spec.nsid) + "'s " +
+                                    std::to_string(ns.lba_size) + "-byte blocks");
+  }
   spec.seed = c.seed;
   spec.iodepth = std::max(1u, c.iodepth);
   nlohmann::json jobs = nlohmann::json::array();
@@ -179,7 +187,15 @@ int run(const std::string& cmd, Cli& c) {
     if (!parse_size(c.size_text, size)) throw HostError(kExitUsage, "--size: not a size");
     spec.first_lba = offset / ns.lba_size;
     const uint64_t ns_bytes = ns.nsze * ns.lba_size;
-    if (size == 0) size = std::min<uint64_t>(ns_bytes, 1ull << 30);
+    if (size == 0 && offset < ns_bytes) size = std::min<uint64_t>(ns_bytes - offset, 1ull << 30);
+    // A region past the namespace is refused before any I/O (it failed
+    // later with LBA Out of Range).
+    if (offset >= ns_bytes || size > ns_bytes - offset) {
+      ctrl.shutdown();
+      throw HostError(kExitUsage, "--offset " + c.offset_text + " --size " + c.size_text +
+                                      ": past the end of namespace " + std::to_string(spec.nsid) +
+                                      " (" + std::to_string(ns_bytes) + " bytes)");
+    }
     spec.nblocks = size / ns.lba_size;
     spec.verify = c.verify;
     spec.max_errors = 1;
@@ -229,7 +245,8 @@ int main(int argc, char** argv) {
   app.add_option("--crc", c.crc, "MPA CRC: on, off or default")
       ->check(CLI::IsMember({"on", "off", "default"}));
   app.add_option("--timeout", c.co.timeout_s,
-                 "seconds to wait for a connect or an admin command (10)");
+                 "seconds to wait for a connect or an admin command (10)")
+      ->check(CLI::Range(0.001, 86400.0));
   app.add_option("-k,--keep-alive-tmo", c.kato_s, "keep alive timeout in seconds, 0 = none (5)");
   app.add_flag("--no-inline", c.no_inline, "never send write data in the capsule");
   app.add_flag("--no-invalidate", c.no_invalidate,
@@ -246,20 +263,24 @@ int main(int argc, char** argv) {
     s->add_option("-l,--lba", c.lba, "first LBA")->required();
     s->add_option("-c,--blocks", c.blocks, "number of logical blocks (1)");
     s->add_option("--bs", c.bs_text, "bytes per command (4k)");
-    s->add_option("--iodepth", c.iodepth, "commands in flight (1)");
+    s->add_option("--iodepth", c.iodepth, "commands in flight (1)")->check(CLI::Range(1u, 65535u));
     s->add_option("--seed", c.seed, "pattern seed (1)");
     if (std::string(name) == "read") s->add_flag("--no-verify", c.no_verify, "do not check data");
   }
   auto* l = app.add_subcommand("load", "load generator (fio-like report)");
   l->add_option("--rw", c.rw, "read, write, randread, randwrite, randrw, rw (randread)");
   l->add_option("--bs", c.bs_text, "block size (4k)");
-  l->add_option("--iodepth", c.iodepth, "commands in flight per queue (1)");
-  l->add_option("--queues", c.queues, "I/O queues, one QP each (1)");
-  l->add_option("--runtime", c.runtime, "seconds (10 unless --number-ios)");
-  l->add_option("--number-ios", c.count, "stop after this many I/Os");
+  l->add_option("--iodepth", c.iodepth, "commands in flight per queue (1)")
+      ->check(CLI::Range(1u, 65535u));
+  l->add_option("--queues", c.queues, "I/O queues, one QP each (1)")->check(CLI::Range(1u, 65535u));
+  l->add_option("--runtime", c.runtime, "seconds (10 unless --number-ios)")
+      ->check(CLI::Range(0.001, 31536000.0));
+  l->add_option("--number-ios", c.count, "stop after this many I/Os")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
   l->add_option("--size", c.size_text, "bytes of the namespace to use (min(namespace, 1 GiB))");
   l->add_option("--offset", c.offset_text, "first byte of the region (0)");
-  l->add_option("--rwmixread", c.rwmixread, "percent reads for randrw/rw (50)");
+  l->add_option("--rwmixread", c.rwmixread, "percent reads for randrw/rw (50)")
+      ->check(CLI::Range(0u, 100u));
   l->add_option("--nsid", c.nsid, "namespace (default: the first active)");
   l->add_flag("--verify", c.verify, "prefill the region with the pattern, check every read");
   l->add_option("--seed", c.seed, "pattern seed (1)");

@@ -215,4 +215,40 @@ bool copy_log_slice(std::span<const uint8_t> page, uint64_t lpo, std::span<uint8
   return true;
 }
 
+std::string connect_ipo_text(uint32_t dw0) {
+  const bool in_data = (dw0 >> 16) & 1;
+  const uint16_t ipo = static_cast<uint16_t>(dw0 & 0xFFFF);
+  const char* field = nullptr;
+  if (in_data) {
+    if (ipo < offsetof(ConnectData, cntlid))
+      field = "HOSTID";
+    else if (ipo < offsetof(ConnectData, cntlid) + 2)
+      field = "CNTLID";
+    else if (ipo >= offsetof(ConnectData, subnqn) && ipo < offsetof(ConnectData, hostnqn))
+      field = "SUBNQN";
+    else if (ipo >= offsetof(ConnectData, hostnqn) && ipo < offsetof(ConnectData, rsvd768))
+      field = "HOSTNQN";
+  } else {
+    // Connect SQE: FCTYPE byte 4, SGL1 bytes 24-39, then CDW10-12.
+    if (ipo == 4)
+      field = "FCTYPE";
+    else if (ipo >= 24 && ipo < 40)
+      field = "SGL1";
+    else if (ipo == 40 || ipo == 41)
+      field = "RECFMT";
+    else if (ipo == 42 || ipo == 43)
+      field = "QID";
+    else if (ipo == 44 || ipo == 45)
+      field = "SQSIZE";
+    else if (ipo == 46)
+      field = "CATTR";
+    else if (ipo >= 48 && ipo < 52)
+      field = "KATO";
+  }
+  std::string s =
+      std::string(in_data ? "Connect data" : "command") + " byte " + std::to_string(ipo);
+  if (field != nullptr) s += std::string(" (") + field + ")";
+  return s;
+}
+
 }  // namespace nvmf

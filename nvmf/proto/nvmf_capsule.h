@@ -74,6 +74,10 @@ ConnectDataResult parse_connect_data(std::span<const uint8_t> data);
 constexpr uint32_t connect_ipo(uint16_t offset, bool in_data) {
   return (in_data ? 1u << 16 : 0u) | offset;
 }
+// The reverse, for the host: "Connect data byte 256 (SUBNQN)" or "command
+// byte 42 (QID)" from DW0 (NVMe-oF: IPO bits 15:0, IATTR bits 23:16 with
+// bit 16 set when the offset is into the Connect data, clear for the SQE).
+std::string connect_ipo_text(uint32_t dw0);
 
 // RDMA CM connect request private data (host -> target).
 struct CmLimits {

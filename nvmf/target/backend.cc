@@ -141,7 +141,7 @@ uint64_t parse_size(const std::string& s) {
   try {
     v = std::stoull(s, &pos, 10);
   } catch (...) {
-    throw std::runtime_error("bad size '" + s + "'");
+    throw SpecError("bad size '" + s + "'");
   }
   std::string suf = s.substr(pos);
   uint64_t mul = 1;
@@ -152,8 +152,8 @@ uint64_t parse_size(const std::string& s) {
   else if (suf == "G" || suf == "g" || suf == "GiB")
     mul = 1ull << 30;
   else if (!suf.empty())
-    throw std::runtime_error("bad size suffix in '" + s + "'");
-  if (v == 0 || v > (1ull << 44) / mul) throw std::runtime_error("size out of range: '" + s + "'");
+    throw SpecError("bad size suffix in '" + s + "'");
+  if (v == 0 || v > (1ull << 44) / mul) throw SpecError("size out of range: '" + s + "'");
   return v * mul;
 }
 
@@ -162,14 +162,13 @@ uint64_t parse_size(const std::string& s) {
 std::unique_ptr<Backend> open_backend(const std::string& spec) {
   auto colon = spec.find(':');
   if (colon == std::string::npos)
-    throw std::runtime_error("namespace '" + spec +
-                             "': expected file:PATH, blk:DEVICE or ram:SIZE");
+    throw SpecError("namespace '" + spec + "': expected file:PATH, blk:DEVICE or ram:SIZE");
   std::string kind = spec.substr(0, colon), arg = spec.substr(colon + 1);
-  if (arg.empty()) throw std::runtime_error("namespace '" + spec + "': nothing after ':'");
+  if (arg.empty()) throw SpecError("namespace '" + spec + "': nothing after ':'");
   if (kind == "file") return std::make_unique<FdBackend>(arg, false);
   if (kind == "blk") return std::make_unique<FdBackend>(arg, true);
   if (kind == "ram") return std::make_unique<RamBackend>(parse_size(arg));
-  throw std::runtime_error("namespace '" + spec + "': unknown kind '" + kind + "'");
+  throw SpecError("namespace '" + spec + "': unknown kind '" + kind + "'");
 }
 
 }  // namespace nvmf::target

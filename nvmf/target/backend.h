@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace nvmf::target {
@@ -29,8 +30,16 @@ class Backend {
   std::string what_;
 };
 
+// A --ns value that is not file:PATH, blk:DEVICE or ram:SIZE: a usage
+// error (exit 2), unlike a namespace that is well formed but cannot be
+// opened (exit 1).
+struct SpecError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // "file:PATH", "blk:/dev/X" or "ram:SIZE" (SIZE with K/M/G suffix). Throws
-// std::runtime_error with a one-line cause.
+// SpecError for a malformed spec, std::runtime_error with a one-line cause
+// for one that cannot be opened.
 std::unique_ptr<Backend> open_backend(const std::string& spec);
 
 }  // namespace nvmf::target

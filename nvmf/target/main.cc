@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <list>
@@ -12,6 +14,7 @@
 
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
+#include "target/backend.h"
 #include "target/options.h"
 #include "target/queue.h"
 
@@ -54,9 +57,26 @@ int main(int argc, char** argv) {
   std::cout << out;
   std::cerr << err;
   if (rc >= 0) return rc;
+  // --json FILE is opened now, not after the run: a path that cannot be
+  // written fails at once instead of losing the run's statistics.
+  if (!o.json.empty() && o.json != "-") {
+    std::ofstream probe(o.json, std::ios::app);
+    if (!probe) {
+      std::cerr << "ndk-nvmet: cannot write --json " << o.json << ": " << std::strerror(errno)
+                << "\n";
+      return kExitFailed;
+    }
+  }
   try {
     std::vector<std::unique_ptr<Backend>> ns;
-    for (auto& spec : o.ns) ns.push_back(open_backend(spec));
+    for (auto& spec : o.ns) {
+      try {
+        ns.push_back(open_backend(spec));
+      } catch (const SpecError& e) {
+        std::cerr << "ndk-nvmet: " << e.what() << "\n";
+        return kExitUsage;  // the man page: a bad command line
+      }
+    }
     tools::SockAddr at;
     std::string e;
     if (!tools::address_of_device(o.address, o.cfg.port, at, e) &&
@@ -69,8 +89,10 @@ int main(int argc, char** argv) {
     ao.crc = o.crc.empty() ? -1 : o.crc == "on" ? 1 : 0;
     ao.disconnect_timeout_s = 2;
     tools::Adapter adapter(ao);
-    Subsystem sub(o.cfg, std::move(ns));
     tools::Listener listener(adapter, at);
+    // -p 0: the discovery log advertises the port the kernel picked, not 0.
+    if (o.advertise_port == 0) o.cfg.advertise_port = listener.port();
+    Subsystem sub(o.cfg, std::move(ns));
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, nullptr);

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -39,16 +42,34 @@ bool negotiate(NDK_VERSION want, NDK_VERSION* run) {
   return true;
 }
 
+// A SOFTNDK_* variable the open refuses: named with its value on stderr
+// (the NTSTATUS alone cannot say which of a dozen variables was wrong).
+void refuse_env(const char* env, const char* value, const char* want) {
+  std::fprintf(stderr, "softndk: %s=%s is not valid (%s): SoftNdkOpenAdapter fails\n", env, value,
+               want);
+}
+
 // Open parameter: explicit value, else SOFTNDK_<NAME> from the environment,
-// else the default.
-ULONG param(ULONG given, const char* env, ULONG dflt) {
+// else the default. Unset, empty or 0 in the environment means the default;
+// anything else must be a whole number in [1, max] (decimal; 0x... hex too
+// where `hex`), or *bad is set and the variable reported.
+ULONG param(ULONG given, const char* env, ULONG dflt, bool* bad, ULONG max = 0xffffffffu,
+            bool hex = false) {
   if (given != 0) return given;
-  if (const char* v = std::getenv(env)) {
-    char* end = nullptr;
-    unsigned long n = std::strtoul(v, &end, 10);
-    if (end != v && *end == '\0' && n != 0 && n <= 0xffffffffu) return static_cast<ULONG>(n);
+  const char* v = std::getenv(env);
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long n = std::strtoull(v, &end, hex ? 0 : 10);
+  if (end == v || *end != '\0' || errno != 0 || *v == '-' || n > max) {
+    char want[64];
+    std::snprintf(want, sizeof want, "want a whole number from 0 to %lu",
+                  static_cast<unsigned long>(max));
+    refuse_env(env, v, want);
+    *bad = true;
+    return dflt;
   }
-  return dflt;
+  return n == 0 ? dflt : static_cast<ULONG>(n);
 }
 
 // Closed adapter handles: kept (dead) for a while so that a double close is
@@ -63,6 +84,33 @@ HandleQuarantine& handle_quarantine() {
 }
 
 }  // namespace
+
+const char* object_type_name(NDK_OBJECT_TYPE t) {
+  switch (t) {
+    case NdkObjectTypeAdapter:
+      return "adapter";
+    case NdkObjectTypePd:
+      return "PD";
+    case NdkObjectTypeCq:
+      return "CQ";
+    case NdkObjectTypeMr:
+      return "MR";
+    case NdkObjectTypeMw:
+      return "MW";
+    case NdkObjectTypeSrq:
+      return "SRQ";
+    case NdkObjectTypeConnector:
+      return "connector";
+    case NdkObjectTypeListener:
+      return "listener";
+    case NdkObjectTypeSharedEndpoint:
+      return "shared endpoint";
+    case NdkObjectTypeQp:
+      return "QP";
+    default:
+      return "object";
+  }
+}
 
 NTSTATUS Adapter::from(const void* p, Adapter** out) {
   *out = nullptr;
@@ -110,26 +158,30 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
         "the verbs backend of this build does not serve adapters yet", dev->name);
     if (ch.status != STATUS_SUCCESS) return ch.status;
   }
-  p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap);
-  p.MaxCqCount = param(p.MaxCqCount, "SOFTNDK_MAX_CQ_COUNT", Limits::kDefaultCap);
-  p.MaxPdCount = param(p.MaxPdCount, "SOFTNDK_MAX_PD_COUNT", Limits::kDefaultCap);
-  p.MaxMrCount = param(p.MaxMrCount, "SOFTNDK_MAX_MR_COUNT", Limits::kDefaultCap);
-  p.MaxMwCount = param(p.MaxMwCount, "SOFTNDK_MAX_MW_COUNT", Limits::kDefaultCap);
-  p.MaxSrqCount = param(p.MaxSrqCount, "SOFTNDK_MAX_SRQ_COUNT", Limits::kDefaultCap);
+  bool bad = false;
+  p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxCqCount = param(p.MaxCqCount, "SOFTNDK_MAX_CQ_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxPdCount = param(p.MaxPdCount, "SOFTNDK_MAX_PD_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxMrCount = param(p.MaxMrCount, "SOFTNDK_MAX_MR_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxMwCount = param(p.MaxMwCount, "SOFTNDK_MAX_MW_COUNT", Limits::kDefaultCap, &bad);
+  p.MaxSrqCount = param(p.MaxSrqCount, "SOFTNDK_MAX_SRQ_COUNT", Limits::kDefaultCap, &bad);
   p.MaxConnectorCount =
-      param(p.MaxConnectorCount, "SOFTNDK_MAX_CONNECTOR_COUNT", Limits::kDefaultCap);
-  p.ConnectTimeoutMs = param(p.ConnectTimeoutMs, "SOFTNDK_CONNECT_TIMEOUT_MS", 10000);
-  p.DisconnectTimeoutMs = param(p.DisconnectTimeoutMs, "SOFTNDK_DISCONNECT_TIMEOUT_MS", 5000);
-  p.MpaRevision = param(p.MpaRevision, "SOFTNDK_MPA_REVISION", 2);
-  p.MpaFlags = param(p.MpaFlags, "SOFTNDK_MPA_FLAGS", SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ);
-  p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1);
+      param(p.MaxConnectorCount, "SOFTNDK_MAX_CONNECTOR_COUNT", Limits::kDefaultCap, &bad);
+  p.ConnectTimeoutMs = param(p.ConnectTimeoutMs, "SOFTNDK_CONNECT_TIMEOUT_MS", 10000, &bad);
+  p.DisconnectTimeoutMs = param(p.DisconnectTimeoutMs, "SOFTNDK_DISCONNECT_TIMEOUT_MS", 5000, &bad);
+  p.MpaRevision = param(p.MpaRevision, "SOFTNDK_MPA_REVISION", 2, &bad, 2);
+  p.MpaFlags = param(p.MpaFlags, "SOFTNDK_MPA_FLAGS", SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ,
+                     &bad, 0xffffffffu, true);
+  p.EngineThreads = param(p.EngineThreads, "SOFTNDK_ENGINE_THREADS", 1, &bad, 64);
+  if (bad) return STATUS_INVALID_PARAMETER;
   if (p.EngineThreads > 64 || p.MpaRevision > 2) return STATUS_INVALID_PARAMETER;
   if ((p.MpaFlags & SOFTNDK_MPA_PEER_TO_PEER) && (p.MpaFlags & SOFTNDK_MPA_NO_PEER_TO_PEER))
     return STATUS_INVALID_PARAMETER;
   a->params_ = p;
   // Not in SOFTNDK_OPEN_PARAMETERS (that layout is the C ABI): a peer
   // workaround, so environment only. Capped by the TCP layer (2 s).
-  a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0);
+  a->mpa_holdoff_ms_ = param(0, "SOFTNDK_MPA_HOLDOFF_MS", 0, &bad);
+  if (bad) return STATUS_INVALID_PARAMETER;
   // A silent peer's wake-up (rdmap/stream_wake.cc, docs/compatibility.md
   // note 1) is on by default: SOFTNDK_MPA_HOLDOFF_MS=0 turns every siw
   // workaround off, SOFTNDK_SILENT_PEER_WAKE_MS sets its first bound (0 off;
@@ -141,7 +193,13 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   if (const char* w = std::getenv("SOFTNDK_SILENT_PEER_WAKE_MS"); w != nullptr && *w != '\0') {
     char* end = nullptr;
     unsigned long n = std::strtoul(w, &end, 10);
-    if (end == w || *end != '\0' || n > 10000) return STATUS_INVALID_PARAMETER;
+    if (end == w || *end != '\0' || n > 10000) {
+      std::fprintf(stderr,
+                   "softndk: SOFTNDK_SILENT_PEER_WAKE_MS=%s is not valid (milliseconds, 0 to "
+                   "10000; 0 turns the wake-up off)\n",
+                   w);
+      return STATUS_INVALID_PARAMETER;
+    }
     a->silent_wake_ms_ = static_cast<int32_t>(n);
   }
   // Also environment only: the TCP congestion control of every connection
@@ -149,7 +207,10 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   // refuses fails the open rather than every connection later).
   if (const char* cc = std::getenv("SOFTNDK_TCP_CONGESTION")) {
     a->tcp_congestion_ = cc;
-    if (!engine::iwarp_congestion_allowed(a->tcp_congestion_)) return STATUS_INVALID_PARAMETER;
+    if (!engine::iwarp_congestion_allowed(a->tcp_congestion_)) {
+      refuse_env("SOFTNDK_TCP_CONGESTION", cc, "not a congestion control this kernel allows");
+      return STATUS_INVALID_PARAMETER;
+    }
   }
   // Also environment only: the same-host fast path, "on" (the default:
   // unset or empty) or "off"; anything else fails the open.
@@ -159,6 +220,7 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
     if (v == "off" || v == "0") {
       a->samehost_ = false;
     } else if (v != "on" && v != "1" && !v.empty()) {
+      refuse_env("SOFTNDK_SAMEHOST", sh, "want on or off");
       return STATUS_INVALID_PARAMETER;
     }
   }
@@ -385,6 +447,35 @@ bool Adapter::same_interface(const Adapter* other) const {
          (other != nullptr && other->dev_.ifindex == dev_.ifindex && other->netns_ == netns_);
 }
 
+uint32_t Adapter::close_bound_ms() const {
+  // Long enough for every connection to finish its graceful disconnect
+  // (DisconnectTimeoutMs) and its close completions to run.
+  return params_.DisconnectTimeoutMs + kCloseGraceMs;
+}
+
+bool Adapter::wait_until_empty() {
+  const uint32_t bound = close_bound_ms();
+  std::unique_lock lk(objects_mu_);
+  if (objects_cv_.wait_for(lk, std::chrono::milliseconds(bound), [this] { return live_.empty(); }))
+    return true;
+  // What it waited for, object by object: kind, references still held and
+  // whether its close had started (NDKPI: a successor or a callback in
+  // flight keeps an object alive).
+  std::string what;
+  for (Object* o : live_) {
+    char one[96];
+    std::snprintf(one, sizeof one, "%s%s %p (%u references, %s)", what.empty() ? "" : ", ",
+                  object_type_name(o->type()), static_cast<void*>(o), o->refs(),
+                  o->closing() ? "closing" : "open");
+    what += one;
+  }
+  std::fprintf(stderr,
+               "softndk: SoftNdkCloseAdapter(%s): gave up after %u ms waiting for %zu object(s) "
+               "to finish closing: %s\n",
+               dev_.name.c_str(), bound, live_.size(), what.c_str());
+  return false;
+}
+
 void Adapter::close_blocking() {
   cancel_all_requests();
   std::vector<Object*> objs;
@@ -395,10 +486,20 @@ void Adapter::close_blocking() {
   objs = snapshot_live();
   for (Object* o : objs)
     if (!o->closing()) o->close(nullptr, nullptr, false);
+  // A QP of this instance held by a connector of another one (accepted or
+  // connected through it) would keep this close waiting for as long as the
+  // consumer keeps that connector open: the connector lets go of it.
+  for (Object* o : objs)
+    if (o->type() == NdkObjectTypeQp) static_cast<Qp*>(o)->release_from_holder();
   for (Object* o : objs) o->release();
-  {
-    std::unique_lock lk(objects_mu_);
-    objects_cv_.wait(lk, [this] { return live_.empty(); });
+  if (!wait_until_empty()) {
+    // Gave up (reported on stderr): the objects still alive may call into
+    // this adapter and its engine later, so both are kept (leaked) instead
+    // of freed under them; only the handle is marked closed.
+    NetMonitor::instance().unsubscribe(monitor_id_);
+    PortCaps::release_all(this);
+    handle_->magic.store(kMagicClosed, std::memory_order_release);
+    return;
   }
   NetMonitor::instance().unsubscribe(monitor_id_);
   PortCaps::release_all(this);

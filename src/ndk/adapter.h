@@ -64,6 +64,9 @@ struct Limits {
   static constexpr size_t kQuarantine = 1024;
 };
 
+// "QP", "CQ", ... for messages.
+const char* object_type_name(NDK_OBJECT_TYPE t);
+
 // The adapter's consumer-visible handle; same layout as Handle<Ndk> so that
 // kind checks work across all handles. Allocated apart from the adapter so
 // that it can outlive it in a small process-wide quarantine (double close).
@@ -154,7 +157,12 @@ class Adapter {
   bool registration_fault();
 
   // --- Blocking close (SoftNdkCloseAdapter) and the control API -----------
+  // Waits at most close_bound_ms() for the objects to finish closing; past
+  // it, names each one still alive on stderr and returns with the adapter
+  // kept (leaked) and its handle closed (softndk.h, SoftNdkCloseAdapter).
   void close_blocking();
+  static constexpr uint32_t kCloseGraceMs = 5000;
+  uint32_t close_bound_ms() const;
   NTSTATUS close_async(SOFTNDK_REQUEST* req);
   NTSTATUS get_fatal_event(SOFTNDK_REQUEST* req);
   NTSTATUS get_port_event(UCHAR port, SOFTNDK_REQUEST* req);
@@ -179,6 +187,7 @@ class Adapter {
   void cancel_all_requests();
   void complete_request_async(SOFTNDK_REQUEST* req, NTSTATUS status, ULONG_PTR info);
   std::vector<Object*> snapshot_live();
+  bool wait_until_empty();  // false: gave up after close_bound_ms(), reported
 
   AdapterHandle* handle_ = nullptr;
   NetDevice dev_;

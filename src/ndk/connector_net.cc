@@ -48,8 +48,27 @@ void ConnectorNet::complete(NDK_FN_REQUEST_COMPLETION done, void* ctx, NTSTATUS 
 void ConnectorNet::bind_qp(Qp* qp) {
   if (qp_ == qp) return;
   qp->hold();
+  qp->set_holder(weak_from_this());
   if (qp_ != nullptr) qp_->release();
   qp_ = qp;
+}
+
+void ConnectorNet::let_go_of(Qp* qp) {
+  // A connector of the QP's own instance closes with it, in order.
+  if (qp->adapter() == adapter_) return;
+  {
+    std::lock_guard lk(mu_);
+    if (qp_ != qp) return;
+  }
+  // The connection ends as if the connector were closed (its QP is gone);
+  // pending Connect/Accept requests complete with STATUS_CANCELLED.
+  teardown();
+  Qp* q = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    if (qp_ == qp) q = std::exchange(qp_, nullptr);
+  }
+  if (q != nullptr) q->release();
 }
 
 void ConnectorNet::end_active_locked() {

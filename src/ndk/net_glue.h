@@ -81,6 +81,9 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   void teardown();
   // Connector close completed: drop the QP / shared-endpoint references.
   void closed();
+  // The QP's adapter is closing: end the connection and drop the QP
+  // reference now (no-op if `qp` is no longer this connector's).
+  void let_go_of(Qp* qp);
 
  private:
   void on_connect_result(provider::ConnectResult r, NDK_FN_REQUEST_COMPLETION done, void* ctx);

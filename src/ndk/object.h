@@ -83,6 +83,8 @@ class Object {
   void depend_on(Object* antecedent);
 
   bool closing() const { return closing_.load(std::memory_order_acquire); }
+  // References now held (diagnostics: what a bounded close waited for).
+  uint32_t refs() const { return refs_.load(std::memory_order_relaxed); }
 
   // NDK close entry. Never fails: STATUS_SUCCESS or STATUS_PENDING.
   // `force_async` (SOFTNDK_OPEN_FLAG_ASYNC_CLOSE) makes it always pend.

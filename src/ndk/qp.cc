@@ -5,12 +5,14 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <utility>
 
 #include "ndk/adapter.h"
 #include "ndk/cq.h"
 #include "ndk/dispatch.h"
 #include "ndk/mr.h"
 #include "ndk/mw.h"
+#include "ndk/net_glue.h"
 #include "ndk/pd.h"
 #include "ndk/srq.h"
 
@@ -474,6 +476,20 @@ void Qp::to_error() {
   QpState s = state();
   if (s != QpState::kClosing) set_state(QpState::kError);
   flush();
+}
+
+void Qp::set_holder(std::weak_ptr<ConnectorNet> c) {
+  std::lock_guard lk(holder_mu_);
+  holder_ = std::move(c);
+}
+
+void Qp::release_from_holder() {
+  std::shared_ptr<ConnectorNet> c;
+  {
+    std::lock_guard lk(holder_mu_);
+    c = std::exchange(holder_, {}).lock();
+  }
+  if (c) c->let_go_of(this);
 }
 
 void Qp::begin_teardown() {

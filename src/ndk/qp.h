@@ -39,6 +39,7 @@ class Cq;
 class Srq;
 class Mr;
 class Mw;
+struct ConnectorNet;
 
 struct QpConfig {
   void* context = nullptr;
@@ -77,6 +78,12 @@ class Qp final : public Object, public provider::QpHost {
   void detach() override;
   // Fatal error / CQ death: to Error and flush.
   void to_error() override;
+  // The connector that holds this QP (ConnectorNet::bind_qp), possibly one
+  // of another open of the interface. When this QP's adapter closes, that
+  // connector must let go of it, or the close waits for a connector the
+  // consumer keeps open on another instance (issue 28, hang 1).
+  void set_holder(std::weak_ptr<ConnectorNet> c);
+  void release_from_holder();
 
   // --- Data path -------------------------------------------------------------
   // local_only: start the head only if it is a local operation
@@ -187,6 +194,9 @@ class Qp final : public Object, public provider::QpHost {
   std::vector<ReceiveHead> rq_;
   std::vector<NDK_SGE> rq_sge_;  // rq_depth * rq_sge entries
   size_t rq_head_ = 0, rq_count_ = 0;
+
+  std::mutex holder_mu_;  // guards holder_ only (taken under ConnectorNet::mu_)
+  std::weak_ptr<ConnectorNet> holder_;
 
   std::mutex transport_mu_;
   std::shared_ptr<QpTransport> transport_;

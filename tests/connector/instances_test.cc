@@ -4,6 +4,8 @@
 // shared endpoint, and uses another's CQs; objects of another interface
 // (here: lo of another network namespace) are still refused. Data moves
 // both ways over 127.0.0.1, and the instances close in either order.
+#include <cstdlib>
+
 #include "../util/netns.h"
 #include "ends.h"
 
@@ -117,6 +119,87 @@ TEST_F(Instances, ClosingTheListenersInstanceEndsTheOtherInstancesQp) {
   close_end(s);
   close_end(c);
   close_adapter(a2);
+}
+
+// Issue 28 hang 1: the listener on instance L, the client's objects all on
+// C, the accepted connector's QP on a second instance B. After connect and
+// accept complete, closing C (its objects still open) returns, and so do
+// B's and L's closes. Each close runs in a thread and must end within 10 s.
+TEST_F(Instances, ClosingTheClientsInstanceAfterAcceptOnAThirdInstanceReturns) {
+  NDK_ADAPTER* l_ad = open();
+  NDK_ADAPTER* c_ad = open();
+  NDK_ADAPTER* b_ad = open();
+  End c, s;
+  make(c, c_ad, c_ad);
+  make(s, b_ad, b_ad);
+  Incoming in;
+  uint16_t port = 0;
+  NDK_LISTENER* l = listen(l_ad, in, &port);
+  c.conn = connector(c_ad);
+  establish(c, s, in, port);
+  ASSERT_FALSE(HasFatalFailure());
+  auto bounded_close = [&](NDK_ADAPTER* a, const char* what) {
+    for (auto& x : adapters_)
+      if (x == a) x = nullptr;
+    std::atomic<bool> done{false};
+    testing::internal::CaptureStderr();
+    std::thread t([&] {
+      SoftNdkCloseAdapter(a);
+      done = true;
+    });
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!done && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    if (!done) {
+      ADD_FAILURE() << "SoftNdkCloseAdapter(" << what << ") did not return within 10 s";
+      t.detach();  // the process ends with the failure
+      std::_Exit(1);
+    }
+    t.join();
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("gave up"), std::string::npos) << what << ": " << err;
+  };
+  bounded_close(c_ad, "C, the client's instance");
+  // The server side sees the connection end.
+  EXPECT_TRUE(eventually([&] { return s.ev.n.load() == 1; }));
+  // B's QP is held by the accepted connector, which belongs to L and is
+  // still open: B's close makes it let go (that connector's connection
+  // ends) instead of waiting for the consumer to close it.
+  bounded_close(b_ad, "B, the accepted QP's instance");
+  // The connector and listener on L still work as handles and close.
+  EXPECT_EQ(close_object(s.conn), STATUS_SUCCESS);
+  EXPECT_EQ(close_object(l), STATUS_SUCCESS);
+  bounded_close(l_ad, "L, the listener's instance");
+}
+
+// SoftNdkCloseAdapter's wait is bounded (DisconnectTimeoutMs + 5 s): C's
+// CQ serves a QP of instance B that the consumer keeps open, so C's CQ
+// cannot finish closing. The close returns after the bound and names what
+// it waited for on stderr; B's QP still works as a handle and closes.
+TEST_F(Instances, ClosingAnInstanceWhoseCqAnotherInstancesQpUsesIsBounded) {
+  SOFTNDK_OPEN_PARAMETERS p{};
+  p.Size = sizeof p;
+  p.DisconnectTimeoutMs = 100;
+  NDK_ADAPTER* c_ad = nullptr;
+  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &c_ad), STATUS_SUCCESS);
+  NDK_ADAPTER* b_ad = open();
+  End e;
+  make(e, b_ad, c_ad);
+  ASSERT_FALSE(HasFatalFailure());
+  testing::internal::CaptureStderr();
+  auto t0 = std::chrono::steady_clock::now();
+  SoftNdkCloseAdapter(c_ad);
+  auto took = std::chrono::steady_clock::now() - t0;
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_GE(took, 5000ms);
+  EXPECT_LT(took, 9000ms);
+  EXPECT_NE(err.find("SoftNdkCloseAdapter(lo): gave up after 5100 ms waiting for 1 object(s)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("CQ "), std::string::npos) << err;
+  EXPECT_NE(err.find("closing"), std::string::npos) << err;
+  e.cq = nullptr;  // closed with C (its last reference is B's QP)
+  close_end(e);
+  close_adapter(b_ad);
 }
 
 // Another interface (lo of another network namespace) is a different RNIC:

@@ -1,6 +1,7 @@
 // adapter_test.cc - SoftNdkOpenAdapter/Enumerate, NdkQueryAdapterInfo, caps.
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "ndk_fixture.h"
@@ -69,6 +70,45 @@ TEST(AdapterOpen, CongestionControlFromTheEnvironmentIsChecked) {
     a = nullptr;
   }
   ::unsetenv("SOFTNDK_TCP_CONGESTION");
+}
+
+// Issue 28: a SOFTNDK_* variable with a value the open cannot use fails
+// it with STATUS_INVALID_PARAMETER and one stderr line naming the variable
+// and its value (SOFTNDK_MPA_REVISION=abc was silently ignored); unset,
+// empty and 0 mean the default.
+TEST(AdapterOpen, BadEnvironmentValuesFailTheOpenAndAreNamed) {
+  struct Case {
+    const char* name;
+    const char* value;
+  };
+  for (Case c : {Case{"SOFTNDK_MPA_REVISION", "abc"}, Case{"SOFTNDK_MPA_REVISION", "3"},
+                 Case{"SOFTNDK_CONNECT_TIMEOUT_MS", "-5"},
+                 Case{"SOFTNDK_MAX_QP_COUNT", "99999999999"}, Case{"SOFTNDK_ENGINE_THREADS", "65"},
+                 Case{"SOFTNDK_MPA_HOLDOFF_MS", "10ms"}, Case{"SOFTNDK_SAMEHOST", "maybe"}}) {
+    ::setenv(c.name, c.value, 1);
+    NDK_ADAPTER* a = nullptr;
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_INVALID_PARAMETER)
+        << c.name << "=" << c.value;
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(std::string(c.name) + "=" + c.value + " is not valid"), std::string::npos)
+        << err;
+    EXPECT_EQ(a, nullptr);
+    for (const char* ok : {"", "0"}) {
+      if (std::string(c.name) == "SOFTNDK_SAMEHOST") ok = *ok ? "off" : "";
+      ::setenv(c.name, ok, 1);
+      EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_SUCCESS)
+          << c.name << "=" << ok;
+      if (a != nullptr) SoftNdkCloseAdapter(a);
+      a = nullptr;
+    }
+    ::unsetenv(c.name);
+  }
+  ::setenv("SOFTNDK_MPA_FLAGS", "0x3", 1);  // hex allowed for the flag word
+  NDK_ADAPTER* a = nullptr;
+  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_SUCCESS);
+  if (a != nullptr) SoftNdkCloseAdapter(a);
+  ::unsetenv("SOFTNDK_MPA_FLAGS");
 }
 
 TEST(AdapterOpen, InvalidParameter) {

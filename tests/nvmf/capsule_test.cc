@@ -276,3 +276,38 @@ TEST(NvmfLog, GetLogFieldsAndDiscoveryPage) {
   EXPECT_FALSE(copy_log_slice(page, 2049, out));
   EXPECT_TRUE(copy_log_slice(page, 2048, out));
 }
+
+// Issue 28 item 5: the host read IATTR/IPO from the wrong bits and said
+// "Invalid Parameters (command byte 1)" for an unknown NQN. The decoder
+// against the target's encoder and against the NVMe-oF layout (IPO bits
+// 15:0, IATTR bit 16 = the offset is into the Connect data).
+TEST(NvmfConnectIpo, DecodesTheTargetsEncoding) {
+  EXPECT_EQ(connect_ipo_text(connect_ipo(offsetof(ConnectData, subnqn), true)),
+            "Connect data byte 256 (SUBNQN)");
+  EXPECT_EQ(connect_ipo_text(connect_ipo(offsetof(ConnectData, hostnqn), true)),
+            "Connect data byte 512 (HOSTNQN)");
+  EXPECT_EQ(connect_ipo_text(connect_ipo(offsetof(ConnectData, cntlid), true)),
+            "Connect data byte 16 (CNTLID)");
+  EXPECT_EQ(connect_ipo_text(connect_ipo(42, false)), "command byte 42 (QID)");
+  EXPECT_EQ(connect_ipo_text(connect_ipo(44, false)), "command byte 44 (SQSIZE)");
+}
+
+TEST(NvmfConnectIpo, DecodesTheSpecLayout) {
+  // DW0 as the specification lays it out, written by hand.
+  EXPECT_EQ(connect_ipo_text(0x00010100u), "Connect data byte 256 (SUBNQN)");
+  EXPECT_EQ(connect_ipo_text(0x0000002Au), "command byte 42 (QID)");
+  EXPECT_EQ(connect_ipo_text(0x00000001u), "command byte 1");  // no named field there
+  // Reserved IATTR bits above 16 do not change the meaning.
+  EXPECT_EQ(connect_ipo_text(0x00FF0200u), "Connect data byte 512 (HOSTNQN)");
+}
+
+TEST(NvmfConnectIpo, AnUnparsableSubnqnIsNamed) {
+  std::vector<uint8_t> data(kConnectDataSize, 0);
+  ConnectData cd{};
+  std::memset(cd.subnqn, 'x', sizeof cd.subnqn);  // no terminating NUL
+  std::strcpy(cd.hostnqn, "nqn.2014-08.org.example:host");
+  std::memcpy(data.data(), &cd, sizeof cd);
+  auto r = parse_connect_data(data);
+  ASSERT_FALSE(r.info);
+  EXPECT_EQ(connect_ipo_text(r.result), "Connect data byte 256 (SUBNQN)");
+}

@@ -3,6 +3,7 @@
 #include "ndkperf/perf_options.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -64,6 +65,12 @@ TEST(PerfOptions, InlineDefaultsLikePerftest) {
   PerfOptions bw;
   ASSERT_EQ(parse({"send_bw", "-I", "64"}, bw, t), -1) << t;
   EXPECT_EQ(inline_for(bw, bw.tests[0]), 64u);
+  // The range --help states (the adapter's MaxInlineDataSize, 256).
+  PerfOptions big;
+  EXPECT_EQ(parse({"send_lat", "-I", "300"}, big, t), 2);
+  EXPECT_NE(t.find("inline"), std::string::npos) << t;
+  PerfOptions max;
+  EXPECT_EQ(parse({"send_lat", "-I", "256"}, max, t), -1) << t;
 }
 
 TEST(PerfOptions, PerftestOptionNames) {
@@ -112,7 +119,10 @@ TEST(PerfOptions, DemoPreset) {
   ASSERT_EQ(parse({"--demo"}, o, t), -1) << t;
   EXPECT_EQ(o.role, Role::Loopback);
   EXPECT_EQ(o.baseline, "tcp");
-  EXPECT_EQ(o.plot, kDemoPlot);
+  // build/ndkperf-demo.svg in a source tree, the current directory elsewhere.
+  struct stat st {};
+  const bool tree = ::stat("build", &st) == 0 && S_ISDIR(st.st_mode);
+  EXPECT_EQ(o.plot, tree ? kDemoPlot : kDemoPlotHere);
   ASSERT_EQ(o.tests.size(), 4u);
   EXPECT_GT(o.duration, 0);
   auto plan = make_plan(o);

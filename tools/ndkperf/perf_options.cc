@@ -1,6 +1,8 @@
 // perf_options.cc - CLI11 definition of ndkperf's options and their checks.
 #include "ndkperf/perf_options.h"
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 
 #include "ndkapp/version.h"
@@ -48,9 +50,10 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_option("-t,--tx-depth", o.tx_depth, "outstanding work requests per QP")
       ->check(CLI::Range(1u, 4096u));
   auto* inl = app.add_option("-I,--inline_size", o.inline_size,
-                             "inline data up to this size (default: 220 for send_lat and "
-                             "write_lat, as perftest; 0 otherwise)")
-                  ->check(CLI::Range(0u, 65536u));
+                             "inline data up to this size, 0-256 (the adapter's "
+                             "MaxInlineDataSize; default: 220 for send_lat and write_lat, as "
+                             "perftest; 0 otherwise)")
+                  ->check(CLI::Range(0u, 256u));
   auto* port = app.add_option("-p,--port", o.port, "TCP port (default 18515; loopback: any)");
   app.add_flag("--report_gbits", o.report_gbits, "bandwidth column in Gb/s instead of MB/s");
   app.add_option("--crc", crc,
@@ -72,7 +75,7 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_flag("--demo", o.demo,
                "loopback demo: send/write/read bw at 4 KiB, 64 KiB, 1 MiB and send_lat, with the "
                "TCP baseline (or --baseline ucx), plot to " +
-                   std::string(kDemoPlot));
+                   std::string(kDemoPlot) + " (" + kDemoPlotHere + " outside a source tree)");
   app.add_option("--timeout", o.timeout, "seconds without progress before giving up")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("--quiet", o.quiet, "no progress line");
@@ -110,7 +113,12 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
                  {Op::Read, Metric::Bw},
                  {Op::Send, Metric::Lat}};
     if (o.baseline.empty()) o.baseline = "tcp";
-    if (o.plot.empty()) o.plot = kDemoPlot;
+    // build/ndkperf-demo.svg in a source tree; elsewhere (no build/ here)
+    // the current directory.
+    if (o.plot.empty()) {
+      struct stat st {};
+      o.plot = ::stat("build", &st) == 0 && S_ISDIR(st.st_mode) ? kDemoPlot : kDemoPlotHere;
+    }
     if (o.duration == 0 && o.iters == 0) o.duration = 1.0;
   }
   if (o.tests.empty()) {

@@ -48,6 +48,7 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& out, std:
 
 // The default plot file of --demo.
 inline constexpr const char* kDemoPlot = "build/ndkperf-demo.svg";
+inline constexpr const char* kDemoPlotHere = "ndkperf-demo.svg";  // no build/ directory here
 
 // One measured point of the plan.
 struct Job {

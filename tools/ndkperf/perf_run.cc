@@ -2,7 +2,10 @@
 #include "ndkperf/perf_run.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -106,6 +109,15 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
   int rc = kExitOk;
   // A hang catcher only: phases kick it, every wait has its own timeout.
   const double window = o.timeout * 3 + 30;
+  // The plot's file is opened now, not after the runs: a path that cannot
+  // be written fails at once instead of losing the results.
+  if (!o.plot.empty()) {
+    std::ofstream probe(o.plot, std::ios::app);
+    if (!probe) {
+      err << "ndkperf: cannot write --plot " << o.plot << ": " << std::strerror(errno) << "\n";
+      return kExitFailed;
+    }
+  }
 
   for (Test t : o.tests) {
     EngineConfig cfg = engine_config(o, t);

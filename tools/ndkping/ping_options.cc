@@ -27,6 +27,10 @@ int parse_ping_options(int argc, const char* const* argv, PingOptions& o, std::s
   app.add_option("--max-clients", o.max_clients,
                  "-P: clients served at once; more are refused (default 64)")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--max-handshakes", o.max_handshakes,
+                 "-P: connections still in their handshake at once; they take no client slot "
+                 "and each ends after --timeout (default 256)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--timeout", o.timeout, "seconds a step may take (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
   app.set_version_flag("--version", softndk::tools::version_text("ndkping"),

@@ -19,6 +19,10 @@ struct PingOptions {
   bool persistent = false;  // -P: server keeps serving, several clients at once
   double timeout = 10;      // --timeout: seconds any step may take (not in rping)
   size_t max_clients = 64;  // --max-clients: -P serves at most this many at once
+  // --max-handshakes: -P takes at most this many connections whose
+  // handshake (MPA, then the first FPDU) has not finished; they hold no
+  // --max-clients slot, so stalled peers cannot keep real clients out.
+  size_t max_handshakes = 256;
 };
 
 // Returns -1 to go on, or an exit code with `text` (help, or a one-line
