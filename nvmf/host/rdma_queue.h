@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "ndkapp/session.h"
 #include "host_error.h"
+#include "ndkapp/session.h"
 #include "nvmf_wire.h"
 
 namespace nvmf::host {

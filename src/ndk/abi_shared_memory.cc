@@ -3,8 +3,8 @@
 // transport/samehost/samehost_segments.h, reached through the engine).
 #include <cerrno>
 
-#include "ndk/abi_common.h"
 #include "engine/iwarp_provider.h"
+#include "ndk/abi_common.h"
 #include "softndk/softndk.h"
 
 using softndk::ndk::abi::guarded;
@@ -28,7 +28,7 @@ NTSTATUS SoftNdkFreeSharedMemory(PVOID Address) {
   return guarded([&]() -> NTSTATUS {
     if (Address == nullptr) return STATUS_INVALID_PARAMETER;
     return softndk::engine::iwarp_shared_segment_free(Address) == 0 ? STATUS_SUCCESS
-                                                                  : STATUS_INVALID_PARAMETER;
+                                                                    : STATUS_INVALID_PARAMETER;
   });
 }
 

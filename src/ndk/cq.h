@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "ndk/notify_queue.h"
-#include "ndk/provider_names.h"
 #include "ndk/object.h"
+#include "ndk/provider_names.h"
 #include "util/reactor.h"
 
 namespace softndk::ndk {

@@ -452,7 +452,8 @@ void Qp::flush() {
       }
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
       counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-      if (wr.type == NdkOperationTypeFastRegister) static_cast<Mr*>(wr.mr)->drop_fr_pages(wr.fr_ticket);
+      if (wr.type == NdkOperationTypeFastRegister)
+        static_cast<Mr*>(wr.mr)->drop_fr_pages(wr.fr_ticket);
     }
     sq_head_ = sq_next_ = sq_tail_;
     sq_unstarted_.store(false, std::memory_order_relaxed);

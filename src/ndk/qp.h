@@ -27,7 +27,6 @@
 #include <mutex>
 #include <vector>
 
-#include "ndk/provider_names.h"
 #include "ndk/object.h"
 #include "ndk/provider_names.h"
 #include "util/pcap_writer.h"
@@ -90,7 +89,8 @@ class Qp final : public Object, public provider::QpHost {
   // (FastRegister, Bind, Invalidate), which never waits for the peer.
   bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false) override;
   // Returns false if the request was flushed meanwhile (no CQE then).
-  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0) override;
+  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes,
+                   ULONG_PTR type_specific = 0) override;
   // The same for the slotless direct send (kDirectNoSlot). False if a flush
   // cancelled it meanwhile (its CQE is out then).
   bool direct_finish(NTSTATUS status, ULONG bytes) override;

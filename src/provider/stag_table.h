@@ -24,7 +24,6 @@
 
 namespace softndk::provider {
 
-
 // Access rights held by an STag.
 enum Access : uint32_t {
   kAccessLocalRead = 1u << 0,
@@ -48,9 +47,9 @@ struct StagInfo {
   uint32_t access = 0;
   uint64_t base = 0;  // first byte's VA (the tagged-offset base)
   uint64_t length = 0;
-  const void* pd = nullptr;  // the Pd* owning the STag
+  const void* pd = nullptr;        // the Pd* owning the STag
   MemoryObject* object = nullptr;  // the Mr/Mw behind it (null: a PD's privileged STag)
-  const void* qp = nullptr;  // MW: the QP that bound it (type-1 windows: none)
+  const void* qp = nullptr;        // MW: the QP that bound it (type-1 windows: none)
 };
 
 class StagTable {

@@ -15,9 +15,9 @@
 #include <cerrno>
 
 #include "rdmap/placement.h"
-#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
+#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
 

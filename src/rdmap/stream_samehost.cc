@@ -16,8 +16,8 @@
 #include <cerrno>
 
 #include "rdmap/placement.h"
-#include "transport/samehost/samehost_wire.h"
 #include "rdmap/stream.h"
+#include "transport/samehost/samehost_wire.h"
 
 namespace softndk::rdmap {
 

@@ -16,9 +16,9 @@
 #include <cstring>
 
 #include "rdmap/placement.h"
-#include "tcp/sock_io.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
+#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
 
@@ -143,8 +143,8 @@ void Stream::direct_end(const provider::WorkRequestHead* wr, uint64_t seq, const
     b.marks[b.nmarks++] = {n, seq, static_cast<ULONG>(wr->length)};
     provider::count_qp(qc_.rdma_out_frames);
     tsan::before_send(tsan_edge_);
-    const ssize_t sent =
-        tx_ring_ ? ring_emit(b.iov, 1) : tcp::sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t sent = tx_ring_ ? ring_emit(b.iov, 1)
+                                  : tcp::sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (sent == static_cast<ssize_t>(n)) {
       // The common case, finished here: TCP took it all, so it is complete
       // (RFC 5040), and the transmitter is idle again.

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "tcp/status.h"
 #include "transport/tcp/connector.h"
 #include "transport/tcp/listener.h"
-#include "tcp/status.h"
 
 using namespace softndk::tcp;
 using namespace std::chrono_literals;

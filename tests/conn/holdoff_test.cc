@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "conn_test_util.h"
-#include "transport/tcp/connector.h"
 #include "tcp/status.h"
+#include "transport/tcp/connector.h"
 
 namespace softndk::tcp::test {
 namespace {

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "conn_test_util.h"
+#include "tcp/status.h"
 #include "transport/tcp/connector.h"
 #include "transport/tcp/listener.h"
-#include "tcp/status.h"
 
 namespace softndk::tcp::test {
 namespace {

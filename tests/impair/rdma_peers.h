@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
+#include "impair/link.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
-#include "impair/link.h"
 
 namespace softndk::test::impair {
 

@@ -1,8 +1,7 @@
 // stag_table_test.cc - the STag table the data path uses for access checks.
-#include "ndk/provider_names.h"
-
 #include <thread>
 
+#include "ndk/provider_names.h"
 #include "ndk_fixture.h"
 
 namespace ndktest {

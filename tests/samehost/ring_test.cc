@@ -8,9 +8,9 @@
 #include <atomic>
 #include <cstring>
 
-#include "transport/samehost/shm_ring.h"
 #include "samehost_fixture.h"
 #include "tcp/tcp_stats.h"
+#include "transport/samehost/shm_ring.h"
 
 namespace dptest {
 namespace {

@@ -12,8 +12,8 @@
 namespace dptest {
 
 namespace ns = softndk::test::netns;
-using softndk::samehost::SamehostReason;
 using softndk::rdmap::SamehostStats;
+using softndk::samehost::SamehostReason;
 
 struct NsRoute {
   const ns::NetNs* listen_ns = nullptr;  // listener's namespace (null: ours)

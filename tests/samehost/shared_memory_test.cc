@@ -13,9 +13,9 @@
 
 #include <cstring>
 
-#include "transport/samehost/samehost_segments.h"
 #include "samehost_fixture.h"
 #include "softndk/softndk.h"
+#include "transport/samehost/samehost_segments.h"
 
 namespace dptest {
 namespace {

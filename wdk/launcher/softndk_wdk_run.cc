@@ -188,7 +188,8 @@ int main(int argc, char** argv) {
   RtlInitUnicodeString(&registry_path, registry.c_str());
   SoftNdkWdkRegistrySetServiceKey(&registry_path);
   for (const auto& [is_file, arg] : o.registry_inputs) {
-    NTSTATUS rs = is_file ? SoftNdkWdkRegistryLoad(arg.c_str()) : SoftNdkWdkRegistrySet(arg.c_str());
+    NTSTATUS rs =
+        is_file ? SoftNdkWdkRegistryLoad(arg.c_str()) : SoftNdkWdkRegistrySet(arg.c_str());
     if (!NT_SUCCESS(rs)) return kExitUsage;  // the kit said what is wrong on stderr
   }
   driver->DriverInit = entry;
