@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian packages made by CPack's DEB generator, one per install component:
 #   libsoftndkN     lib    the shared library libsoftndk.so.N (N = SOFTNDK_SOVERSION)
 #   libsoftndk-wdkN wdk    the WDK kit's shared library libsoftndk_wdk.so.N

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: MPA Request/Reply decoding, IRD/ORD blocks, re-encoding.
 #include <cstdint>
 #include <cstdlib>

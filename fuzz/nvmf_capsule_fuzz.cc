@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: the NVMe/RDMA command capsule parser and the Connect
 // data / RDMA CM private data parsers on arbitrary bytes. Checks that a
 // usable in-capsule descriptor lies within the received bytes and that a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: the same-host bytes (rdmap/samehost_wire.h) - the
 // rendezvous message, the descriptor and ack bodies -, the validation of
 // the ring indices a peer writes (rdmap/ring_index.h), and the stream parser

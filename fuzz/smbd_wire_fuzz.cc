@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: the MS-SMBD parsers (negotiate request/response, data
 // transfer message, reassembly, buffer descriptor lists, IRD/ORD header) and
 // the SMB2 header / NEGOTIATE response parsers on

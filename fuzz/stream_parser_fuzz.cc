@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: the streaming FPDU parser. Input = 1 config byte (bit 0
 // CRC, bit 1 RFC 7306), 2 split-seed bytes, then the stream. The stream is
 // parsed whole and in pieces chosen from the seed; the event sequences must be

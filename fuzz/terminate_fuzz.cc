@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness: Terminate payload parsing in both layouts. Whatever is
 // accepted must re-encode (in the detected layout) to the same leading bytes.
 #include <cstdint>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the clean chroot of scripts/ci-packaging.sh (source in /src).
 # Each step prints "=== what (seconds)"; any failure ends the script non-zero.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds one flavour of softndk.
 #   scripts/build.sh [plain|asan|tsan|fuzz]   -> build/<flavour>
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks every #include of the tree against scripts/layers.conf.
 
   scripts/check-layers.py [--root DIR] [--conf FILE] [--graph] [--mermaid]

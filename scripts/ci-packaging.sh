@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CI: the library-only build and the Debian packages, checked in a clean
 # Debian 12 chroot made from the Debian archive with mmdebstrap (root mode,
 # like ../shared/interop/siw-peer). Inside it packaging/chroot-check.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CI: the build a user makes, `cmake -DCMAKE_BUILD_TYPE=Release`, with gcc and
 # with clang: every component, warnings on (-Wall -Wextra) but not errors,
 # so the whole build runs and every warning is seen. Builds only (the tests

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages softndk needs to build, test and benchmark
 # (`scripts/deps.sh`), or only what scripts/package needs to build the
 # library and the tools and package them (`scripts/deps.sh package`).

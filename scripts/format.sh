@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # clang-format check (default) or fix (--fix) over every C/C++ file we own.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

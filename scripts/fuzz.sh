@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer harnesses and runs each for a bounded time.
 #   scripts/fuzz.sh [seconds-per-harness]
 set -euo pipefail

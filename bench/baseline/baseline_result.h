@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // baseline_result.h - the figures every baseline (raw TCP, iperf3, libfabric
 // tcp) reports, in one shape, so ndkperf can print softndk's figure as a ratio
 // to any of them from the same run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // child_process.cc - see child_process.h.
 #include "baseline/child_process.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // child_process.h - running another benchmark program (iperf3, ucx_perftest)
 // as a reference beside softndk: PATH lookup, a free loopback port, fork+exec
 // with its output captured, and bounded waits. Nothing here blocks without a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // iperf3.cc - iperf3 over loopback as a second streaming reference: a
 // one-shot server (`-s -1`) and a JSON client, both child processes. Every
 // wait is bounded; a missing binary or a failed run is an error string.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report.h - shared by the baseline CLIs (tcp_bench, fi_tcp_bench): size
 // parsing with K/M/G suffixes, the short table, medians over repeated runs.
 #pragma once

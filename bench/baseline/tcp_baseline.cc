@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp_baseline.cc - raw TCP loopback baselines: stream, ping-pong, message
 // rate. Both ends are threads of this process; in BusyPoll mode the sockets
 // are non-blocking and each thread spins on EAGAIN (the analogue of polling a

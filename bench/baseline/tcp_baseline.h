@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp_baseline.h - raw TCP on loopback, driven the way softndk is driven, as
 // the project's performance yardstick (issue 5, "Performance"; issue 6,
 // `ndkperf --baseline tcp`). Both ends run in the calling process on two

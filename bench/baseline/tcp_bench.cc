@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp_bench - the raw-TCP and iperf3 baselines from the command line, for
 // rerunning the comparison by hand:
 //   tcp_bench stream|pingpong|rate|iperf3 -s SIZE -n ITERS -D SECS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ucx_perftest.cc - see ucx_perftest.h.
 #include "baseline/ucx_perftest.h"
 

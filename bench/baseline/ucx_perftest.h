@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ucx_perftest.h - UCX as the same-host reference (issue 21): its own
 // benchmark, `ucx_perftest` (Debian package ucx-utils), run as a server and a
 // client on 127.0.0.1 with UCX_TLS=posix,cma,self, the transports a user

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dp_bench.cc - the issue-5 comparison table: the QP data path beside raw
 // TCP, iperf3, libfabric's tcp provider and UCX's ucx_perftest (the
 // same-host reference, issue 21), measured in one run and printed as ratios

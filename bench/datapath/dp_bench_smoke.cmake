@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # dp_bench_smoke.cmake - runs dp_bench briefly with --json and checks the
 # file: the five groups and their ten rows, and in every row REPS x refs + 1
 # softndk figures > 0 (each reference run between two) and, per reference,

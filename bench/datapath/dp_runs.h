@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dp_runs.h - the softndk side of dp_bench: one QP pair on loopback (both
 // ends in this process, one adapter, dp_fixture.h), measured the way the
 // baselines in bench/baseline and bench/fabric measure their side.

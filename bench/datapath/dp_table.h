@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dp_table.h - dp_bench's results: every raw figure of softndk and of each
 // reference of a row, the medians, and the ratio as the median of the
 // per-repetition ratios, printed as text and as JSON for archiving.

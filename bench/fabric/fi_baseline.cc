@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fi_baseline.cc - libfabric tcp provider baselines: RDMA write/read/send
 // bandwidth with a window of outstanding operations, write and send
 // ping-pong latency, write message rate. Connection setup runs on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fi_baseline.h - libfabric's tcp provider (the closest existing peer of
 // softndk) driven like perftest drives a verbs device: a connected FI_EP_MSG
 // endpoint over 127.0.0.1, both ends as two threads of the calling process.

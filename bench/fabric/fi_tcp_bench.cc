@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fi_tcp_bench - libfabric's tcp provider doing what softndk is compared on,
 // perftest-style, both ends in this process over 127.0.0.1:
 //   fi_tcp_bench [write_bw|read_bw|send_bw|write_lat|send_lat|write_rate|all]

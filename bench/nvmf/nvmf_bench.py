@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """nvmf_bench.py - softndk's NVMe-oF host (ndk-nvme) against softndk's
 target (ndk-nvmet, RAM namespace) on loopback, beside ndkperf on the same
 kind of adapter pair (two processes on 127.0.0.1) in the same run (issue 19,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_clients_bench.cc - how many sequential, verified ndkping clients a
 // persistent server (`ndkping -s -P`) handles per second on loopback, side
 // by side with the same loop of processes that each make one plain TCP

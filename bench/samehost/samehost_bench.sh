@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # samehost_bench.sh - the same-host fast path against loopback TCP and UCX,
 # side by side in one run (docs/samehost.md, bench/README.md "Same host").
 #

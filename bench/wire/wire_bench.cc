@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/wire/wire_bench.cc — cost of the wire codec relative to memcpy.
 // Targets (issue 3): parse + frame < 5% of memcpy of the same bytes at 64 KiB
 // payloads; CRC32c >= half of memcpy bandwidth.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk/ndk_base_types.h - the Windows base types NDKPI is written in.
  *

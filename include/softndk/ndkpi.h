@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk/ndkpi.h - the Network Direct Kernel Provider Interface (NDKPI) C ABI.
  *

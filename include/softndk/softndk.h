@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk/softndk.h - what softndk adds around the NDKPI on Linux.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk/softndk.hpp - thin, header-only C++20 helpers over the C ABI.
 //
 //   softndk::Adapter    opens an adapter, closes it (blocking) on destruction

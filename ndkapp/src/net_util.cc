@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net_util.cc - address helpers (getaddrinfo, inet_ntop, UDP route probe).
 #include "ndkapp/net_util.h"
 

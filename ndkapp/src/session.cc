@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // session.cc - blocking, bounded, RAII use of the NDKPI dispatch tables.
 #include "ndkapp/session.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // status.cc - NTSTATUS names (own table first, so messages do not depend on
 // the library being complete) and the one-line causes the tools print.
 #include "ndkapp/status.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // version.cc - the tools' --version line (version.h).
 #include "ndkapp/version.h"
 

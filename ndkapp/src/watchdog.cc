@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watchdog.cc - one detached thread sleeping on a condition variable until
 // the deadline; it never touches library state, only stderr and _exit().
 #include "ndkapp/watchdog.h"

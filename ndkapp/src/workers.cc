@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // workers.cc - pthreads on stacks of our own (std::thread can set neither
 // size nor placement), joined by the owner once they say they are done.
 // The stacks are mapped here and unmapped at the join: glibc would keep the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // controller.cc - see controller.h. Register and field layouts: NVMe Base
 // 2.0 (CAP, CC, CSTS; Identify; Set Features 07h) and NVMe over Fabrics
 // (Connect, Property Get/Set).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // controller.h - one association with an NVMe over Fabrics controller, set
 // up the way the Linux RDMA host does it: admin queue (RDMA CM private data,
 // Fabrics Connect with CNTLID FFFFh, Property Get CAP/VS, Property Set

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // host_error.cc - readable NVMe status codes and RDMA CM reject reasons
 // (NVMe Base 2.0 "Status Code - Generic Command Status Values" and the
 // command specific ones a host meets; NVMe RDMA Transport 1.0, "RDMA_CM_REJECT

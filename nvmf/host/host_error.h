@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // host_error.h - how ndk-nvme fails: one exception type carrying the exit
 // code that tells a script what happened (docs/nvmf.md, "Exit status").
 #pragma once

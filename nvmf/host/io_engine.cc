@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io_engine.cc - see io_engine.h.
 #include "io_engine.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io_engine.h - ndk-nvme's I/O driver: the `read`/`write` range commands
 // and the `load` generator are both jobs run by one thread that keeps
 // every I/O queue at its depth, polls each queue's CQ and sends Keep Alive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // latency_histogram.cc - see latency_histogram.h. Values below kSub ns get
 // one bucket each; above, bucket = (power of two, top 6 bits below it).
 #include "latency_histogram.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // latency_histogram.h - completion latencies of the load generator without
 // an allocation per I/O: log-linear buckets (64 per power of two, < 1.6 %
 // error) over nanoseconds, plus exact min/max/sum.

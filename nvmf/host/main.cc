@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main.cc - ndk-nvme, an NVMe over Fabrics (RDMA) host on softndk's public
 // NDK ABI: discover, connect, identify, verified read/write of LBA ranges
 // and a load generator (docs/nvmf.md, "The host").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pattern.cc - see pattern.h. The word is a splitmix64 step of a per-block
 // base, so neighbouring blocks and words differ in every byte (a misplaced
 // or shifted block never passes by accident).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pattern.h - the data ndk-nvme writes and later checks: every 8-byte word
 // is a function of (seed, LBA, word index), so any later read of an LBA,
 // from any run with the same seed and block size, can be verified without

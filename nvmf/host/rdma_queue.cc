@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdma_queue.cc - see rdma_queue.h.
 #include "rdma_queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdma_queue.h - one NVMe over Fabrics queue (admin or I/O) on one softndk
 // QP, the way an RDMA host drives it (NVMe RDMA Transport 1.0):
 //  - RDMA CM private data in the MPA request names the queue (qid, hrqsize,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report.cc - see report.h. Units follow fio: bw in KiB/s in JSON
 // ("bw") and bytes/s ("bw_bytes"), clat in ns with percentiles keyed
 // "50.000000"; the text line is fio's "read: IOPS=..., BW=...".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report.h - what ndk-nvme prints: fio's vocabulary (IOPS, BW, clat
 // percentiles) as text, and the same figures as JSON.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvmf_capsule.cc - see nvmf_capsule.h.
 #include "nvmf_capsule.h"
 

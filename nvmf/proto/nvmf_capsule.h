@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvmf_capsule.h - pure parsers over received NVMe/RDMA byte spans: command
 // capsules (size, PSDT, SGL classification with bounds checks), Connect data,
 // RDMA CM private data, Get Log Page / Identify fields, and the discovery log

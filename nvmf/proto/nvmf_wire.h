@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvmf_wire.h - NVMe over Fabrics (RDMA transport) wire formats shared by the
 // softndk NVMe-oF target (ndk-nvmet) and host (ndk-nvme).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // admin.cc - admin and Fabrics commands (other than Connect) of a
 // controller: Property Get/Set, Identify, Get Log Page, Get/Set Features,
 // Keep Alive, Asynchronous Event Request, Abort.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backend.cc - see backend.h.
 #include "target/backend.h"
 

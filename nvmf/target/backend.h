@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backend.h - what a namespace is stored in: a file, a block device or
 // anonymous memory (for benchmarks). 512-byte logical blocks; every call is
 // bounds-checked by the caller (NVM command checks) and again here.

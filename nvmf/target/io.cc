@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io.cc - see io.h.
 #include "target/io.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io.h - NVM commands (Read, Write, Flush, Write Zeroes, Dataset Management)
 // against a subsystem's namespaces.
 #pragma once

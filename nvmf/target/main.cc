@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main.cc - ndk-nvmet: listens on a softndk adapter, serves each queue on a
 // thread of its own, expires associations whose keep-alive lapsed, stops at
 // SIGINT/SIGTERM or --duration.

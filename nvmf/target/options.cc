@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // options.cc - see options.h.
 #include "target/options.h"
 

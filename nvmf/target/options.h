@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // options.h - ndk-nvmet's command line.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // queue.cc - see queue.h. The data path: a capsule arrives in a receive
 // buffer; its command takes a slot; host-to-controller data is fetched by an
 // RDMA Read into the slot's buffer (or used in place from the capsule);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // queue.h - one NVMe/RDMA queue: a connected QP with its receive buffers
 // (one capsule each), its command slots (a pre-registered data buffer and a
 // response buffer each) and the thread that serves it.

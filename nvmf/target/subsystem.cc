@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // subsystem.cc - the subsystem, its controllers and Fabrics Connect.
 #include "target/subsystem.h"
 

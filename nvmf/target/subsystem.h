@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // subsystem.h - the target's state above the transport: configuration, the
 // namespaces, the controllers (one per association) and the counters.
 #pragma once

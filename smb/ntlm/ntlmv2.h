@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ntlmv2.h - the NTLMv2 computations of MS-NLMP 3.3.2 (NTOWFv2, the NTLMv2
 // and LMv2 responses, the session base key), with nettle's MD4 and
 // HMAC-MD5. User and domain names are converted to UTF-16LE from UTF-8; the

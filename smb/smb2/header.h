@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // header.h - MS-SMB2 2.2.1 SMB2 packet header (sync form) and 2.2.3/2.2.4
 // NEGOTIATE request/response: builders and pure parsers over byte spans.
 #pragma once

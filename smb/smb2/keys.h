@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // keys.h - SMB 3.x key derivation and signing (MS-SMB2 3.1.4.1, 3.1.4.2,
 // 3.2.5.3.1): the SP800-108 counter-mode KDF with HMAC-SHA256, AES-128-CMAC
 // signatures and the 3.1.1 pre-authentication integrity hash (SHA-512), all

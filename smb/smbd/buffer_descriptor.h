@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // buffer_descriptor.h - MS-SMBD 2.2.3.1 SMB_DIRECT_BUFFER_DESCRIPTOR_V1:
 // (Offset 8, Token 4, Length 4) little-endian, 16 bytes, in the channel info
 // of SMB2 READ/WRITE requests (SMB2_CHANNEL_RDMA_V1[_INVALIDATE]).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // data_message.h - MS-SMBD 2.2.3 Data Transfer message: the header builder,
 // the pure parser with the checks of 3.1.5.8, and the segment size rule of
 // 3.1.4.1 (DataOffset 24, DataOffset + DataLength <= MaxSendSize).

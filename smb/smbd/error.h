@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // error.h - the protocol errors MS-SMBD names (sections 3.1.5.6 - 3.1.5.8,
 // 6.1), each of which ends the connection; error_name() is the reason the
 // transport logs and returns when it disconnects.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ird_ord.h - MS-SMBD 6.1 IRD/ORD negotiate header: the first 8 bytes of the
 // connection's private data on port 5445 over iWARP, two 32-bit words
 // (IRD, ORD), each > 0, sent in network (big-endian) byte order.

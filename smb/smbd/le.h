@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // le.h - little-endian (and the one big-endian) field access over byte spans
 // for the SMB Direct wire formats. Callers check the span's size first; these
 // never read or write outside [p, p + N).

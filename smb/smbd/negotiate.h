@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // negotiate.h - MS-SMBD 2.2.1 Negotiate Request and 2.2.2 Negotiate Response:
 // builders and pure parsers over byte spans, with the receive-side checks of
 // 3.1.5.6 (request) and 3.1.5.7 (response).

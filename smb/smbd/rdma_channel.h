@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdma_channel.h - the RDMA channel as SMB3 uses it (MS-SMB2 2.2.19/2.2.21
 // SMB2_CHANNEL_RDMA_V1[_INVALIDATE], MS-SMBD 2.2.3.1 descriptors).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reassembly.h - joins the segments of one fragmented upper-layer message
 // (MS-SMBD 3.1.5.8: RemainingDataLength counts the bytes still to come).
 // Pure state over parsed DataMessages; the transport owns the buffer limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport.h - the MS-SMBD transport (both roles) over the public NDK ABI:
 // connection with the 6.1 IRD/ORD private data, negotiate, data transfer with
 // credit accounting, fragmentation and reassembly, RESPONSE_REQUESTED and the

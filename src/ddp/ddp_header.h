@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/ddp_header.h — DDP tagged (14 bytes) and untagged (18 bytes) segment
 // headers (RFC 5041 4), including the RDMAP control byte and the RsvdULP
 // field they embed (RFC 5040 4.1).

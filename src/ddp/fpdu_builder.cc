@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/fpdu_builder.cc — the out-of-line rest of the builder: iovecs and
 // contiguous encoding (the per-FPDU writer is inline in the header).
 #include "ddp/fpdu_builder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/fpdu_builder.h — the sender side: FPDU construction without copying
 // payload, and segmentation of one RDMAP message into MSS-sized FPDUs.
 // Owns: writing ULPDU_Length + DDP/RDMAP header (+ control body) into a small

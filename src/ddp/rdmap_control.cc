@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/rdmap_control.cc - the opcode tables and the Read Request body codec
 // (ddp/rdmap_control.h).
 #include "ddp/rdmap_control.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/rdmap_control.h - the RDMAP control byte that rides in the DDP
 // header's ULP field (RFC 5041 4.1): version, opcodes 0..7, the RFC 7306
 // opcodes 8..11, the same-host opcodes, the per-opcode table (DDP model,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/sequence.h — consumer-side helpers for the checks the stream parser
 // deliberately leaves to its user: untagged MSN/MO progression per queue
 // (RFC 5041 5.x; MSN starts at 1, MO restarts at 0 per message).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/stream_parser.cc — streaming FPDU parser state machine.
 #include "ddp/stream_parser.h"
 

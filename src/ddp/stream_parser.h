@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/stream_parser.h — the streaming FPDU receive parser (MPA framing + DDP +
 // RDMAP headers) that the data path is built on.
 // Owns: turning the TCP byte stream after the MPA Reply into placement events

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/wire_error.cc - names of Terminate codes and the WireError -> Terminate
 // table (ddp/wire_error.h).
 #include "ddp/wire_error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ddp/wire_error.h - every wire violation the DDP/RDMAP codec can detect
 // (WireError), and the Terminate layer/etype/code (RFC 5040 4.8) each one
 // maps to. Lives in ddp because the stream parser and the sequence checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine/iwarp_connection.cc - the connection classes of the software iWARP
 // provider (iwarp_connection.h): MPA facts for the object model, the RTR and
 // the stream start on CompleteConnect/Accept, TCP_INFO for the queries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine/iwarp_connection.h - the provider interface's connection classes
 // over the TCP transport: each wraps one object of src/transport/tcp and
 // starts the RDMAP stream (src/rdmap) when the object model hands a QP over.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine/iwarp_provider.cc - the software iWARP engine behind the provider
 // interface: the adapter's open parameters as connection settings, and
 // connect / listen / shared endpoints over the TCP transport.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine/iwarp_provider.h - the software iWARP engine's factory: the one
 // engine header the object model includes (besides provider/provider.h).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/crc32c.cc — ISA-L backend of the CRC32c wrapper.
 #include "mpa/crc32c.h"
 

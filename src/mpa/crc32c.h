@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/crc32c.h — CRC32c (Castagnoli) as MPA uses it for the FPDU CRC field.
 // Owns: the thin wrapper over ISA-L's crc32_iscsi (init 0xFFFFFFFF, final
 // xor 0xFFFFFFFF, see IWARP.md 2.5) with an incremental interface so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/fpdu.cc — FPDU sizing from the MSS.
 #include "mpa/fpdu.h"
 

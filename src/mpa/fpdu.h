@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/fpdu.h — MPA FPDU framing arithmetic (RFC 5044 4): ULPDU_Length, pad,
 // CRC field, and FPDU sizing from the TCP MSS for the sender.
 // Owns: sizes only; the byte work is in ddp/fpdu_builder.h (send) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/markers.cc — marker removal.
 #include "mpa/markers.h"
 

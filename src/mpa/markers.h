@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/markers.h — RFC 5044 markers: removal from a received byte stream.
 // Owns: marker arithmetic only. softndk refuses markers in negotiation (as siw
 // does, IWARP.md 2.6), so this exists for tools/robustness: a stream captured

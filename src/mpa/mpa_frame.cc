@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/mpa_frame.cc — MPA connection frames and IRD/ORD blocks.
 #include "mpa/mpa_frame.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/mpa_frame.h — MPA Request / Reply / Reject frames (RFC 5044 7.1) and the
 // private-data blocks carried in them: the RFC 6581 IRD/ORD block (rev 2,
 // enhanced flag) and the [MS-SMBD] 8-byte legacy IRD/ORD block (rev 1).

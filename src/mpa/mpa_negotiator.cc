@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/mpa_negotiator.cc - MPA negotiation policy (siw rules, IWARP.md 9.2/9.3).
 #include "mpa/mpa_negotiator.h"
 

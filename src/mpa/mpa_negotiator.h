@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa/mpa_negotiator.h - MPA connection negotiation policy (RFC 5044 7.1,
 // RFC 6581), no sockets: what to put in our Request/Reply and what to accept
 // in the peer's, following Linux siw's rules (IWARP.md 9.2, 9.3, 9.8).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_adapter.cc - NDK_ADAPTER_DISPATCH shims, NdkBuildLAM/NdkReleaseLAM,
 // and the close/extension helpers every table shares.
 #include <cstddef>

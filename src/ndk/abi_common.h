@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_common.h - helpers shared by the ABI shims (abi_*.cc).
 //
 // Shims never let an exception cross the C ABI: guarded() maps bad_alloc to

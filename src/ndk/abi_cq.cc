@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_cq.cc - NDK_CQ_DISPATCH shims.
 #include "ndk/abi_common.h"
 #include "ndk/cq.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_endpoints.cc - SRQ, connector, listener and shared endpoint shims.
 // The networking behind the connector and listener calls is the connection
 // glue (net_glue.h, connector_net.cc, listener_net.cc).

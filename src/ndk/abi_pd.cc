@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_pd.cc - NDK_PD_DISPATCH, NDK_MR_DISPATCH and NDK_MW_DISPATCH shims.
 #include "ndk/abi_common.h"
 #include "ndk/cq.h"

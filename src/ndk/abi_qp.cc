@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_qp.cc - NDK_QP_DISPATCH shims (posting calls and flush).
 #include "ndk/abi_common.h"
 #include "ndk/dispatch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_shared_memory.cc - SoftNdkAllocateSharedMemory / SoftNdkFreeSharedMemory
 // (softndk/softndk.h; the registry is the same-host transport's,
 // transport/samehost/samehost_segments.h, reached through the engine).

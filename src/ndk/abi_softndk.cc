@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_softndk.cc - the extern "C" functions of softndk/softndk.h.
 #include <cstring>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_softndk_net.cc - the connection and per-QP extern "C" functions of
 // softndk/softndk.h.
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter.cc - open/close, limits, caps, object registry, fault hooks.
 #include "ndk/adapter.h"
 

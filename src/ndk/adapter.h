@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter.h - one open NDK adapter instance bound to one Linux interface.
 //
 // The adapter is the root of the object tree. It owns:

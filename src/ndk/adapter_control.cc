@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter_control.cc - the IRP-style adapter-control interface (softndk.h §2).
 //
 // Queued requests (fatal-event, port-event) live in per-adapter FIFOs; each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // connector_net.cc - NdkConnect / CompleteConnect / Accept / Reject /
 // Disconnect on top of the provider's connections (net_glue.h).
 // The queries and fault injection of a connection are in connector_query.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // connector_query.cc - what a connector reports about its connection:
 // NdkGetConnectionData, the local and peer addresses, and the softndk
 // extensions SoftNdkQueryConnectionInfo, SoftNdkQueryConnectionPath,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cq.cc - completion ring, arming, serialized notifications, moderation.
 #include "ndk/cq.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cq.h - completion queue: a ring of NDK_RESULT_EX plus the arm/notify logic.
 //
 // Producers (the data path on engine threads, NdkFlush on consumer threads,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dispatch.h - the NDK dispatch tables softndk hands out, one per kind.
 // Each is defined next to its extern "C"-compatible shim functions
 // (abi_*.cc), which validate handles and forward to the C++ objects.

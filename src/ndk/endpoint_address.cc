@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoint_address.cc - local address checks and socket reservation.
 #include "ndk/endpoint_address.h"
 

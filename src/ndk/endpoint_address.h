@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoint_address.h - validating and binding local NDK endpoints.
 //
 // Shared endpoints now, and NdkConnect/NdkListen later, take a local

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoint_reservation.cc - process-wide table of NDK endpoint addresses.
 #include "ndk/endpoint_reservation.h"
 

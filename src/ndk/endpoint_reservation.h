@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoint_reservation.h - the provider's own record of which local
 // address:port pairs NDK endpoints hold (NDKPI.md 6.1).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoints.cc - connector, listener and shared endpoint objects.
 #include "ndk/endpoints.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoints.h - connector, listener and shared endpoint objects.
 //
 // The object part (creation, close, antecedents) lives here; the networking

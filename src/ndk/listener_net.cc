@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // listener_net.cc - NdkListen / NdkGetListenerLocalAddress /
 // NdkControlConnectEvents and the connect event (net_glue.h).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mr.cc - registration, deregistration and fast-register initialisation.
 #include "ndk/mr.h"
 

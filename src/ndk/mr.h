@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mr.h - memory region: one STag over a virtually contiguous buffer.
 //
 // A normal MR is registered with NdkRegisterMr (an MDL chain) and gets a new

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mw.cc - memory windows and their STag operations.
 #include "ndk/mw.h"
 

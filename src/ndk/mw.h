@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mw.h - memory window: an STag bound to a range of a registered MR.
 //
 // NdkBind is a QP work request. At post time the QP calls prepare_bind(),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net_glue.h - the NDK connector/listener state machines over the
 // provider's connection classes (provider/provider.h: ActiveConnect,
 // IncomingConnection, Connection, Listener) and the QP engine they start.

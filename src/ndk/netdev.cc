@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev.cc - snapshots of Linux network interfaces (list, find, query).
 //
 // A snapshot is two rtnetlink dumps, links then addresses, joined by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev.h - Linux network interfaces as softndk sees them (rtnetlink).
 //
 // One softndk adapter binds to one interface that has an IP address, the

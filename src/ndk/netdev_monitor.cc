@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev_monitor.cc - NetMonitor: link and address changes via rtnetlink.
 //
 // One thread per process listens on a NETLINK_ROUTE socket bound to the

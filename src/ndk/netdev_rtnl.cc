@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev_rtnl.cc - rtnetlink decoding and dumps with libmnl.
 //
 // Every round-trip opens its own NETLINK_ROUTE socket: dumps are rare

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev_rtnl.h - the rtnetlink plumbing behind netdev.h (libmnl).
 //
 // Decoding of RTM_NEWLINK/RTM_DELLINK and RTM_NEWADDR/RTM_DELADDR messages

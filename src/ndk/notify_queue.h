@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // notify_queue.h - serialized delivery of notification callbacks (CQ, SRQ).
 #pragma once
 

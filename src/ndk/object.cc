@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // object.cc - reference counting and the close protocol of object.h.
 #include "ndk/object.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // object.h - the NDK object model shared by every object kind.
 //
 // Every NDK object the consumer sees (NDK_QP, NDK_CQ, ...) is the first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pd.cc - protection domain and its privileged token.
 #include "ndk/pd.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pd.h - protection domain: parent of MRs, MWs, SRQs and QPs.
 //
 // Each PD owns one privileged STag (NdkGetPrivilegedMemoryRegionToken): it

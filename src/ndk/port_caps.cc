@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // port_caps.cc - the process-wide owner table of exclusive port capabilities.
 #include "ndk/port_caps.h"
 

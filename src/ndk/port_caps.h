@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // port_caps.h - exclusive port capabilities shared by every adapter instance.
 //
 // SOFTNDK_PORT_CAP_* bits in SOFTNDK_PORT_CAP_EXCLUSIVE_MASK can be held by

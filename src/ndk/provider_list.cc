@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk/provider_list.cc - the probe list of engines (provider_list.h).
 #include "ndk/provider_list.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk/provider_list.h - which engine serves an adapter: the probe list.
 //
 // Like UCX's transports: each entry of the list probes the adapter's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk/provider_names.h - the provider interface's shared types under the
 // names the object model has always used for them (ndk::WorkRequest,
 // ndk::StagTable, ndk::Counters, ...). The types themselves live below the

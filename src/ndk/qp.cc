@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qp.cc - QP creation, posting into the rings, flush, data-path hand-off.
 #include "ndk/qp.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qp.h - queue pair: an initiator queue (SQ) and a receive queue (RQ or SRQ).
 //
 // Posting calls validate against the QP's creation limits, copy the request

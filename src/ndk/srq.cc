@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srq.cc - shared receive queue ring, threshold arming and notifications.
 #include "ndk/srq.h"
 

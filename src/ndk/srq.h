@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srq.h - shared receive queue: a ring of receives any attached QP consumes.
 //
 // NdkSrqReceive queues; the data path takes the oldest with take() and

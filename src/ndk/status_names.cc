@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // status_names.cc - SoftNdkStatusName and SoftNdkTerminateName: NTSTATUS
 // values and Terminate codes to their names.
 #include "engine/iwarp_provider.h"

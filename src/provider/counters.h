@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // counters.h - the SOFTNDK_COUNTERS set, kept by the adapter (all of its
 // connections) and by every QP (its own connection).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // provider/memory_object.h - an MR or MW as the engine sees it: what a
 // local work request or an STag table entry points at (provider.h).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // provider/provider.h - the provider interface: the one seam between the NDK
 // object model (src/ndk) and a data-path engine.
 //

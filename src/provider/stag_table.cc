@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stag_table.cc - STag allocation, keys from getrandom(), seqlocked entries.
 #include "provider/stag_table.h"
 

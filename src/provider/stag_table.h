@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stag_table.h - every STag (NDK token) of one adapter instance.
 //
 // An STag is index << 8 | key. The index selects an entry of a two-level

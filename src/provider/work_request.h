@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // work_request.h - the queued form of NDK work requests (QP SQ/RQ, SRQ).
 //
 // Posting calls copy everything they need into preallocated ring slots so

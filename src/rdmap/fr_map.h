@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/fr_map.h - where a fast-registered region lives in the process.
 //
 // NdkFastRegister names logical pages (process page addresses, NdkBuildLAM)

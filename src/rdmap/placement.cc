@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/placement.cc - RNIC-style remote access checks and address mapping.
 #include "rdmap/placement.h"
 

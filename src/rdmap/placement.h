@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/placement.h - remote access checks on inbound tagged segments and
 // Read Requests, and where the bytes of a local SGL or a remote region live.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/rdmap_codec.cc — opcode table and fixed RDMAP bodies.
 #include "rdmap/rdmap_codec.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/rdmap_codec.h — RDMAP (RFC 5040/7306) message bodies above the
 // control byte: the RFC 7306 Atomic Request (52 bytes) and Atomic Response
 // (12) codecs. The control byte, opcode table and Read Request body live in

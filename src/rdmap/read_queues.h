@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/read_queues.h - the outbound (ORQ) and inbound (IRQ) read queues of
 // one stream, bounded by the negotiated ORD and IRD (RFC 6581, NDKPI 12).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/rtr.cc — RTR FPDUs.
 #include "rdmap/rtr.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/rtr.h — the RFC 6581 ready-to-receive FPDUs exactly as Linux siw
 // sends them (IWARP.md 2.2, 7.1) and the zero-length Read Response a
 // responder returns to a Read RTR.

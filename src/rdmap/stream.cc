@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream.cc - stream lifecycle: start, the QpTransport/handler/progress
 // entry points, fatal errors (QP to error + flush + connection report), stop.
 #include "rdmap/stream.h"

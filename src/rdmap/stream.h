@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream.h - the RDMAP endpoint of one connected QP: the QP data path.
 //
 // A Stream joins a QP (provider::QpHost: its SQ/RQ rings, CQs) and an established

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_hooks.cc - the stream's observability and fault hooks: pcap
 // taps on the bytes that cross the socket (wire_tap.h) and the transmit
 // fault queue (tx_faults.h). docs/observability.md describes both.

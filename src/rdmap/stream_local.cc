@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_local.cc - local work requests (fast register, bind,
 // invalidate) executed in SQ order, and their failures (NDKPI 12;
 // docs/ndk-objects.md). Split from stream_tx.cc: no byte of these goes on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_place.cc - the receiver's handling of each parsed segment:
 // remote access checks, placement into registered memory or the posted
 // receive, Send/receive matching by MSN, Read Response matching, Read

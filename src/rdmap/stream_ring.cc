@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_ring.cc - the FPDU stream through a shared-memory ring
 // (docs/samehost.md section 4).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_rx.cc - the receiver's reading side: taking bytes off the
 // socket (or the same-host ring) and driving the parser with them, direct
 // placement of large payloads, batched Read Response reads (docs/datapath.md

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_samehost.cc - the same-host fast path of a Stream
 // (docs/samehost.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_tx.cc - the transmitter: who runs it (kicks), direct sends
 // from the posting thread, and the run loop that hands batches of FPDUs to
 // TCP (or the same-host ring) with scatter-gather sendmsg straight from

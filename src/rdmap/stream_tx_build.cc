@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_tx_build.cc - building the transmitter's next batch: SQ
 // messages and Read Responses cut into FPDUs (payload pieces point into
 // registered memory), Read Requests under the ORD, and the fairness between

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/stream_wake.cc - an initiator whose peer stays silent after the MPA
 // exchange (docs/compatibility.md note 1, issue 32).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/terminate.cc — Terminate codes, violation table, build and parse.
 #include "rdmap/terminate.h"
 

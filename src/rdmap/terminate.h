@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/terminate.h — Terminate messages (RFC 5040 4.8).
 // Owns: building the Terminate payload (RFC layout), parsing a peer's
 // Terminate in either the RFC layout or Linux siw's nibble-swapped layout

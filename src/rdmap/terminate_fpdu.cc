@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/terminate_fpdu.cc — Terminate FPDU assembly.
 #include "rdmap/terminate_fpdu.h"
 

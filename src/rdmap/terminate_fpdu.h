@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/terminate_fpdu.h — a whole Terminate FPDU (untagged, QN 2, MO 0, L=1).
 // Owns: glue between rdmap/terminate.h payloads and the FPDU builder.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/tsan_edge.h - the TCP happens-before edge, told to ThreadSanitizer.
 //
 // Payload moves from one consumer's memory to another's through TCP: the

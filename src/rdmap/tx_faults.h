@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/tx_faults.h - the transmit fault queue behind
 // SoftNdkInjectConnectionFault(DropTx / DelayTx / CorruptTx).
 //

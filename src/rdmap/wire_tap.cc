@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/wire_tap.cc - see wire_tap.h.
 #include "rdmap/wire_tap.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmap/wire_tap.h - one connection's wire traffic into one pcap trace
 // (SoftNdkTraceQp, SOFTNDK_MODIFY_ADAPTER_TRACE; docs/observability.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/sock_io.h - the data path's socket calls, without glibc's
 // cancellation-point wrappers.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/socket.cc - socket helpers.
 #include "tcp/socket.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/socket.h - small socket helpers for the connection engine: an owning
 // fd, addresses of sockets (util/sockaddr.h), and the socket options siw uses (IWARP.md 9.7:
 // TCP_NODELAY on every connection, SO_REUSEADDR on listeners).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/status.cc - errno -> NTSTATUS for the connection engine.
 #include "tcp/status.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/status.h - errno -> NTSTATUS for the connection engine.
 //
 // The same errno means different things at different steps (EADDRNOTAVAIL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/tcp_stats.cc - TCP_INFO. Uses <linux/tcp.h>, whose struct tcp_info
 // has the fields glibc's <netinet/tcp.h> lacks (reordering, DSACK,
 // out-of-order); the two headers cannot share a translation unit.

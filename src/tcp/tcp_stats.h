@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp/tcp_stats.h - a connected socket's TCP state (TCP_INFO and
 // TCP_CONGESTION) for observability: what the kernel's TCP did with our
 // bytes - retransmissions, reordering, round trip, pacing.

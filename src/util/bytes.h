@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/bytes.h — big-/little-endian loads and stores over raw byte pointers.
 // Owns: the only place the wire codec converts between host and wire order.
 // iWARP headers are big-endian (RFC 5040/5041/5044); the MPA CRC field is the

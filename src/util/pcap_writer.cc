@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/pcap_writer.cc - see pcap_writer.h.
 #include "util/pcap_writer.h"
 

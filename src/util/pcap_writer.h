@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/pcap_writer.h - classic pcap files with synthetic TCP framing, for the
 // wire traces (docs/observability.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/reactor.h - the progress engine's event loop: one thread, one epoll set.
 //
 // A Reactor owns a thread that waits on epoll and runs three kinds of work,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/sockaddr.cc - parsing, comparing and printing socket addresses.
 #include "util/sockaddr.h"
 

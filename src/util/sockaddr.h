@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/sockaddr.h - an IPv4 or IPv6 socket address as a value: what the
 // object model validates, the provider interface carries and the TCP layer
 // binds and connects to.

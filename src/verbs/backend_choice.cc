@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs/backend_choice.cc - see backend_choice.h.
 #include "verbs/backend_choice.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs/backend_choice.h - which engine serves an adapter (issue 30):
 // softndk's software iWARP engine ("iwarp-sw") or rdma-core ("verbs").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs/device_probe.cc - see device_probe.h.
 #include "verbs/device_probe.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs/device_probe.h - find the RDMA device that serves an interface or
 // address (rdma_bind_addr -> id->verbs, as rdma_cm itself chooses) and
 // learn what the verbs backend needs from it: ibv_query_device_ex and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk-verbs-exercise - the NDK -> verbs translation (verbs_map.h) run
 // on a real RDMA device (issue 30): one process, two RC endpoints over
 // rdma_cm on ADDRESS (a loopback connection through the device), every

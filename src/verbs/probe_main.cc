@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk-verbs-probe - what the verbs backend sees on an interface or
 // address (issue 30): the RDMA device rdma_cm picks for it, its transport
 // and limits as NDK_ADAPTER_INFO, the fast-register strategy, which engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs/verbs_map.cc - see verbs_map.h; docs/verbs.md has the tables.
 #include "verbs/verbs_map.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs/verbs_map.h - the pure translation between the NDK object model and
 // rdma-core's verbs (issue 30): work requests and their flags into
 // ibv_send_wr / ibv_recv_wr, ibv_wc into NDK_RESULT_EX, device attributes

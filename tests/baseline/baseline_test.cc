@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // baseline_test - each baseline run for a tiny bounded amount: the figures
 // must be sane and non-zero, and the receiving side must have counted every
 // byte the sending side handed over. These check the yardsticks work; they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* capi_smoke.c - the C ABI from C11: open "lo", create and close objects,
  * check statuses. Exits non-zero on the first unexpected status. */
 #include <softndk/ndkpi.h>

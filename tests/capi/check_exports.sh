@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shared library's exports are its C ABI (docs/abi.md): every SoftNdk*
 # function declared in softndk/softndk.h is exported at version SOFTNDK_0,
 # and nothing else is (src/libsoftndk.map).

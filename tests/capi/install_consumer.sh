@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs softndk from build dir $1 into a throw-away prefix and builds the
 # consumer in $2 against it: with find_package(softndk) and with pkg-config.
 # Runs both programs (they open "lo").

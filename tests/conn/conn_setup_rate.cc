@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conn_setup_rate.cc - connection setup rate on loopback (TCP connect +
 // accept + MPA exchange + graceful disconnect, `window` in flight) and
 // engine memory per idle connection. A benchmark, not a test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conn_test_util.h - helpers for the connection engine tests: bounded waits,
 // raw TCP peers that misbehave on purpose, fd counting.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine_test.cc - the connection engine over real sockets on 127.0.0.1:
 // connect/accept/MPA, every loopback-reachable outcome, misbehaving peers,
 // shared endpoints, disconnect and reset detection.

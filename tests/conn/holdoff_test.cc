@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // holdoff_test.cc - ConnSettings::initiator_holdoff: the initiator stays
 // silent for that long after the MPA Reply before reporting the connection
 // (a workaround for Linux siw's race, docs/compatibility.md notes 1 and 8).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // negotiator_test.cc - mpa::negotiator rules, one test per siw rule
 // (IWARP.md 7.1, 9.2, 9.3; interop README section b probe scenarios).
 #include <gtest/gtest.h>

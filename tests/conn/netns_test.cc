@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netns_test.cc - connect outcomes that need real routing, between network
 // namespaces the test creates: no route -> NETWORK_UNREACHABLE, nobody at
 // the address on the link -> HOST_UNREACHABLE, a link that drops every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scale_test.cc - 1,000 connections open at once (ordinary connects plus
 // shared endpoints each connecting to many distinct listener ports), then
 // all closed: every callback fires exactly once, nothing leaks (fds, engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // abi_util.h - small helpers for tests written against the public C ABI
 // only (tests/connector, the idle-memory benchmark, tests/observability): request/close
 // completions, addresses, process resource probes.

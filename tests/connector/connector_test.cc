@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // connector_test.cc - the NDK connection glue through the public C ABI on
 // 127.0.0.1: listen/connect/accept/complete-connect, data, connection data,
 // read limits, reject, refused, pause/resume, listener close, shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoint_port_test.cc - NDKPI.md 6.1 through the C ABI: a listener's
 // address:port stays reserved while connectors accepted through it live
 // (even after the listener's close was requested and after their TCP

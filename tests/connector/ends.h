@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ends.h - a small fixture for connector tests whose objects come from
 // several adapter instances or several open settings: End is one side's
 // PD/CQ/QP/MR/connector, EndsTest opens adapters on lo and connects Ends

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // instances_test.cc - several opens of one interface act as one RNIC
 // (issue 16 item 1): a QP of one adapter instance is accepted through
 // another instance's listener, connected through another's connector or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_semantics_test.cc - NDK connection establishment as NdkAccept's page
 // describes it (issue 16 items 3 and 4), over 127.0.0.1 through the C ABI:
 // by default an accept completes only after the active side's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // path_test.cc - SoftNdkQueryConnectionPath and SOFTNDK_SAMEHOST through the
 // public C ABI (docs/samehost.md): two adapter instances on lo, each opened
 // with its own SOFTNDK_SAMEHOST, connected by NdkConnect/NdkAccept.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qp_idle_memory.cc - memory per idle connected QP (a benchmark, not a
 // test). Opens `pairs` connected QP pairs on 127.0.0.1 through the NDK C
 // ABI, with the tools' default depths (ndkapp/include/ndkapp/session.h: receive 64,

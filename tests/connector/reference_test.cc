@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reference_test.cc - rules of the NDKPI reference pages for connectors
 // that the broader connector tests do not assert, through the public C ABI
 // on 127.0.0.1: a close from inside a failed connect's completion (object

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scale_test.cc - 1,000 connections held open at once through the NDK C
 // ABI: 500 ordinary NdkConnects to one listener plus 10 shared endpoints
 // each connecting to 50 distinct listener ports (a shared endpoint needs a

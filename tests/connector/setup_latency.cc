@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // setup_latency.cc - connection set-up time on 127.0.0.1 through the NDK C
 // ABI, with and without the silent-peer wake-up (issue 32; a benchmark, not
 // a test). One iteration: QPs and connector, NdkConnect / NdkAccept /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // silent_peer_test.cc - issue 32 through the public C ABI: an initiator
 // whose peer accepts (MPA Reply) and then never sends a byte gets zero-length
 // RDMA Writes ("wake-ups", what cures Linux siw 6.1's unread first FPDU),

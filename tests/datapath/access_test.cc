@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // access_test.cc - remote access violations: the Terminate code, the flush
 // with STATUS_CANCELLED on both sides, and untouched target memory.
 #include "dp_fixture.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // completion_test.cc - completion rules: arming (solicited vs any, once per
 // arm), CQ overrun, NdkFlush, a peer killed mid-transfer.
 #include <set>

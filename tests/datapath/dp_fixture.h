@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dp_fixture.h - two connected QPs over 127.0.0.1 for the data-path tests.
 //
 // Objects come from the public C ABI on the "lo" adapter; the connection is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fr_token_test.cc - a fast-register MR keeps one token for its lifetime
 // (NDKPI consumers read it once after NdkInitializeFastRegisterMr), and
 // stale access is refused because the STag is invalid between an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // local_access_test.cc - local keys (NDK_SGE.MemoryRegionToken) checked like
 // an RNIC's lkeys when a request is processed, and failed local operations:
 // the request completes with its error, the peer gets a Terminate, the QP

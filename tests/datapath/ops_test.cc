@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops_test.cc - every work request end to end with byte-by-byte integrity.
 #include "dp_fixture.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // polled_test.cc - polled mode (docs/datapath.md "Who runs what"): a
 // busy-polled CQ takes the reactor off EPOLLIN; the reactor must take over
 // again when the consumer stops polling or arms the CQ, so that passive

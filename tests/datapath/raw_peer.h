@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // raw_peer.h - a hand-driven iWARP initiator for data-path tests that need
 // a peer doing what softndk itself never sends: a Send with Invalidate of
 // STag 0, or half a message and then silence. The TCP + MPA connection

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // raw_peer_test.cc - the receiver against a hand-driven peer (raw_peer.h):
 // a refused remote invalidation (STag 0 like any other refused STag), and
 // the completion order when NdkFlush or the QP's close cancels a receive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_batch_test.cc - Read Responses received many FPDUs per recvmsg
 // (rdmap/stream_rx.cc response_recv, docs/datapath.md "Receive and
 // placement"): the predicted layout is used only after each header checks

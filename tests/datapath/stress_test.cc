@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stress_test.cc - concurrency: several QPs posting from several threads,
 // posting from completion callbacks, NdkFlush and connection close racing
 // with posting. Meant for TSan (build/dp-tsan); bounded to seconds.

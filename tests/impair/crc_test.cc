@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // crc_test.cc - why MPA CRC matters: a byte flipped on the wire with the TCP
 // checksum fixed up (impair/link.h) passes TCP. With CRC32c the receiver
 // catches it (Terminate: LLP layer, MPA CRC error), the connection fails

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // impair-link - sets up the impaired link (link.h) and keeps it up until
 // interrupted or for --seconds, then prints what it did. For trying
 // softndk tools over a bad link by hand:

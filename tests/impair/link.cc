@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // impair/link.cc - two namespaces, two TUN devices, one forwarder thread.
 #include "impair/link.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // impair/link.h - an impaired IPv4 link between two network namespaces,
 // made in user space because this kernel has no sch_netem.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // link_test.cc - the impaired link itself, with plain TCP sockets: each
 // impairment does what it says and TCP still delivers (or, for corruption
 // with the checksum fixed up, delivers the damage).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // impair/packet.cc - IPv4/TCP parsing and checksum fix-up (RFC 791, 793,
 // 1071).
 #include "impair/packet.h"

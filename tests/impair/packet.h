@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // impair/packet.h - the packet rewriting of the impaired link, as pure
 // functions over byte spans (no sockets, no state), so they can be tested
 // with fixed vectors.

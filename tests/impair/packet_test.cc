@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packet_test.cc - the impaired link's packet rewriting against a packet the
 // kernel built: a TCP segment carrying "softndk impair golden vector!",
 // read from a TUN device (no offloads, so its checksum 0x4986 is the

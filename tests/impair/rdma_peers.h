@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdma_peers.h - two softndk adapters, one in each namespace of an
 // ImpairedLink, connected by one QP pair through the public C ABI (the
 // tools' session layer, ndkapp/include/ndkapp/session.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // soak_test.cc - softndk between two namespaces over a lossy, reordering,
 // duplicating link with a black hole in the middle, CRC on, for a bounded
 // time (SOFTNDK_SOAK_SECONDS, default 10). The client keeps RDMA Writes,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/datapath_cases.sh - group stock of run.sh: the data path
 # against siw (ndkping <-> rping, verbs_peer on libibverbs/librdmacm), Send
 # with Invalidate, Terminate both ways, and bad peers. Sourced by run.sh.

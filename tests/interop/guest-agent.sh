@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # guest-agent.sh - the command of every interop VM (run by siw-peer in the
 # guest, cwd /share = the host's group share folder).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ivx_proto.h - the small exchange between ndk_peer (softndk, host) and
  * verbs_peer (libibverbs/librdmacm on siw, guest) for the data-path cases.

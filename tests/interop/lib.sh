@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/lib.sh - the helpers every case file uses: logging, the
 # guest agent (scripts dropped into share/req), host background processes,
 # assertions, siw's unread-first-FPDU watch and the capture checks.

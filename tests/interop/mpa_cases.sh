@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/mpa_cases.sh - groups stock and tunable of run.sh: MPA
 # negotiation between softndk and siw in both directions (softndk initiator
 # -> persistent rping -s -P; siw rping -c -> softndk listener, siw-tunable

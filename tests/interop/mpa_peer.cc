@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpa_peer - the interop suite's MPA-level driver on softndk's connection
 // engine (src/tcp + src/mpa + the RTR FPDUs of src/rdmap), below the NDK ABI.
 //

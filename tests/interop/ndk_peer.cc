@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_peer - the interop suite's host-side driver on softndk's public C ABI
 // (softndk/ndkpi.h, softndk.h, softndk.hpp only: what a consumer sees).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ndksock_server.c - `verbs_peer ndksock-server PORT`: the server side of the
  * WDK sample driver's conversation (wdk/sample/driver.c) in libibverbs +

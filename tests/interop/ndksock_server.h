@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ndksock_server.h - `verbs_peer ndksock-server PORT`: the WDK sample
  * driver's server (wdk/sample/driver.c) on libibverbs + librdmacm. */
 #ifndef SOFTNDK_TESTS_INTEROP_NDKSOCK_SERVER_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/nvmf_cases.sh - group nvmf of run.sh (sourced by it): the
 # Linux kernel's NVMe over Fabrics host (nvme-rdma over siw, nvme-cli, fio)
 # in the guest against ndk-nvmet on the host. The guest reaches the target

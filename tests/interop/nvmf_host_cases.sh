@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/nvmf_host_cases.sh - group nvmf, softndk's NVMe-oF host
 # (ndk-nvme, nvmf/host) -> Linux's nvmet-rdma target in the guest (sourced
 # by run.sh; issue 19). The guest's kernel target serves a 64 MiB file on

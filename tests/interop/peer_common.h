@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peer_common.h - command line, JSON output and small helpers shared by the
 // interop drivers (ndk_peer: public C ABI; mpa_peer: connection engine).
 //

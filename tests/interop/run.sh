@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/run.sh - softndk against Linux's kernel SoftiWARP (siw) in a
 # siw-peer VM (../shared/interop/siw-peer). Called by ctest (label interop):
 #

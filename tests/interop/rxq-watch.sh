@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # rxq-watch.sh PORT STOPFILE MAXSECS - runs in the guest (cwd /share).
 # Prints "TIME REMOTE RXQ" for every ESTABLISHED TCP connection on local
 # PORT whose receive queue holds unread bytes, sampled about every 0.5 s,

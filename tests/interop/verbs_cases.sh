@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/verbs_cases.sh - group verbs of run.sh (sourced by it;
 # issue 30): the verbs backend's device probe (softndk-verbs-probe, built
 # on the host, run in the guest from the share) on the guest kernel's

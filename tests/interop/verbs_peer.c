@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * verbs_peer - the guest-side partner of ndk_peer for the data-path cases:
  * libibverbs + librdmacm on Linux siw. Built on the host (Debian 12, rdma-core

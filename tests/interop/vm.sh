@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/vm.sh - one VM per group: the host's siw-peer build, the
 # guest agent, and the fixture set-up (`run.sh up GROUP`) and clean-up
 # (`run.sh down GROUP`). Sourced by run.sh.

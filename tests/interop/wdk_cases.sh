@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/wdk_cases.sh - group stock, the WDK sample NDK consumer
 # driver (wdk/sample, ndksock.so under softndk-wdk-run) against Linux siw
 # (sourced by run.sh; issue 20). The guest runs `verbs_peer ndksock-server`

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Plants include violations into copies of a few real files of the tree and
 checks that scripts/check-layers.py fails on each, naming the file, and
 passes on the unmodified copy.

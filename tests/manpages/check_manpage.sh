@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Keeps a tool's manual page in step with its command line:
 #   check_manpage.sh TOOL_BINARY PAGE.1 VERSION
 # 1. every option --help lists is described in the page's OPTIONS section;

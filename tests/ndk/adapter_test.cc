@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter_test.cc - SoftNdkOpenAdapter/Enumerate, NdkQueryAdapterInfo, caps.
 #include <cstdlib>
 #include <cstring>

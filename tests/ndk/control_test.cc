@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // control_test.cc - the IRP-style adapter control: event requests, cancel,
 // query/modify, lock conflicts, async close, fatal errors.
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cq_test.cc - NdkCreateCq, results, the arm combination table, overrun,
 // resize, interrupt moderation.
 #include "ndk_fixture.h"

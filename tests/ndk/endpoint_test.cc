@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // endpoint_test.cc - shared endpoints (address checks, ports), connectors and
 // listeners as objects.
 #include <arpa/inet.h>

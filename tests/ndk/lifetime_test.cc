@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lifetime_test.cc - NDKPI §10: create/close protocol, antecedents, bad handles.
 #include <vector>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mr_test.cc - NdkCreateMr/RegisterMr/DeregisterMr/InitializeFastRegisterMr,
 // tokens, MWs, the privileged token and NdkBuildLAM.
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_fixture.h - shared helpers for the ndk conformance tests: an adapter on
 // "lo" and one-line creators for every object kind.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qp_test.cc - NdkCreateQp validation, posting rules, flush, data-path API.
 #include <cstring>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srq_test.cc - NdkCreateSrq/ModifySrq/SrqReceive, threshold notification,
 // QPs on an SRQ.
 #include "ndk/srq.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stag_table_test.cc - the STag table the data path uses for access checks.
 #include <thread>
 

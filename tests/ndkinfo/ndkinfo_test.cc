@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndkinfo_test.cc - the ndkinfo tool as a script would use it: run it,
 // parse its JSON, check its exit codes (docs/ndkinfo.md).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev_list_test.cc - interface snapshots: list_net_devices,
 // find_net_device, NetMonitor::query. Runs unprivileged (loopback only).
 #include <arpa/inet.h>

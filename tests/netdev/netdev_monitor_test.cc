@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netdev_monitor_test.cc - NetMonitor on a real veth pair.
 //
 // Each test makes its own veth pair (see veth_fixture.h), subscribes to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // port_event_test.cc - end to end: a softndk adapter's port follows the
 // real link state of the interface it is bound to.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // veth_fixture.h - a throw-away veth pair for link-state tests.
 //
 // The end the tests watch ("root end") stays in the test's own network

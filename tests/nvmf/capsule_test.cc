@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVMe/RDMA capsule parsers (nvmf/proto/nvmf_capsule.h) on golden byte
 // vectors written from the specifications' layouts, and on bad input.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // host_e2e_test.cc - ndk-nvme (the host) against ndk-nvmet (the target),
 // both softndk, as separate processes: over loopback, and across two
 // network namespaces joined by a veth pair. What a user sees: exit codes,

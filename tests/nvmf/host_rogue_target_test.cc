@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // host_rogue_target_test.cc - ndk-nvme against a scripted in-test target
 // that breaks the RDMA transport rules on purpose, to prove the host's
 // checks can fail: a response whose Send with Invalidate names another

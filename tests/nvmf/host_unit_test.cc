@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // host_unit_test.cc - the pure parts of ndk-nvme (nvmf/host): the data
 // pattern that lets a later read verify an earlier write, the latency
 // histogram behind the fio-style percentiles, and the status texts.

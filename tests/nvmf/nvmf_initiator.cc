@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvmf_initiator.cc - see nvmf_initiator.h.
 #include "nvmf_initiator.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvmf_initiator.h - a minimal NVMe/RDMA initiator for the target's tests:
 // connects one queue with chosen RDMA CM private data, sends raw capsules
 // (well formed or not) and waits for their completions. Its data buffer is

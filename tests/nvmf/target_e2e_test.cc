@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk-nvmet end to end over loopback: a real target process, an in-test
 // NDK initiator sending real capsules. Good paths (Connect, Identify,
 // discovery log, keyed and in-capsule I/O, Write Zeroes, deallocate) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // counters_test.cc - SoftNdkQueryQpCounters: a QP's own traffic, Terminates,
 // CQ errors and connection outcome, and its agreement with the adapter's
 // counters (one connection per adapter instance here, so they must match).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fault_test.cc - SoftNdkInjectConnectionFault DropTx / DelayTx / CorruptTx
 // end to end through the C ABI: what the peer observes, the Terminates, and
 // that every posted request still completes exactly once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // obs_fixture.h - two QPs connected through the public C ABI (listener,
 // NdkConnect/NdkAccept/NdkCompleteConnect) on 127.0.0.1, each on its own
 // adapter instance of "lo", so that one end's adapter counters and traces

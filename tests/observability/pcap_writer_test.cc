@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pcap_writer_test.cc - util::PcapFile / util::TcpFlow: the file header, the
 // synthetic headers (addresses, ports, sequence numbers per direction),
 // packet splitting, IPv6, and a path that cannot be created.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // trace_test.cc - pcap traces (SoftNdkTraceQp, SOFTNDK_MODIFY_ADAPTER_TRACE)
 // decoded by tshark: the MPA exchange, the RTR, every RDMAP opcode the
 // traffic used, CRCs where negotiated, nothing malformed, and a trace that

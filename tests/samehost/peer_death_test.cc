@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // peer_death_test.cc - the same-host fast path against a peer in another
 // process (this binary started with --samehost-child, samehost_main.cc):
 // the peer is killed, or unmaps the memory it advertised, while we pull

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relay.h - a user-space TCP relay on 127.0.0.1 for the same-host tests:
 // what the interop VM's socat port forwarding does. Each accepted
 // connection is joined to a new connection to the target, and bytes are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ring_test.cc - the FPDU stream through the shared-memory ring
 // (docs/samehost.md section 4) between two QPs of this process: Sends of
 // many sizes, ordering with Writes and Reads, busy and event-mode

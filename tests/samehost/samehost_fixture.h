@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // samehost_fixture.h - two QPs of this process linked with the same-host
 // fast path on or off on each side (samehost_test.cc, shared_memory_test.cc,
 // ring_test.cc).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // samehost_main.cc - the test binary's main: the tests, or (with
 // --samehost-child) the peer process of peer_death_test.cc.
 #include <gtest/gtest.h>

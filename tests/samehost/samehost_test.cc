@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // samehost_test.cc - same-host detection and the fast path on two QPs of
 // this process (docs/samehost.md): a loopback pair finds itself and moves
 // RDMA Write and Read Response payloads by process_vm_readv; a switch on

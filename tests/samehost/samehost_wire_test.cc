@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // samehost_wire_test.cc - the same-host codec (rdmap/samehost_wire.h) and
 // the parser's acceptance of the same-host opcodes only when asked.
 #include "transport/samehost/samehost_wire.h"

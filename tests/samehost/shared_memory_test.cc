@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shared_memory_test.cc - SoftNdkAllocateSharedMemory, the segment registry,
 // the receiver's mappings of a peer's segments (rdmap/samehost_segments.h)
 // and the fast path copying from them (docs/samehost.md, "Shared memory").

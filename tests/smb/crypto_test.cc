@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NTLMv2 against the published vectors of MS-NLMP 4.2.4 (User "User",
 // domain "Domain", password "Password", server "Server"); AES-128-CMAC
 // against RFC 4493's; the SMB 3.x KDF and the preauth hash against values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SMB2 header and NEGOTIATE: golden vectors are frames 11 (cifs' NEGOTIATE
 // request, dialect 3.0.2) and 13 (ksmbd's response) of
 // captures/smbdirect-rdma-io-same-guest-lo.pcap, the SMB2 bytes after the

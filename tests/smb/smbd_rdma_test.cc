@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA channel softndk <-> softndk: the client fast-registers pool
 // slots and sends their descriptors; the server RDMA Reads the "WRITE"
 // data from one and RDMA Writes the "READ" data into the other, then

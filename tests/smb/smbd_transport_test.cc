@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MS-SMBD transport, softndk <-> softndk over 127.0.0.1: negotiate,
 // messages both ways, fragmentation and reassembly under tight credits, the
 // size limit, a refused version, keepalive answered and keepalive timeout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MS-SMBD wire formats: golden vectors are the SMB Direct payloads of
 // /work/shared/interop/captures/smbdirect-rdma-io-same-guest-lo.pcap (Linux
 // 6.1 cifs -> ksmbd over siw; frame numbers below), cut out of the FPDUs

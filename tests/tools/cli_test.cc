@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cli_test.cc - the binaries themselves on bad command lines: one line on
 // stderr naming the cause, a non-zero exit, quickly; --help exits 0.
 #include <gtest/gtest.h>

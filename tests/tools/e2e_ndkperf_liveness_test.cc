@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // e2e_ndkperf_liveness_test.cc - ndkperf judges its peer by what moves on
 // the wire, not by its own completion queue (label tools-e2e):
 //  - every test type runs three times longer than --timeout, in one process

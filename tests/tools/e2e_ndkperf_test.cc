@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // e2e_ndkperf_test.cc - ndkperf over softndk for real (label tools-e2e):
 // every test type in loopback with sane figures (non-zero, bytes counted ==
 // bytes sent) and valid JSON; event mode, several QPs, CRC; the plot and the

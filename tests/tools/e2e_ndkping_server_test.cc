@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // e2e_ndkping_server_test.cc - ndkping's server over many clients and when
 // things go wrong (label tools-e2e): a persistent server stays flat over
 // 1,000 sequential clients, refuses clients beyond --max-clients and under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // e2e_ndkping_test.cc - ndkping client against ndkping server (label
 // tools-e2e): -V verified pings at 64 B and at a multi-FPDU size, the rping
 // output lines, and a persistent server serving clients one after another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // messages_test.cc - rping's wire bytes (checked against the siw capture
 // siw-rping-C3-S64) and ndkperf's own set-up and control messages.
 #include <gtest/gtest.h>

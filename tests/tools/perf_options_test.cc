@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_options_test.cc - ndkperf's command line: perftest names, roles,
 // defaults and every refused combination.
 #include "ndkperf/perf_options.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_fault_client.cc - an rping client that breaks its own connection on
 // purpose, for the ndkping server's exit-code tests (e2e_ndkping_server_test):
 //   ping_fault_client PORT corrupt   CRC on, the first advertisement goes out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_options_test.cc - ndkping takes rping's flags, flag for flag.
 #include "ndkping/ping_options.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // proc.cc - posix_spawn with redirected output and a bounded wait.
 #include "proc.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // proc.h - run a tool as a child process with a time limit, for the CLI and
 // end-to-end tests: stdout and stderr captured to files, killed (by its own
 // pid) when the limit passes, so no test can hang.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_test.cc - table, JSON and CSV from synthetic results.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // status_text_test.cc - the tools' one-line causes for issue 32: a silent
 // peer (SoftNdkQueryPeerActivity) and a reset during set-up, before or
 // after the MPA exchange (ndkapp/status.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // svg_plot_test.cc - the --plot writer: a well-formed SVG (parsed as XML by
 // python3) with both panels, the legend and power-of-two size ticks.
 #include "ndkperf/svg_plot.h"

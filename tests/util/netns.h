@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/util/netns.h - network namespaces, veth pairs and netem for tests
 // that need real routing outcomes (no route, no such host, silence).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // samehost_env.h - sets SOFTNDK_SAMEHOST for the adapters opened while it
 // lives and restores what the environment said before. The fast path is on
 // by default (docs/samehost.md); tests of a property of the TCP path itself

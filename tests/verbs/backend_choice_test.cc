@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backend_choice_test.cc - SOFTNDK_BACKEND / SOFTNDK_OPEN_PARAMETERS.Backend
 // and the auto rule (src/verbs/backend_choice.h, docs/verbs.md).
 #include "verbs/backend_choice.h"

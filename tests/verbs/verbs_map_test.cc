@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verbs_map_test.cc - the NDK <-> verbs translation (src/verbs/verbs_map.h)
 // without an RDMA device: every table of docs/verbs.md, both directions.
 #include "verbs/verbs_map.h"

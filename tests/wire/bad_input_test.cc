@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input: every violation the parser detects gives its own error and
 // Terminate code; truncated input never reads out of bounds.
 #include <gtest/gtest.h>

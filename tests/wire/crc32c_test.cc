@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CRC32c wrapper: standard check value, iSCSI vector, IWARP.md 2.5 FPDU vectors.
 #include "mpa/crc32c.h"
 

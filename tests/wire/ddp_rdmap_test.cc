@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DDP headers, RDMAP opcodes and bodies, RTR FPDUs, FPDU sizing, markers.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sender side: FPDU pieces, scatter-gather CRC, segmentation by MSS.
 #include "ddp/fpdu_builder.h"
 

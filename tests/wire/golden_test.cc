@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden tests: every MPA frame and FPDU in the siw captures
 // (../shared/interop/captures) is parsed with the codec, its fields are
 // compared with the iwarp-decode.py lines of the .txt beside the pcap, CRCs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MPA Request/Reply/Reject frames and the IRD/ORD blocks (IWARP.md 2.1-2.3, 7.1).
 #include "mpa/mpa_frame.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/wire/pcap_reader.cc — see pcap_reader.h.
 #include "pcap_reader.h"
 

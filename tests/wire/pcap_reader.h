@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/wire/pcap_reader.h — minimal TCP stream reassembly over libpcap for
 // the golden tests: IPv4 over Ethernet / Linux cooked (SLL, SLL2) / raw IP,
 // per-direction byte streams ordered by sequence number, retransmissions and

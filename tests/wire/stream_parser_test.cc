@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streaming receive parser: events, arbitrary splits, direct placement, CRC.
 #include "ddp/stream_parser.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Terminate build/parse, siw's nibble-swapped layout, the violation table.
 #include "rdmap/terminate.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/wire/test_util.h — hex helpers shared by the wire tests.
 #pragma once
 

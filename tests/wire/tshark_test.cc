@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wireshark cross-check: a representative conversation encoded by the codec
 // (MPA rev 2 with CRC and RFC 6581 P2P, MPA rev 1 without CRC, Sends, Send
 // with Invalidate, Writes split by the segmenter, a Read Request and its

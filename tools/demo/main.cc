@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk-demo - lists adapters, then walks every NDK object kind on "lo".
 //
 // Uses only the public API (ndkpi.h, softndk.h, softndk.hpp). Each step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndkinfo - list softndk adapters with their NDK_ADAPTER_INFO and port
 // state, the way ibv_devinfo and `rdma link` do for verbs devices.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // render.cc - text and JSON output of ndkinfo.
 //
 // Key names are part of the tool's interface (scripts parse them); they are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // render.h - ndkinfo's two output forms: text (like ibv_devinfo) and JSON.
 #pragma once
 

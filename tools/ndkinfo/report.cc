@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report.cc - gathering one adapter's facts with the public C API.
 #include "report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report.h - what ndkinfo learns about one adapter, through the public C
 // API only (softndk/softndk.h and the NDK dispatch table).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main.cc - ndkperf entry point: parse, run, exit code (see docs/ndkperf.md).
 #include <iostream>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_baseline.cc - bridge from ndkperf results to softndk_baseline.
 #include "ndkperf/perf_baseline.h"
 

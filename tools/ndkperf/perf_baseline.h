@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_baseline.h - `--baseline tcp|ucx`: the same pattern over another
 // transport (bench/baseline's softndk_baseline), in the same run, so
 // softndk's figure can be printed as a ratio to it.

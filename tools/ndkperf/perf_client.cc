@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_client.cc - the client of ndkperf's measured runs: connects its QPs,
 // drives each size's phase and collects the results (protocol: perf_engine.h,
 // shared state: perf_side.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_engine.h - the measured runs over softndk: a client that drives the
 // test and a server that answers it, usable in two processes or, for
 // --loopback, on two threads of one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_options.cc - CLI11 definition of ndkperf's options and their checks.
 #include "ndkperf/perf_options.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_options.h - ndkperf's command line (perftest's option names where they
 // exist), parsed with CLI11 into PerfOptions, and the run plan it implies.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_report.cc - table, JSON and CSV renderings of ndkperf results.
 #include "ndkperf/perf_report.h"
 

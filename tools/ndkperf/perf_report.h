@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_report.h - ndkperf's three output forms: a perftest-like table, one
 // JSON document, and CSV. Pure functions over results, so tests can feed
 // synthetic figures.

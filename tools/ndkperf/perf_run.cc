@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_run.cc - runs the plan the options describe and reports it.
 #include "ndkperf/perf_run.h"
 

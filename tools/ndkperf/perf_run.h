@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_run.h - ndkperf from parsed options to printed results: loopback
 // (server thread + client in one process), server, client, and --demo; then
 // the baseline, the table/JSON/CSV and the plot.

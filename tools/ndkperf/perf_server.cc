@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_server.cc - the server of ndkperf's measured runs: accepts the
 // client's QPs and answers each size's phase (protocol: perf_engine.h, shared
 // state: perf_side.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_side.h - what both ends of ndkperf's measured runs share (the
 // protocol is in perf_engine.h; the client is perf_client.cc, the server
 // perf_server.cc).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_types.cc - test names, size ladder and figure arithmetic.
 #include "ndkperf/perf_types.h"
 

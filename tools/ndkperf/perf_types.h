@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_types.h - ndkperf's vocabulary: the six tests, the run plan, and the
 // figures one measured point produces (softndk and, beside it, the baseline).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_wire.cc - fixed-layout little-endian encoders for ndkperf's messages.
 #include "ndkperf/perf_wire.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_wire.h - what ndkperf's two ends tell each other.
 //
 // Connection set-up (MPA private data, at most 252 bytes for siw interop):

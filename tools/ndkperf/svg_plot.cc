@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // svg_plot.cc - hand-written SVG: axes, grid, log2 size ticks, one polyline
 // per series (solid softndk, dashed TCP), legend at the right.
 #include "ndkperf/svg_plot.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // svg_plot.h - ndkperf --plot: bandwidth (Gb/s) and latency (median, us)
 // against message size, softndk beside the TCP baseline, as a standalone
 // SVG drawn here (no plotting dependency). Pure functions: tests render

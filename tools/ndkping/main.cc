@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main.cc - ndkping entry point (see docs/ndkping.md).
 #include <iostream>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_endpoint.cc - the rping endpoint and its completion wait.
 #include "ndkping/ping_endpoint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_endpoint.h - one rping endpoint on the tools' session layer: CQ, QP
 // and the four buffers rping has (recv_buf, send_buf, rdma_buf, start_buf),
 // plus a completion wait that tolerates the Send completions it is not

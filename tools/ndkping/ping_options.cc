@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_options.cc - rping's flags (-s -c -a -p -C -S -v -V -d -P) in CLI11.
 #include "ndkping/ping_options.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_options.h - ndkping's command line: rping's flags, parsed with CLI11.
 #pragma once
 

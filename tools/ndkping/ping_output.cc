@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_output.cc - serialized output lines.
 #include "ndkping/ping_output.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_output.h - ndkping's output lines: whole lines only, one at a time
 // (a persistent server's clients print from several threads).
 #pragma once

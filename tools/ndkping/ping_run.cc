@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_run.cc - ndkping's client role on the tools' session layer (the
 // server is in ping_server.cc).
 #include "ndkping/ping_run.h"

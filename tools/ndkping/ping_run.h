@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_run.h - ndkping's client and server over softndk, speaking rping's
 // exchange (docs/ndkping.md, shared/interop/README.md "rping exchange"):
 //   client Send(source adv) -> server RDMA Read of it -> server Send(go

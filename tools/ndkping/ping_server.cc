@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ping_server.cc - ndkping's server role: one client (rping's default), or
 // with -P every client, each on a worker thread of a bounded set.
 #include <malloc.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rping_msg.cc - rping's advertisement codec and payload pattern.
 #include "ndkping/rping_msg.h"
 

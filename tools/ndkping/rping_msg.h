@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rping_msg.h - what rping (librdmacm's example) puts in its buffers, so that
 // ndkping interoperates with it byte for byte:
 //  - struct rping_rdma_info { be64 buf; be32 rkey; be32 size; } (16 bytes),

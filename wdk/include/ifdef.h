@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ifdef.h - softndk-wdk stand-in: interface identifiers.
  *

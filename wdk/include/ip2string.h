@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ip2string.h - textual IPv4/IPv6 address conversion (RtlIpv4StringToAddress
  * and friends), as documented for Windows. Addresses are the platform's

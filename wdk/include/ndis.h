@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ndis.h - softndk-wdk stand-in: the part of NDIS an NDK consumer touches.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ndkpi.h - softndk-wdk stand-in: the NDKPI itself is softndk's
  * (softndk/ndkpi.h, the same types and dispatch tables), so a consumer's

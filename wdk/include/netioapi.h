@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * netioapi.h - softndk-wdk stand-in: interface identifier conversions.
  *

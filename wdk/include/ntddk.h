@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ntddk.h - the kernel-mode driver interface: wdm.h plus the few additions
  * NDK consumers take from ntddk.h (all of which the kit keeps in wdm.h).

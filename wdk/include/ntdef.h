@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ntdef.h - the kernel's basic types and macros, for the softndk WDK kit.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ntifs.h - the installable file system kit header; for the kit, ntddk.h
  * (push locks and the rest a network redirector-style NDK consumer takes from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ntstatus.h - NTSTATUS values the kernel services return, beyond the ones
  * NDKPI already uses (those are in softndk/ndk_base_types.h). Values are the

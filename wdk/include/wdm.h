@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * wdm.h - the Windows Driver Model kernel interface, as the softndk WDK kit
  * provides it on Linux (user space, one process). See docs/wdk.md for what is

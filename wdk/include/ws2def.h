@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ws2def.h - softndk-wdk stand-in: socket address types with their Windows
  * names.

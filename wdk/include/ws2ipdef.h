@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ws2ipdef.h - softndk-wdk stand-in: IPv6 socket addresses and SOCKADDR_INET
  * (an IPv4 or IPv6 address in one union, tagged by si_family).

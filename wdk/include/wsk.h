@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * wsk.h - softndk-wdk stand-in: Winsock Kernel registration, as far as an
  * NDK consumer needs it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * wskndk.h - softndk-wdk stand-in: the NDK extension of WSK, the way a
  * kernel NDK consumer opens an adapter.

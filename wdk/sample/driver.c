@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * driver.c - the sample NDK consumer driver: DriverEntry starts a system
  * thread that plays one side of a short conversation over ndksock, and the

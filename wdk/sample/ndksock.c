@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ndksock.c - the socket-like NDK layer of the sample driver (ndksock.h).
  */

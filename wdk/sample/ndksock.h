@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ndksock.h - a socket-like layer over NDK, the way a Windows kernel
  * consumer writes one: WSK registration, the NDK NPI, one PD per adapter,

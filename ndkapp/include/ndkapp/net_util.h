@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net_util.h - addresses for the tools: resolve "HOST" + port, print
 // "addr:port", and find which local address (hence which softndk adapter)
 // routes to a peer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // session.h - a small C++ layer over the NDKPI C ABI for the tools.
 //
 // It turns the asynchronous NDK calls (create/request/close may complete

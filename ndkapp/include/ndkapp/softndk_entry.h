@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softndk_entry.h - the one direct C entry point the tools may find missing.
 //
 // Everything else in the NDKPI is reached through dispatch tables, and the

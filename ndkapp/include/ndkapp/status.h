@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // status.h - NTSTATUS values as short readable names for one-line errors.
 #pragma once
 

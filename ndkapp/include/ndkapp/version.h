@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // version.h - the tools' --version line.
 #pragma once
 

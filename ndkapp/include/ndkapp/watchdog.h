@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watchdog.h - the last line of "never hang": a process-wide deadline.
 //
 // Every wait in the tools has its own timeout, but a library call that never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // workers.h - a bounded set of joinable worker threads for a server that
 // serves each client on its own thread (ndkping -s -P).
 //

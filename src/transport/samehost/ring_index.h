@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/ring_index.h - validation of the indices a same-host peer writes
 // into the shared ring (shm_ring.h): pure, header-only, unit-tested
 // (tests/samehost) and fuzzed (fuzz/samehost_fuzz.cc). Indices are

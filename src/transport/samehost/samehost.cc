@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/samehost.cc - the same-host rendezvous of samehost.h.
 #include "transport/samehost/samehost.h"
 

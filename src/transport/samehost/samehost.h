@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/samehost.h - same-host detection for one connection (docs/samehost.md).
 //
 // After MPA, the two softndk ends of a connection look for each other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/samehost_segments.cc - the shared-memory segment registry and the
 // receiver's per-connection mappings (samehost_segments.h).
 #include "transport/samehost/samehost_segments.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/samehost_segments.h - shared-memory segments for the same-host
 // fast path (docs/samehost.md, "Shared memory").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/samehost_wire.cc - encoders and parsers of samehost_wire.h.
 #include "transport/samehost/samehost_wire.h"
 

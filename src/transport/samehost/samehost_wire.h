@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/samehost_wire.h - the bytes of the same-host fast path
 // (docs/samehost.md): the rendezvous messages exchanged over the abstract
 // unix socket, and the bodies of the three FPDUs that only a softndk peer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/shm_ring.cc - the shared-memory byte ring of shm_ring.h.
 #include "transport/samehost/shm_ring.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/samehost/shm_ring.h - the shared-memory byte ring that replaces loopback TCP
 // under MPA for one direction of a same-host connection (docs/samehost.md
 // "4. The stream through a shared-memory ring").

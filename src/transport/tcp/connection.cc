@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/tcp/connection.cc - an established stream: peer-close detection, graceful
 // and abortive teardown, leftover bytes, data path hand-off.
 #include "transport/tcp/connection.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/tcp/connection.h - an established iWARP stream: a TCP socket whose MPA
 // exchange is done, bound to one reactor for life.
 //

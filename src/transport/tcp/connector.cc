@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/tcp/connector.cc - active connect + MPA initiator, shared endpoints.
 #include "transport/tcp/connector.h"
 

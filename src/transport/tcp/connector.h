@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/tcp/connector.h - the active side: non-blocking TCP connect with a
 // deadline, then the MPA Request/Reply exchange as initiator (IWARP.md 9.2),
 // and shared endpoints (many connections from one local ip:port).

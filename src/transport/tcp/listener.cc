@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/tcp/listener.cc - listening socket, MPA responder, pending connections.
 #include "transport/tcp/listener.h"
 

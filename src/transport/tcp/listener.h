@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transport/tcp/listener.h - the passive side: a listening socket, the MPA responder
 // (IWARP.md 9.3) and the incoming request the upper layer accepts or
 // rejects.

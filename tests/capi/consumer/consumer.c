@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* consumer.c - opens "lo" through an installed softndk and closes it. */
 #include <softndk/softndk.h>
 #include <stdio.h>

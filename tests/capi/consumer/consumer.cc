@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consumer.cc - the header-only C++ layer against an installed softndk.
 #include <cstdio>
 #include <softndk/softndk.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IRQL emulation and the checker itself: the IRQL rules, the report's
 // content (call, call site, stack), fatal mode, and the internal API the
 // networking half uses.

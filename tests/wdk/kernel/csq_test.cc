@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cancel-safe queues: a driver's queue under IoCsq*, with cancellation
 // before insertion, while queued, and racing removal.
 #include <atomic>

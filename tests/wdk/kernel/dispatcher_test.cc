@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events, semaphores, mutexes and waits: timeouts in 100 ns units (relative,
 // absolute, zero), WaitAny/WaitAll, auto-reset of synchronization events.
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DPCs and timers: DPCs run in queue order on the DPC thread at
 // DISPATCH_LEVEL; a queued DPC is not queued twice; timers signal, queue
 // their DPC, repeat with a period and stop when cancelled.

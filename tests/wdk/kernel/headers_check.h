@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the header tests: type sizes and shapes a consumer relies on.
 #pragma once
 

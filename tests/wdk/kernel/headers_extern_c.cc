@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C++ drivers often include the WDK headers inside extern "C"; that must
 // compile too (the kit's C++-only helpers keep C++ linkage).
 extern "C" {

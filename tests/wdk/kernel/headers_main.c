@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the header shape checks of both include orders, in C and in C++.
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The other include order: ndkpi.h (and softndk.h) first, then wdm.h.
 #include <softndk/ndkpi.h>
 #include <softndk/softndk.h>

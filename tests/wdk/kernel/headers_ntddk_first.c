@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A consumer's include order: the WDK headers first, ndkpi.h after. Built as
 // C11 and (headers_cxx.cc) as C++, warnings as errors; main() checks the
 // Windows x64 (LLP64) type sizes and the shared base types.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IRPs through a two-driver stack: completion routines up the stack,
 // STATUS_MORE_PROCESSING_REQUIRED, pending propagation, double completion,
 // cancellation and its races, IoBuildDeviceIoControlRequest to a kit device.

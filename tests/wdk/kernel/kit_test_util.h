@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the kit's kernel tests: a fixture that counts checker reports
 // quietly and checks that each test leaves nothing allocated.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spin locks (IRQL, mutual exclusion, misuse), fast mutexes, resources,
 // push locks, rundown protection.
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pool (tags, zeroing, wrong tag, double free, leaks per tag), lookaside
 // lists, MDLs (chains on IRPs, double free, probing unmapped memory).
 #include <sys/mman.h>

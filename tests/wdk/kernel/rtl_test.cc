@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rtl strings and memory, IP address text, lists, SLISTs, interlocked
 // operations.
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A small kernel driver written against the WDK names only, run by the
  * launcher tests (softndk-wdk-run). Its first driver argument picks the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work items on the kit's worker pool at PASSIVE_LEVEL, their misuse, and
 // system threads with waitable thread objects.
 #include <atomic>

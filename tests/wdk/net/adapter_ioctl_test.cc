@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter_ioctl_test.cc - softndk's adapter control driven with IRPs
 // (softndk_wdk/ndk_ioctl.h): completion routines and IoStatus, buffer
 // sizing, IoCancelIrp, close completing queued requests, and cancel races.

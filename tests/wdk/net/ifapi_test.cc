@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ifapi_test.cc - NET_IFINDEX / NET_LUID / alias conversions (netioapi.h).
 #include <gtest/gtest.h>
 #include <net/if.h>

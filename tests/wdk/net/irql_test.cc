@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // irql_test.cc - the NDK side of the IRQL emulation: provider callbacks run
 // at DISPATCH_LEVEL, and calls above a function's documented IRQL are
 // reported (each rule provoked by a deliberately wrong consumer snippet,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kit_fixture.h - a WSK client of the kit with the NDK NPI captured, the
 // way a consumer driver starts, plus small synchronous helpers for tests.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // leaky_driver.c - a driver that forgets to close what it opened: WSK
 // registration, an NDK adapter and a CQ. The host's unload leak check must
 // name each of them and the host exit with 3 (checker reports).

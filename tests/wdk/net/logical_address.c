@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // logical_address.c - NDK_LOGICAL_ADDRESS in the shape consumers use: the
 // WDK's PHYSICAL_ADDRESS (LARGE_INTEGER), compiled as C11 the way a driver
 // uses it (docs/abi.md, "NDK_LOGICAL_ADDRESS").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // logical_address_test.cc - see logical_address.c.
 #include <gtest/gtest.h>
 

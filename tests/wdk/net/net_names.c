@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net_names.c - the networking names a Windows consumer writes, compiled as
 // C11 with the WDK include order (ntddk.h, ndis.h, wsk.h, wskndk.h, then
 // ndkpi.h): socket addresses, SOCKADDR_INET, interface identifiers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sample_test.cc - the sample NDK consumer driver (wdk/sample, ndksock.so)
 // run by softndk-wdk-run: a server and a client instance, each its own
 // process, over loopback and across two network namespaces; both must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wrong_consumer.c - see wrong_consumer.h.
 #include "wrong_consumer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wrong_consumer.h - deliberately wrong NDK/WSK consumer snippets (written
 // in C against the kit's WDK headers, as a driver would be); each breaks
 // exactly one rule the checker knows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wsk_test.cc - WSK registration and the NDK NPI (wsk.h, wskndk.h).
 #include <cstring>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/ex.h - executive support (Ex*): pool, lookaside lists, fast
  * mutexes, resources, push locks, rundown protection, interlocked lists and

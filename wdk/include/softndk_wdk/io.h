@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/io.h - the I/O manager (Io*) and the memory manager's MDL
  * calls (Mm*): driver and device objects, IRPs, work items, MDLs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/ke.h - the kernel executive's core (Ke*): IRQL, dispatcher
  * objects (events, semaphores, timers), DPCs, spin locks, waits, time.

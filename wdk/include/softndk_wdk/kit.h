@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/kit.h - what the kit adds to the WDK: the host interface
  * (how a driver run by softndk-wdk-run says it is done, its command-line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/ndk_ioctl.h - softndk's asynchronous adapter control, driven
  * with IRPs (the "IRP-based verbs" design: queued, cancellable event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * softndk_wdk/rtl.h - run-time library (Rtl*), list helpers, assertions and
  * debug output. Part of wdm.h; include <wdm.h> or <ntddk.h>, not this file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checker's reports, counters and modes (checker.h, softndk_wdk/kit.h).
 #include "irql/checker.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kit's checker: one place where every rule violation is reported, with
 // the call named, its call site and the stack, counted per rule, and fatal
 // on request (SOFTNDK_WDK_CHECK=fatal or SoftNdkWdkSetCheckMode).

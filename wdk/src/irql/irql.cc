@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-thread IRQL and the IRQL calls of the WDK (irql.h, softndk_wdk/ke.h).
 #include "irql/irql.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IRQL emulation: the current IRQL of each thread, and the checks a Windows
 // driver verifier makes against it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cancel-safe IRP queues (softndk_wdk/io.h): the driver's queue and lock,
 // the kit's handling of the three-way race between insertion, cancellation
 // and removal. The IRP's DriverContext[3] points at its IO_CSQ_IRP_CONTEXT

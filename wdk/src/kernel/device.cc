@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver and device objects, device names, object references
 // (softndk_wdk/io.h, kernel/device.h).
 #include "kernel/device.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver and device objects: what the host and the networking half of the
 // kit need beyond the WDK calls.
 //

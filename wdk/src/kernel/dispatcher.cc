@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events, semaphores, mutexes and the waits on them (softndk_wdk/ke.h).
 #include "kernel/dispatcher.h"
 

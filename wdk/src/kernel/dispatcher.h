@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatcher objects (events, semaphores, mutexes, timers, threads) share
 // one lock and one condition variable: every state change broadcasts and
 // each waiter re-checks its objects. Simple and correct for any mix of

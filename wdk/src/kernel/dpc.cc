@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DPCs: one kit thread runs queued DPC routines, in queue order, at
 // DISPATCH_LEVEL (softndk_wdk/ke.h). HighImportance DPCs go to the front.
 #include <condition_variable>

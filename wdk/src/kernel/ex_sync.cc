@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fast mutexes, executive resources, push locks and executive spin locks
 // (softndk_wdk/ex.h). Blocking ones wait on the dispatcher's condition
 // variable (kernel/dispatcher.h).

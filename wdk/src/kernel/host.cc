@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host interface of softndk_wdk/kit.h: the unload request and the
 // driver's command-line arguments.
 #include "kernel/host.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the host (softndk-wdk-run, or a test) runs at unload besides the
 // driver's DriverUnload: draining the kit's queues, bounded.
 #pragma once

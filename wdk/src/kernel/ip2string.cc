@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Textual IPv4/IPv6 addresses (ip2string.h), as the Windows Rtl functions
 // document them: non-strict IPv4 takes 1 to 4 parts in decimal, octal (0...)
 // or hex (0x...); strict takes exactly four decimal parts. Ports are in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IRPs (softndk_wdk/io.h): allocation, IoCallDriver, IoCompleteRequest with
 // completion routines run up the stack, cancellation with the cancel spin
 // lock, and IoBuildDeviceIoControlRequest's self-completing IRPs.

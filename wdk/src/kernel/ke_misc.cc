@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The small Ke/Ps calls: critical regions, thread and process identity,
 // processor numbers, bug checks (softndk_wdk/ke.h).
 #include <sched.h>

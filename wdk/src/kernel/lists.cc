@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interlocked lists: SLISTs and the spin-lock-protected LIST_ENTRY and
 // SINGLE_LIST_ENTRY calls (softndk_wdk/ex.h). An SLIST is serialised by a
 // small lock word in its header (a 128-bit compare-exchange is not needed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lookaside lists (softndk_wdk/ex.h): a cache of up to Depth freed entries
 // in front of the pool (or the driver's own allocate/free functions). The
 // entries are pool blocks with the list's tag, so leaks show under it.

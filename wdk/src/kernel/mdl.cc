@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MDLs (softndk_wdk/io.h): softndk's MDL {Next, VirtualAddress, ByteCount},
 // allocated by IoAllocateMdl and registered, so IoFreeMdl of a freed MDL is
 // a report and live MDLs at unload are leaks. Nothing is locked or mapped:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kit's own threads: the DPC thread (DISPATCH_LEVEL), the timer thread
 // and the work item pool (PASSIVE_LEVEL). The host drains them at unload.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A registry of live kit allocations (pool blocks, MDLs, IRPs, work items):
 // frees are checked against it instead of trusting the pointer, so a double
 // free is a report rather than heap corruption, and what is left at unload

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rtl strings and memory, debug output, assertions (softndk_wdk/rtl.h).
 #include <cstdarg>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rundown protection (softndk_wdk/ex.h). Count: bit 0 = rundown started,
 // references in steps of 2. The wait for the last reference is bounded: past
 // the kit's limit it is reported and returns, so an unload never hangs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The kernel services (wdk/CMakeLists.txt includes this file).
 list(APPEND SOFTNDK_WDK_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/contiguous_memory.cc

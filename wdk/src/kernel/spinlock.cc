@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KSPIN_LOCK and in-stack queued spin locks (softndk_wdk/ke.h).
 #include "kernel/spinlock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw spin lock acquire/release (no IRQL change) shared by the Ke spin lock
 // calls, the Ex interlocked lists and the cancel spin lock.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // System threads (PsCreateSystemThread), their handles and waitable thread
 // objects, object references (softndk_wdk/io.h). A thread object is a
 // dispatcher object signaled when the thread ends.

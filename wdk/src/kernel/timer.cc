@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KTIMER: one kit thread keeps the armed timers by expiry; at expiry a timer
 // becomes signaled (waking its waiters), its DPC is queued, and a periodic
 // timer is armed again (softndk_wdk/ke.h).

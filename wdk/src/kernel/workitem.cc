@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work items (softndk_wdk/io.h) on a pool of kit threads at PASSIVE_LEVEL.
 // The pool grows while every worker is busy (up to kMaxWorkers), since work
 // items may block on each other as on Windows' several system worker

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter_ioctl.cc - softndk's asynchronous adapter control behind a
 // DEVICE_OBJECT: IRPs in, SOFTNDK_REQUESTs to softndk, IRPs completed.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adapter_ioctl_internal.h - what the WSK half tells the IRP adapter
 // control about adapters, and what it asks back.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ifapi.cc - NET_IFINDEX / NET_LUID / alias conversions over the Linux
 // interfaces of the calling thread's network namespace.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_shim.h - the kit's layer between an NDK consumer and softndk's
 // dispatch tables.
 //

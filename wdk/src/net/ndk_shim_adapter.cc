@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_shim_adapter.cc - the kit's adapter, CQ and PD tables.
 //
 // IRQL maxima are NDKPI's: every function <= DISPATCH_LEVEL except

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_shim_conn.cc - the kit's connector, listener and shared-endpoint
 // tables (all functions <= DISPATCH_LEVEL). Disconnect handlers given to
 // accept/complete-connect live as long as the connector.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_shim_internal.h - shared by the ndk_shim_*.cc files: the provider's
 // original tables, the object tracker and the callback trampolines.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_shim_qp.cc - the kit's MR, MW, SRQ and QP tables (all functions
 // <= DISPATCH_LEVEL; work requests complete through CQs, so only the MR
 // and SRQ requests have completions of their own).

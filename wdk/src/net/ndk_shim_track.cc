@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ndk_shim_track.cc - object tracking and the callback trampolines.
 #include <cstdio>
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net_irql.h - how the networking half of the kit uses the IRQL emulation
 // and the checker (wdk/src/irql).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net_report.cc - the networking half's reports, through the kit's checker.
 #include "net_irql.h"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The networking half of softndk-wdk (included by wdk/CMakeLists.txt):
 # WSK registration and the NDK NPI (wsk.cc), NETIO interface conversions
 # (ifapi.cc), the dispatch-table shim that runs provider callbacks at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wsk.cc - WSK registration and the provider dispatch table: the door
 // through which a Windows NDK consumer reaches softndk.
 //
