@@ -509,8 +509,9 @@ TEST(TargetCli, BadUsageAndBadNamespace) {
                       10);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("/nonexistent/x"), std::string::npos);
+  // An unknown namespace kind is a usage error (exit 2, ndk-nvmet(1)).
   r = tools_test::run({NDK_NVMET, "-n", kNqn, "--allow-any-host", "--ns", "tape:1"}, 10);
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   r = tools_test::run({NDK_NVMET, "--version"}, 10);
   EXPECT_EQ(r.exit_code, 0);
 }

@@ -151,6 +151,9 @@ Fields fpdu_fields(const FpduView& v, bool crc) {
     f["QN"] = std::to_string(h.qn);
     f["MSN"] = std::to_string(h.msn);
     f["MO"] = std::to_string(h.mo);
+    // Send with Invalidate: the decoder prints the STag it invalidates.
+    if (h.opcode() == Opcode::kSendInvalidate || h.opcode() == Opcode::kSendSolicitedInvalidate)
+      f["STag"] = hx(h.invalidate_stag(), 8);
   }
   if (h.opcode() == Opcode::kReadRequest) {
     const auto r = *decode_read_request(v.body);

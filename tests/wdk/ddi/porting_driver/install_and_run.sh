@@ -9,8 +9,9 @@ set -euo pipefail
 build=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 prefix=$work/prefix
-# The runtime library and the development files are all a driver needs.
-for component in lib dev; do
+# The runtime libraries (libsoftndk, the kit), the development files and the
+# host (softndk-wdk-run, in the tools component) are all a driver needs.
+for component in lib wdk dev tools; do
   cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
 done
 libdir=$(dirname "$(find "$prefix" -name 'libsoftndk_wdk.so' | head -1)")
