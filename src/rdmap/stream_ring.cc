@@ -87,6 +87,11 @@ ssize_t Stream::ring_emit(const iovec* iov, int niov) {
   tsan::before_send(tsan_edge_);
   // A busy poller retries by itself: no doorbell (tx_block).
   ssize_t n = emit_ring(*tx_ring_, iov, niov, !polled_.load(std::memory_order_relaxed));
+  // Unlike sendmsg, the ring's copy out of the consumer's buffer is a read
+  // TSan sees: release again after it, so that a consumer that reuses the
+  // buffer once the peer answered (the answer's receive acquires this edge)
+  // is ordered after the copy even when the peer is another process.
+  tsan::before_send(tsan_edge_);
   if (n < 0) return -1;  // EPROTO: the consumer index is corrupt; the stream fails
   if (n == 0) {
     errno = EAGAIN;

@@ -35,7 +35,10 @@ void* MapAligned(size_t len, size_t align, bool low32) {
 void* PoolPagesAllocate(size_t bytes, bool cache_aligned) {
   size_t min_align = cache_aligned ? 64 : 16;
   if (bytes >= kPoolPage) {
-    if (bytes > SIZE_MAX - kPoolPage) return nullptr;
+    // No machine has more pool than the 64 TiB a 46-bit physical address
+    // reaches: larger requests fail here, as on Windows, without asking the
+    // allocator (a sanitizer's allocator treats them as a bug, not as NULL).
+    if (bytes > (size_t{1} << 46)) return nullptr;
     return std::aligned_alloc(kPoolPage, RoundUp(bytes, kPoolPage));
   }
   // A block aligned to a power of two at least its size never crosses a
