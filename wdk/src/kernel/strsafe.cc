@@ -152,7 +152,9 @@ bool ValidUnicode(PCUNICODE_STRING s, ULONG flags) {
   if (s == nullptr) return (flags & STRSAFE_IGNORE_NULL_UNICODE_STRINGS) != 0;
   if (s->Length % sizeof(WCHAR) != 0 || s->MaximumLength % sizeof(WCHAR) != 0) return false;
   if (s->Length > s->MaximumLength) return false;
-  if (s->MaximumLength > kMaxUnicodeCch * sizeof(WCHAR)) return false;
+  // Never true where WCHAR is 4 bytes (a USHORT cannot reach the cap's
+  // bytes); kept, widened, for the rule's sake.
+  if (size_t{s->MaximumLength} > kMaxUnicodeCch * sizeof(WCHAR)) return false;
   if (s->Buffer == nullptr && s->MaximumLength != 0) return false;
   return true;
 }
