@@ -149,8 +149,8 @@ std::string bench_report(const BenchOptions& o, const BenchResult& r) {
                 "    clat (usec): min=%.0f, max=%.0f, avg=%.1f, p50=%.0f, p99=%.0f\n"
                 "  ios=%llu, bytes=%llu, verify_errors=%llu\n",
                 o.path.c_str(), o.rw.c_str(), o.bs, o.iodepth, reads ? "read" : "write",
-                double(r.ios) / s, mib / s, double(r.bytes) / s / 1e6, mib, s * 1000,
-                r.lat_min_us, r.lat_max_us, r.lat_avg_us, r.lat_p50_us, r.lat_p99_us,
+                double(r.ios) / s, mib / s, double(r.bytes) / s / 1e6, mib, s * 1000, r.lat_min_us,
+                r.lat_max_us, r.lat_avg_us, r.lat_p50_us, r.lat_p99_us,
                 static_cast<unsigned long long>(r.ios), static_cast<unsigned long long>(r.bytes),
                 static_cast<unsigned long long>(r.verify_errors));
   return b;

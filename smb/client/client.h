@@ -43,6 +43,9 @@ struct Options {
   bool guest = false;
   std::vector<uint16_t> dialects = {0x0311, 0x0302, 0x0300};
   bool require_signing = false;
+  // Refuse ksmbd's signature of RDMA READ responses (over its RFC 1002
+  // length prefix too) instead of accepting it (client.cc).
+  bool strict_signing = false;
   Channel channel = Channel::kRdmaInvalidate;
   // READ/WRITE of at most this many bytes go inline even on an RDMA channel
   // (cifs' rdma_readwrite_threshold is the same 4 KiB).
@@ -58,6 +61,7 @@ struct Stats {
   uint64_t rdma_writes = 0, rdma_write_bytes = 0;  // WRITEs whose data it pulled by RDMA Read
   uint64_t inline_reads = 0, inline_writes = 0;
   uint64_t signed_sent = 0, signatures_verified = 0;
+  uint64_t ksmbd_read_signatures = 0;  // RDMA READ responses signed ksmbd's way
 };
 
 class Client {
@@ -126,6 +130,7 @@ class Client {
   // wait() + status check: a failure status becomes a ClientError.
   Response call(std::vector<uint8_t>& msg, uint16_t command, uint32_t len_for_charge = 0);
   void receive_one(const char* what, uint64_t id);
+  bool ksmbd_rdma_read_signature(const smb2::Header& h, std::span<const uint8_t> m);
   [[noreturn]] void status_error(uint16_t command, uint32_t status, const char* what);
   std::vector<uint8_t> header_only();
 

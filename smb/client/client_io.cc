@@ -2,6 +2,7 @@
 // client_io.cc - the file operations of the client: CREATE/CLOSE, QUERY_INFO,
 // QUERY_DIRECTORY, FLUSH, ECHO, and READ/WRITE inline or through the RDMA
 // channel.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -138,7 +139,10 @@ uint64_t Client::start_read(const smb2::FileId& f, uint64_t offset, uint32_t len
   rq.length = len;
   rq.offset = offset;
   rq.file_id = f;
-  Io io{slot, true, pool_ && len > o_.rdma_threshold, len};
+  // Inline only what one SMB Direct message can bring back.
+  const auto& n = t_->negotiated();
+  const uint32_t inline_max = std::min(n.max_fragmented_send_size, n.max_fragmented_receive_size);
+  Io io{slot, true, pool_ && (len > o_.rdma_threshold || len + 512 > inline_max), len};
   if (io.rdma) {
     rq.channel = channel_ == Channel::kRdma ? smb2::kChannelRdmaV1 : smb2::kChannelRdmaV1Invalidate;
     const auto d = pool_->expose(slot, len, true);
@@ -156,7 +160,9 @@ uint64_t Client::start_write(const smb2::FileId& f, uint64_t offset, uint32_t le
   smb2::WriteRequest rq;
   rq.offset = offset;
   rq.file_id = f;
-  Io io{slot, false, pool_ && len > o_.rdma_threshold, len};
+  const auto& n = t_->negotiated();
+  const uint32_t inline_max = std::min(n.max_fragmented_send_size, n.max_fragmented_receive_size);
+  Io io{slot, false, pool_ && (len > o_.rdma_threshold || len + 512 > inline_max), len};
   if (io.rdma) {
     rq.channel = channel_ == Channel::kRdma ? smb2::kChannelRdmaV1 : smb2::kChannelRdmaV1Invalidate;
     rq.remaining_bytes = len;
@@ -175,8 +181,8 @@ uint32_t Client::finish(uint64_t id) {
   auto it = io_.find(id);
   if (it == io_.end()) throw ClientError(kExitLocal, "finish of an I/O that was not started");
   const Io io = it->second;
-  io_.erase(it);
   Response r = wait(id, io.read ? smb2::kRead : smb2::kWrite);
+  io_.erase(id);
   // The slot's exposure ends with the reply, whatever its status: checks the
   // token a Send with Invalidate named, or invalidates locally.
   if (io.rdma) pool_->release(io.slot, r.invalidated);

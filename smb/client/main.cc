@@ -26,7 +26,7 @@ namespace {
 
 struct Cli {
   std::string url, user, password, domain, vers = "any", channel = "rdma-invalidate", local;
-  bool guest = false, sign = false, stats = false;
+  bool guest = false, sign = false, strict_signing = false, stats = false;
   std::string bs_text = "1M", threshold_text = "4k", size_text = "64M";
   unsigned iodepth = 4;
   double timeout_s = 30;
@@ -87,19 +87,19 @@ std::string filetime_text(uint64_t ft) {
 void print_stats(const Client& c) {
   const auto& s = c.stats();
   const auto& ts = c.transport().stats();
-  std::fprintf(stderr,
-               "ndk-smb: stats: transport=smb-direct dialect=%s signing=%s guest=%s channel=%s "
-               "io_size=%u rdma_reads=%" PRIu64 " rdma_read_bytes=%" PRIu64
-               " rdma_writes=%" PRIu64 " rdma_write_bytes=%" PRIu64 " inline_reads=%" PRIu64
-               " inline_writes=%" PRIu64 " remote_invalidations=%" PRIu64
-               " local_invalidations=%" PRIu64 " signed_sent=%" PRIu64
-               " signatures_verified=%" PRIu64 " smbd_messages_sent=%" PRIu64
-               " smbd_messages_received=%" PRIu64 "\n",
-               dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
-               c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
-               s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads,
-               s.inline_writes, c.remote_invalidations(), c.local_invalidations(), s.signed_sent,
-               s.signatures_verified, ts.messages_sent, ts.messages_received);
+  std::fprintf(
+      stderr,
+      "ndk-smb: stats: transport=smb-direct dialect=%s signing=%s guest=%s channel=%s "
+      "io_size=%u rdma_reads=%" PRIu64 " rdma_read_bytes=%" PRIu64 " rdma_writes=%" PRIu64
+      " rdma_write_bytes=%" PRIu64 " inline_reads=%" PRIu64 " inline_writes=%" PRIu64
+      " remote_invalidations=%" PRIu64 " local_invalidations=%" PRIu64 " signed_sent=%" PRIu64
+      " signatures_verified=%" PRIu64 " ksmbd_read_signatures=%" PRIu64
+      " smbd_messages_sent=%" PRIu64 " smbd_messages_received=%" PRIu64 "\n",
+      dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no", c.guest() ? "yes" : "no",
+      channel_name(c.channel()), c.io_size(), s.rdma_reads, s.rdma_read_bytes, s.rdma_writes,
+      s.rdma_write_bytes, s.inline_reads, s.inline_writes, c.remote_invalidations(),
+      c.local_invalidations(), s.signed_sent, s.signatures_verified, s.ksmbd_read_signatures,
+      ts.messages_sent, ts.messages_received);
 }
 
 void cmd_ls(Client& c, const std::string& path) {
@@ -160,8 +160,8 @@ void cmd_get(Client& c, const std::string& remote, const std::string& local, uns
     const uint32_t n = c.finish(p.id);
     if (n != p.len)
       throw ClientError(kExitStatus, "short READ of " + remote + " at " + std::to_string(p.off) +
-                                         ": " + std::to_string(n) + " of " +
-                                         std::to_string(p.len) + " bytes (file changed?)");
+                                         ": " + std::to_string(n) + " of " + std::to_string(p.len) +
+                                         " bytes (file changed?)");
     if (pwrite(fd, c.slot_data(p.slot), n, off_t(p.off)) != ssize_t(n) && fd != 1)
       throw ClientError(kExitLocal, "write to " + local + ": " + strerror(errno));
   }
@@ -198,9 +198,9 @@ void cmd_put(Client& c, const std::string& local, const std::string& remote, uns
     q.pop_front();
     const uint32_t n = c.finish(p.id);
     if (n != p.len)
-      throw ClientError(kExitStatus, "short WRITE to " + remote + " at " +
-                                         std::to_string(p.off) + ": " + std::to_string(n) +
-                                         " of " + std::to_string(p.len) + " bytes");
+      throw ClientError(kExitStatus, "short WRITE to " + remote + " at " + std::to_string(p.off) +
+                                         ": " + std::to_string(n) + " of " + std::to_string(p.len) +
+                                         " bytes");
   }
   c.flush(f);
   c.close(f);
@@ -224,6 +224,7 @@ int run(Cli& cli, const std::string& command) {
     o.dialects = {d};
   }
   o.require_signing = cli.sign;
+  o.strict_signing = cli.strict_signing;
   if (cli.channel == "inline")
     o.channel = Channel::kInline;
   else if (cli.channel == "rdma")
@@ -326,6 +327,8 @@ int main(int argc, char** argv) {
   app.add_flag("--guest", cli.guest, "guest session (no password)");
   app.add_option("--vers", cli.vers, "dialect: 3.0, 3.0.2, 3.1.1 or any (default)");
   app.add_flag("--sign", cli.sign, "require signing (AES-CMAC)");
+  app.add_flag("--strict-signing", cli.strict_signing,
+               "refuse ksmbd's signature of RDMA READ responses (see the man page)");
   app.add_option("--channel", cli.channel,
                  "READ/WRITE data path: rdma-invalidate (default), rdma or inline");
   app.add_option("--threshold", cli.threshold_text,

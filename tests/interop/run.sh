@@ -11,7 +11,7 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
-# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
+# INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME, INTEROP_NDK_SMB,
 # INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE
 # (empty if not built).
 #
@@ -30,6 +30,7 @@ NDK_PEER=${INTEROP_NDK_PEER:-}
 VERBS_PEER=${INTEROP_VERBS_PEER:-}
 NDKPING=${INTEROP_NDKPING:-}
 NDK_NVME=${INTEROP_NDK_NVME:-}
+NDK_SMB=${INTEROP_NDK_SMB:-}
 VM_LIFETIME=1500 # s; siw-peer kills the VM after this even if `down` never runs
 
 # Guest ports. 7174: persistent `rping -s -P` (started by the agent); 7175:
@@ -84,6 +85,9 @@ CASES=(
   "verbs exercise_siw 120" "verbs exercise_rxe 150"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
+  # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)
+  "smb smb_guest 120" "smb smb_user 300" "smb smb_rdma_noinv 180" "smb smb_listing 120"
+  "smb smb_restart 240" "smb smb_bench 120"
 )
 
 # ---------------------------------------------------------------- parts
@@ -102,6 +106,8 @@ CASES=(
 . "$HERE/wdk_cases.sh"
 # shellcheck source=tests/interop/verbs_cases.sh
 . "$HERE/verbs_cases.sh"
+# shellcheck source=tests/interop/smb_cases.sh
+. "$HERE/smb_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

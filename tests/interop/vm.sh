@@ -87,6 +87,13 @@ cmd_up() {
     ht_nvme=$(free_port)
     extra+=(--fwd "$hp_nvme:4420" --to-host "4420:$ht_nvme")
   fi
+  # smb: host port HP_SMB -> the guest's SMB Direct port 5445 (ksmbd's RDMA
+  # listener over siw; smb_cases.sh starts ksmbd).
+  local hp_smb=""
+  if [ "$GROUP" = smb ]; then
+    hp_smb=$(free_port)
+    extra+=(--fwd "$hp_smb:5445")
+  fi
   cat >"$d/env" <<EOF
 VM_NAME=$name
 HP_RPING=$hp_rping
@@ -96,6 +103,7 @@ HT_B=$ht_b
 PCAP=$d/eth0.pcap
 HP_NVME=$hp_nvme
 HT_NVME=$ht_nvme
+HP_SMB=$hp_smb
 EOF
   echo "$name" >"$d/vm_name"
   local t0 rc=0 out

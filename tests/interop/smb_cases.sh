@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/interop/smb_cases.sh - group smb: softndk's SMB client ndk-smb
+# (smb/client) -> Linux's ksmbd in the guest over SMB Direct on siw (issue
+# 29 item 6, client direction; sourced by run.sh). ksmbd serves //10.0.2.15/
+# share (user smbtest, NTLMv2) and /pub (guest) from /srv; the VM forwards
+# host port $HP_SMB to its RDMA listener on 5445. Every transfer is checked
+# by checksum in the guest, and every case proves that the RDMA channel
+# carried the data: ndk-smb's own counters (--stats: READs answered by RDMA
+# Write, WRITEs pulled by RDMA Read, the tokens ksmbd invalidated), ksmbd's
+# debug lines (`ksmbd.control -d rdma`) and, for the small cases, the
+# capture (RDMA Read Request, RDMA Write, Send with Invalidate).
+
+SMB_USER=smbtest
+SMB_PASS=siw-peer-Pw1
+
+need_ndk_smb() {
+  if [ -z "${NDK_SMB:-}" ] || [ ! -x "$NDK_SMB" ]; then
+    check "ndk-smb built (INTEROP_NDK_SMB)" false
+    return 1
+  fi
+}
+
+# ksmbd with the two shares, once per VM (idempotent); waits until its RDMA
+# listener is up (rdma res, inside the guest: never a TCP probe of a siw
+# listener, interop README section l).
+smb_ksmbd_up() {
+  local out rc=0
+  out=$(g_run 90 "
+set -e
+if ! id $SMB_USER >/dev/null 2>&1; then
+  useradd -M -s /usr/sbin/nologin $SMB_USER
+  mkdir -p /srv/share /srv/pub
+  chmod 777 /srv/share /srv/pub
+  printf '[global]\n\tmap to guest = bad user\n\tguest account = nobody\n[share]\n\tpath = /srv/share\n\twriteable = yes\n[pub]\n\tpath = /srv/pub\n\twriteable = yes\n\tguest ok = yes\n' >/etc/ksmbd/ksmbd.conf
+  ksmbd.adduser -a $SMB_USER -p $SMB_PASS >/dev/null
+fi
+if ! rdma res show cm_id 2>/dev/null | grep -q 'ksmbd.*:5445'; then
+  modprobe ksmbd
+  ksmbd.control -d rdma >/dev/null 2>&1 || true
+  pgrep -x ksmbd.mountd >/dev/null || ksmbd.mountd
+  for i in \$(seq 1 100); do
+    rdma res show cm_id 2>/dev/null | grep -q 'ksmbd.*:5445' && break
+    sleep 0.2
+  done
+fi
+rdma res show cm_id | grep 5445
+") || rc=$?
+  echo "$out" | sed 's/^/  guest| /'
+  check "ksmbd listening on 5445 over siw0 in the guest" test $rc -eq 0
+  [ $rc -eq 0 ]
+}
+
+# ndk-smb against the forwarded port. SMB OUTFILE ARGS...: stdout in
+# OUTFILE, stderr in OUTFILE.err, exit code in OUTFILE.rc.
+smb() {
+  local out=$1 rc=0
+  shift
+  timeout 300 "$NDK_SMB" --stats "$@" >"$out" 2>"$out.err" || rc=$?
+  sed -n '1,20s/^/  ndk-smb| /p' "$out" "$out.err"
+  echo "$rc" >"$out.rc"
+}
+smb_rc() { cat "$1.rc"; }
+# The --stats counter NAME of OUTFILE's run.
+stat_of() { grep -o "$2=[^ ]*" "$1.err" | tail -n 1 | cut -d= -f2; }
+user_url() { echo "//127.0.0.1:$HP_SMB/share"; }
+guest_url() { echo "//127.0.0.1:$HP_SMB/pub"; }
+uargs() { echo "-U $SMB_USER -P $SMB_PASS"; }
+
+# sha256 of a guest file (empty if missing).
+guest_sha() { g_run 60 "sha256sum '$1' | cut -d' ' -f1" 2>/dev/null | tail -n 1; }
+host_sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# ksmbd's RDMA debug lines so far (smb_direct: RDMA read/write).
+ksmbd_rdma_lines() { g_run 20 "dmesg | grep -c 'smb_direct: RDMA \(read\|write\)' || true" | tail -n 1; }
+
+# put then get of one file, checked in the guest and back on the host.
+# ROUNDTRIP LABEL SIZE URL REMOTE_DIR ARGS...
+roundtrip() {
+  local label=$1 size=$2 url=$3 gdir=$4
+  shift 4
+  local src=$CDIR/$label.src back=$CDIR/$label.back
+  head -c "$size" /dev/urandom >"$src"
+  smb "$CDIR/$label.put" "$@" "$url" put "$src" "$label.bin"
+  check "$label: put of $size B, exit 0" test "$(smb_rc "$CDIR/$label.put")" -eq 0
+  check "$label: the guest's copy has the same sha256" \
+    test "$(guest_sha "$gdir/$label.bin")" = "$(host_sha "$src")"
+  smb "$CDIR/$label.get" "$@" "$url" get "$label.bin" "$back"
+  check "$label: get, exit 0" test "$(smb_rc "$CDIR/$label.get")" -eq 0
+  check "$label: the copy read back is identical" cmp -s "$src" "$back"
+}
+
+case_smb_guest() {
+  need_ndk_smb || return 0
+  smb_ksmbd_up || return 0
+  cap_window "$(now)"
+  local before
+  before=$(ksmbd_rdma_lines)
+  roundtrip one 1 "$(guest_url)" /srv/pub --guest
+  check "1 B went inline (below the 4 KiB threshold)" \
+    test "$(stat_of "$CDIR/one.put" inline_writes)" -eq 1
+  roundtrip odd 100003 "$(guest_url)" /srv/pub --guest --bs 64k
+  check "a guest session" has "$CDIR/odd.put.err" 'guest=yes'
+  check "odd size: WRITEs pulled by RDMA Read (2 x 64 KiB + 1 inline rest... at least 1)" \
+    test "$(stat_of "$CDIR/odd.put" rdma_writes)" -ge 1
+  check "odd size: READs answered by RDMA Write" test "$(stat_of "$CDIR/odd.get" rdma_reads)" -ge 1
+  check "ksmbd invalidated our buffers (Send with Invalidate)" \
+    test "$(stat_of "$CDIR/odd.get" remote_invalidations)" -ge 1
+  check "ksmbd logged RDMA reads/writes" test "$(ksmbd_rdma_lines)" -gt "$before"
+  cap_has "ksmbd's RDMA Read Request of our WRITE buffer" 'RDMA Read Request'
+  cap_has "ksmbd's RDMA Write into our READ buffer" 'RDMA Write'
+  cap_has "a Send with Invalidate" 'Send with Invalidate'
+}
+
+case_smb_user() {
+  need_ndk_smb || return 0
+  smb_ksmbd_up || return 0
+  local u
+  # shellcheck disable=SC2046
+  roundtrip big $((64 << 20)) "$(user_url)" /srv/share $(uargs) --vers 3.1.1 --sign
+  check "3.1.1, signed session" has "$CDIR/big.put.err" 'dialect=3.1.1 signing=yes guest=no'
+  check "every response's signature verified" test "$(stat_of "$CDIR/big.get" signatures_verified)" -ge 64
+  check "64 MiB pulled by ksmbd's RDMA Reads" \
+    test "$(stat_of "$CDIR/big.put" rdma_write_bytes)" -eq $((64 << 20))
+  check "64 MiB pushed by ksmbd's RDMA Writes" \
+    test "$(stat_of "$CDIR/big.get" rdma_read_bytes)" -eq $((64 << 20))
+  check "ksmbd invalidated every buffer remotely" \
+    test "$(stat_of "$CDIR/big.get" local_invalidations)" -eq 0
+  # shellcheck disable=SC2046
+  roundtrip odd3 $((3 * 1048576 + 4097)) "$(user_url)" /srv/share $(uargs) --vers 3.0.2
+  smb "$CDIR/stat.txt" $(uargs) "$(user_url)" stat big.bin
+  check "stat: 64 MiB file" has "$CDIR/stat.txt" "^size: $((64 << 20))$"
+  smb "$CDIR/badpw.txt" -U "$SMB_USER" -P wrong-password "$(user_url)" ls
+  check "a wrong password: exit 4 (auth refused)" test "$(smb_rc "$CDIR/badpw.txt")" -eq 4
+  check "... saying so" has "$CDIR/badpw.txt.err" 'refused the session.*LOGON_FAILURE'
+  # shellcheck disable=SC2046
+  smb "$CDIR/noshare.txt" $(uargs) "//127.0.0.1:$HP_SMB/no-such-share" ls
+  check "an unknown share: exit 5" test "$(smb_rc "$CDIR/noshare.txt")" -eq 5
+  check "... saying so" has "$CDIR/noshare.txt.err" 'BAD_NETWORK_NAME'
+  # shellcheck disable=SC2046
+  smb "$CDIR/nofile.txt" $(uargs) "$(user_url)" get no-such-file "$CDIR/x"
+  check "a missing file: exit 6 with the status" test "$(smb_rc "$CDIR/nofile.txt")" -eq 6
+  check "... named" has "$CDIR/nofile.txt.err" 'OBJECT_NAME_NOT_FOUND'
+}
+
+# RDMA_V1 (no remote invalidation): the client invalidates its buffers.
+# Dialect 3.0 has no RDMA_V1_INVALIDATE; ndk-smb says so and uses RDMA_V1.
+case_smb_rdma_noinv() {
+  need_ndk_smb || return 0
+  smb_ksmbd_up || return 0
+  cap_window "$(now)"
+  # shellcheck disable=SC2046
+  roundtrip noinv $((2 * 1048576 + 5)) "$(user_url)" /srv/share $(uargs) --vers 3.0.2 --channel rdma --bs 256k
+  check "channel rdma" has "$CDIR/noinv.get.err" 'channel=rdma '
+  check "no remote invalidation, buffers invalidated locally" \
+    test "$(stat_of "$CDIR/noinv.get" remote_invalidations)" -eq 0 -a "$(stat_of "$CDIR/noinv.get" local_invalidations)" -ge 8
+  check "READs by RDMA Write" test "$(stat_of "$CDIR/noinv.get" rdma_reads)" -ge 8
+  # shellcheck disable=SC2046
+  roundtrip v30 $((1048576 + 7)) "$(user_url)" /srv/share $(uargs) --vers 3.0
+  check "3.0: the fallback to RDMA_V1 is said" has "$CDIR/v30.put.err" 'note: dialect 3.0 has no'
+  check "3.0: WRITEs by RDMA Read" test "$(stat_of "$CDIR/v30.put" rdma_writes)" -ge 1
+  # shellcheck disable=SC2046
+  roundtrip inl $((1048576 + 3)) "$(user_url)" /srv/share $(uargs) --channel inline
+  check "inline channel: no RDMA I/O" \
+    test "$(stat_of "$CDIR/inl.get" rdma_reads)" -eq 0 -a "$(stat_of "$CDIR/inl.get" inline_reads)" -ge 1
+  cap_has "RDMA Read Requests (ksmbd pulling WRITE data)" 'RDMA Read Request'
+}
+
+case_smb_listing() {
+  need_ndk_smb || return 0
+  smb_ksmbd_up || return 0
+  g_run 30 "rm -rf /srv/share/dir; mkdir -p /srv/share/dir/sub; for i in \$(seq 1 300); do head -c \$i /dev/zero >/srv/share/dir/file-\$i.bin; done; chmod -R a+rwX /srv/share/dir" >/dev/null
+  # shellcheck disable=SC2046
+  smb "$CDIR/ls.txt" $(uargs) "$(user_url)" ls dir
+  check "ls: exit 0" test "$(smb_rc "$CDIR/ls.txt")" -eq 0
+  check "ls: 301 entries (300 files, 1 directory)" test "$(grep -c '' "$CDIR/ls.txt")" -eq 301
+  check "ls: the directory marked" grep -qE '^d .* sub$' "$CDIR/ls.txt"
+  check "ls: sizes right" grep -qE '^- +257 .* file-257.bin$' "$CDIR/ls.txt"
+  # shellcheck disable=SC2046
+  smb "$CDIR/stat.txt" $(uargs) "$(user_url)" stat dir/sub
+  check "stat of a directory" has "$CDIR/stat.txt" '^type: directory$'
+}
+
+# ksmbd restarted while a 64 MiB get runs: ndk-smb must end with a clear
+# transport error (exit 3) in bounded time, never hang; the next run works.
+case_smb_restart() {
+  need_ndk_smb || return 0
+  smb_ksmbd_up || return 0
+  g_run 60 "head -c $((64 << 20)) /dev/urandom >/srv/share/restart.bin; chmod a+r /srv/share/restart.bin" >/dev/null
+  local pid t0
+  t0=$(now)
+  # shellcheck disable=SC2046
+  timeout 120 "$NDK_SMB" --stats $(uargs) --bs 256k --timeout 20 "$(user_url)" get restart.bin "$CDIR/restart.back" \
+    >"$CDIR/restart.txt" 2>"$CDIR/restart.txt.err" &
+  pid=$!
+  HOST_PIDS+=("$pid")
+  # Restart once the transfer is under way (the local file grows).
+  local end=$((SECONDS + 60))
+  until [ "$(stat -c %s "$CDIR/restart.back" 2>/dev/null || echo 0)" -gt 1048576 ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
+  g_run 60 "ksmbd.control -s >/dev/null 2>&1; sleep 1; rmmod ksmbd 2>/dev/null; true" >/dev/null
+  local rc=0
+  wait "$pid" || rc=$?
+  sed 's/^/  ndk-smb| /' "$CDIR/restart.txt.err"
+  echo "  info  ndk-smb ended after $(since "$t0") s"
+  check "the interrupted get: exit 3 (transport error)" test "$rc" -eq 3
+  check "... with a clear reason" has "$CDIR/restart.txt.err" 'ndk-smb: .*(disconnect|SMB Direct|no answer)'
+  check "... and not all of the file" test "$(stat -c %s "$CDIR/restart.back" 2>/dev/null || echo 0)" -lt $((64 << 20))
+  smb_ksmbd_up || return 0
+  # shellcheck disable=SC2046
+  smb "$CDIR/after.txt" $(uargs) "$(user_url)" get restart.bin "$CDIR/after.back"
+  check "after the restart, a new get works" test "$(smb_rc "$CDIR/after.txt")" -eq 0
+  check "... and the file is the guest's" test "$(host_sha "$CDIR/after.back")" = "$(guest_sha /srv/share/restart.bin)"
+  guest_no_oops
+}
+
+case_smb_bench() {
+  need_ndk_smb || return 0
+  smb_ksmbd_up || return 0
+  # shellcheck disable=SC2046
+  smb "$CDIR/bw.txt" $(uargs) --bs 1M --iodepth 4 "$(user_url)" bench bench.bin --rw read --size 16M --runtime 3 --verify
+  check "bench read 1M qd4 --verify: exit 0" test "$(smb_rc "$CDIR/bw.txt")" -eq 0
+  check "... no verify error" has "$CDIR/bw.txt" 'verify_errors=0'
+  # shellcheck disable=SC2046
+  smb "$CDIR/wr.txt" $(uargs) --bs 1M --iodepth 4 "$(user_url)" bench bench.bin --rw write --size 16M --runtime 3
+  check "bench write: exit 0" test "$(smb_rc "$CDIR/wr.txt")" -eq 0
+  # shellcheck disable=SC2046
+  smb "$CDIR/lat.txt" $(uargs) --bs 4k --iodepth 1 --threshold 0 "$(user_url)" bench bench.bin --rw randread --size 16M --runtime 2
+  check "bench 4k QD1 over the RDMA channel: exit 0" test "$(smb_rc "$CDIR/lat.txt")" -eq 0
+  grep -hE 'BW=|clat' "$CDIR/bw.txt" "$CDIR/wr.txt" "$CDIR/lat.txt" | sed 's/^/  info  /'
+}
