@@ -248,10 +248,18 @@ void Client::receive_one(const char* what, uint64_t id) {
   // SESSION_SETUP responses: session_setup() checks the final one with the
   // key it derives from it.
   if ((r.h.flags & smb2::kFlagSigned) && r.h.command != smb2::kSessionSetup) {
-    if (signing_ && !smb2::verify(signing_key_, m) && !ksmbd_rdma_read_signature(r.h, m))
+    // ksmbd's failed TREE_CONNECT responses do not verify either (its
+    // error path signs other bytes than it sends). A failure ends what
+    // the client was doing whatever its signature says, so it is reported
+    // with its status and the note instead of as a protocol error.
+    if (signing_ && !smb2::verify(signing_key_, m) && !ksmbd_rdma_read_signature(r.h, m) &&
+        !o_.strict_signing && r.h.status != 0 && (r.h.status >> 30) == 3) {
+      r.bad_signature = true;
+      ++stats_.unverified_errors;
+    } else if (signing_ && !smb2::verify(signing_key_, m) && !ksmbd_rdma_read_signature(r.h, m))
       protocol_error(std::string("bad signature on the ") + command_name(r.h.command) +
                      " response (message id " + std::to_string(r.h.message_id) + ")");
-    if (signing_) ++stats_.signatures_verified;
+    if (signing_ && !r.bad_signature) ++stats_.signatures_verified;
   } else if (signing_ && r.h.session_id == session_id_ && session_id_ &&
              r.h.command != smb2::kSessionSetup) {
     protocol_error(std::string("unsigned ") + command_name(r.h.command) +
@@ -438,7 +446,8 @@ void Client::tree_connect() {
   if (r.h.status != 0) {
     throw ClientError(kExitShare,
                       "TREE_CONNECT to \\\\" + o_.host + "\\" + o_.share +
-                          " refused: " + nt_status_name(r.h.status),
+                          " refused: " + nt_status_name(r.h.status) +
+                          (r.bad_signature ? " (the response's signature did not verify)" : ""),
                       r.h.status);
   }
   interim::TreeConnectResponse tc;

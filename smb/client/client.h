@@ -62,6 +62,7 @@ struct Stats {
   uint64_t inline_reads = 0, inline_writes = 0;
   uint64_t signed_sent = 0, signatures_verified = 0;
   uint64_t ksmbd_read_signatures = 0;  // RDMA READ responses signed ksmbd's way
+  uint64_t unverified_errors = 0;      // failure responses whose signature did not verify
 };
 
 class Client {
@@ -112,6 +113,7 @@ class Client {
     std::vector<uint8_t> msg;
     smb2::Header h;
     uint32_t invalidated = 0;
+    bool bad_signature = false;  // a failure whose signature did not verify (receive_one)
   };
   struct Io {
     unsigned slot = 0;

@@ -87,19 +87,20 @@ std::string filetime_text(uint64_t ft) {
 void print_stats(const Client& c) {
   const auto& s = c.stats();
   const auto& ts = c.transport().stats();
-  std::fprintf(
-      stderr,
-      "ndk-smb: stats: transport=smb-direct dialect=%s signing=%s guest=%s channel=%s "
-      "io_size=%u rdma_reads=%" PRIu64 " rdma_read_bytes=%" PRIu64 " rdma_writes=%" PRIu64
-      " rdma_write_bytes=%" PRIu64 " inline_reads=%" PRIu64 " inline_writes=%" PRIu64
-      " remote_invalidations=%" PRIu64 " local_invalidations=%" PRIu64 " signed_sent=%" PRIu64
-      " signatures_verified=%" PRIu64 " ksmbd_read_signatures=%" PRIu64
-      " smbd_messages_sent=%" PRIu64 " smbd_messages_received=%" PRIu64 "\n",
-      dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no", c.guest() ? "yes" : "no",
-      channel_name(c.channel()), c.io_size(), s.rdma_reads, s.rdma_read_bytes, s.rdma_writes,
-      s.rdma_write_bytes, s.inline_reads, s.inline_writes, c.remote_invalidations(),
-      c.local_invalidations(), s.signed_sent, s.signatures_verified, s.ksmbd_read_signatures,
-      ts.messages_sent, ts.messages_received);
+  std::fprintf(stderr,
+               "ndk-smb: stats: transport=smb-direct dialect=%s signing=%s guest=%s channel=%s "
+               "io_size=%u rdma_reads=%" PRIu64 " rdma_read_bytes=%" PRIu64 " rdma_writes=%" PRIu64
+               " rdma_write_bytes=%" PRIu64 " inline_reads=%" PRIu64 " inline_writes=%" PRIu64
+               " remote_invalidations=%" PRIu64 " local_invalidations=%" PRIu64
+               " signed_sent=%" PRIu64 " signatures_verified=%" PRIu64
+               " ksmbd_read_signatures=%" PRIu64 " unverified_errors=%" PRIu64
+               " smbd_messages_sent=%" PRIu64 " smbd_messages_received=%" PRIu64 "\n",
+               dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
+               c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
+               s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads,
+               s.inline_writes, c.remote_invalidations(), c.local_invalidations(), s.signed_sent,
+               s.signatures_verified, s.ksmbd_read_signatures, s.unverified_errors,
+               ts.messages_sent, ts.messages_received);
 }
 
 void cmd_ls(Client& c, const std::string& path) {

@@ -168,7 +168,11 @@ case_smb_rdma_noinv() {
 case_smb_listing() {
   need_ndk_smb || return 0
   smb_ksmbd_up || return 0
-  g_run 30 "rm -rf /srv/share/dir; mkdir -p /srv/share/dir/sub; for i in \$(seq 1 300); do head -c \$i /dev/zero >/srv/share/dir/file-\$i.bin; done; chmod -R a+rwX /srv/share/dir" >/dev/null
+  # 300 files of 1..300 bytes, made with shell builtins (a process per
+  # file is slow under TCG).
+  local rc=0
+  g_run 60 "rm -rf /srv/share/dir; mkdir -p /srv/share/dir/sub; cd /srv/share/dir; for i in \$(seq 1 300); do printf '%*s' \$i '' >file-\$i.bin; done; chmod -R a+rwX /srv/share/dir" >/dev/null || rc=$?
+  check "300 files made in the guest" test $rc -eq 0
   # shellcheck disable=SC2046
   smb "$CDIR/ls.txt" $(uargs) "$(user_url)" ls dir
   check "ls: exit 0" test "$(smb_rc "$CDIR/ls.txt")" -eq 0
@@ -178,6 +182,12 @@ case_smb_listing() {
   # shellcheck disable=SC2046
   smb "$CDIR/stat.txt" $(uargs) "$(user_url)" stat dir/sub
   check "stat of a directory" has "$CDIR/stat.txt" '^type: directory$'
+  check "all of it over SMB Direct" has "$CDIR/ls.txt.err" 'transport=smb-direct.*smbd_messages_received=[1-9]'
+  # One listed file through the RDMA channel even at 300 bytes (--threshold 0).
+  # shellcheck disable=SC2046
+  smb "$CDIR/f300.txt" $(uargs) --threshold 0 "$(user_url)" get dir/file-300.bin "$CDIR/f300.bin"
+  check "a 300-byte file read by RDMA Write" test "$(stat_of "$CDIR/f300.txt" rdma_read_bytes)" -eq 300
+  check "... its content" test "$(tr -d ' ' <"$CDIR/f300.bin" | wc -c)-$(wc -c <"$CDIR/f300.bin")" = 0-300
 }
 
 # ksmbd restarted while a 64 MiB get runs: ndk-smb must end with a clear
