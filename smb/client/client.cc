@@ -252,11 +252,12 @@ void Client::receive_one(const char* what, uint64_t id) {
     // error path signs other bytes than it sends). A failure ends what
     // the client was doing whatever its signature says, so it is reported
     // with its status and the note instead of as a protocol error.
-    if (signing_ && !smb2::verify(signing_key_, m) && !ksmbd_rdma_read_signature(r.h, m) &&
-        !o_.strict_signing && r.h.status != 0 && (r.h.status >> 30) == 3) {
+    const bool good =
+        !signing_ || smb2::verify(signing_key_, m) || ksmbd_rdma_read_signature(r.h, m);
+    if (!good && !o_.strict_signing && r.h.status != 0 && (r.h.status >> 30) == 3) {
       r.bad_signature = true;
       ++stats_.unverified_errors;
-    } else if (signing_ && !smb2::verify(signing_key_, m) && !ksmbd_rdma_read_signature(r.h, m))
+    } else if (!good)
       protocol_error(std::string("bad signature on the ") + command_name(r.h.command) +
                      " response (message id " + std::to_string(r.h.message_id) + ")");
     if (signing_ && !r.bad_signature) ++stats_.signatures_verified;
