@@ -39,9 +39,4 @@ inline ParseError parse_query_info_response(std::span<const uint8_t> msg,
   return parse_output_buffer_response(msg, output);
 }
 
-// 2.2.2 SMB2 ERROR Response (StructureSize 9, ErrorContextCount, ByteCount,
-// ErrorData). A failure status with any command uses it.
-void append_error_response(std::span<const uint8_t> error_data, std::vector<uint8_t>* out);
-ParseError parse_error_response(std::span<const uint8_t> msg, std::span<const uint8_t>* data);
-
 }  // namespace smb::smb2
