@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// command.h - MS-SMB2 2.2.1 command codes, the FILE_ID of 2.2.14.1 and
+// command.h - the FILE_ID of 2.2.14.1 and
 // helpers shared by the per-command codecs (create.h, read.h, ...): each
 // codec is a pure function over a byte span holding one whole SMB2 message
 // (64-byte header + body; offsets inside a body count from the header).
@@ -13,24 +13,10 @@
 
 namespace smb::smb2 {
 
-inline constexpr uint16_t kSessionSetup = 0x0001;
-inline constexpr uint16_t kLogoff = 0x0002;
-inline constexpr uint16_t kTreeConnect = 0x0003;
-inline constexpr uint16_t kTreeDisconnect = 0x0004;
-inline constexpr uint16_t kCreate = 0x0005;
-inline constexpr uint16_t kClose = 0x0006;
-inline constexpr uint16_t kFlush = 0x0007;
-inline constexpr uint16_t kRead = 0x0008;
-inline constexpr uint16_t kWrite = 0x0009;
-inline constexpr uint16_t kLock = 0x000A;
-inline constexpr uint16_t kIoctl = 0x000B;
-inline constexpr uint16_t kCancel = 0x000C;
-inline constexpr uint16_t kEcho = 0x000D;
-inline constexpr uint16_t kQueryDirectory = 0x000E;
-inline constexpr uint16_t kChangeNotify = 0x000F;
-inline constexpr uint16_t kQueryInfo = 0x0010;
-inline constexpr uint16_t kSetInfo = 0x0011;
-inline constexpr uint16_t kOplockBreak = 0x0012;
+// The command codes (2.2.1) are in header.h.
+
+// 2.2.37/2.2.39 InfoType of QUERY_INFO and SET_INFO.
+inline constexpr uint8_t kInfoFile = 1, kInfoFilesystem = 2, kInfoSecurity = 3, kInfoQuota = 4;
 
 // 2.2.14.1 SMB2_FILEID.
 struct FileId {

@@ -58,21 +58,4 @@ ParseError parse_output_buffer_response(std::span<const uint8_t> msg,
   return field(msg, le::load16(b.data() + 2), le::load32(b.data() + 4), output);
 }
 
-void append_error_response(std::span<const uint8_t> data, std::vector<uint8_t>* out) {
-  uint8_t* p = grow(out, 8);
-  le::store16(p, 9);
-  le::store32(p + 4, uint32_t(data.size()));
-  out->insert(out->end(), data.begin(), data.end());
-  if (data.empty()) out->push_back(0);
-}
-
-ParseError parse_error_response(std::span<const uint8_t> msg, std::span<const uint8_t>* data) {
-  std::span<const uint8_t> b;
-  if (auto e = body(msg, 9, 8, &b); e != ParseError::kNone) return e;
-  const uint32_t n = le::load32(b.data() + 4);
-  if (n > b.size() - 8) return ParseError::kOutOfBounds;
-  *data = b.subspan(8, n);
-  return ParseError::kNone;
-}
-
 }  // namespace smb::smb2

@@ -12,8 +12,6 @@
 
 namespace smb::smb2 {
 
-inline constexpr uint8_t kInfoFile = 1, kInfoFilesystem = 2, kInfoSecurity = 3, kInfoQuota = 4;
-
 struct QueryInfoRequest {
   uint8_t info_type = kInfoFile;
   uint8_t file_info_class = 0;
@@ -38,10 +36,5 @@ inline ParseError parse_query_info_response(std::span<const uint8_t> msg,
                                             std::span<const uint8_t>* output) {
   return parse_output_buffer_response(msg, output);
 }
-
-// 2.2.2 SMB2 ERROR Response (StructureSize 9, ErrorContextCount, ByteCount,
-// ErrorData). A failure status with any command uses it.
-void append_error_response(std::span<const uint8_t> error_data, std::vector<uint8_t>* out);
-ParseError parse_error_response(std::span<const uint8_t> msg, std::span<const uint8_t>* data);
 
 }  // namespace smb::smb2

@@ -14,6 +14,7 @@
 #include "smb2/close.h"
 #include "smb2/create.h"
 #include "smb2/echo.h"
+#include "smb2/error_response.h"
 #include "smb2/file_info.h"
 #include "smb2/flush.h"
 #include "smb2/query_directory.h"
@@ -295,7 +296,7 @@ TEST(Smb2Read, RdmaInvalidateRequestAndResponses) {
   ASSERT_EQ(parse_error_response(em, &ed), ParseError::kNone);
   EXPECT_TRUE(ed.empty());
   out = header_of(em);
-  append_error_response({}, &out);
+  append_error_response(&out);
   EXPECT_EQ(out, em);
 }
 
