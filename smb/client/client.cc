@@ -9,11 +9,15 @@
 #include <cstdio>
 #include <ctime>
 
-#include "interim_codecs.h"
+#include "ntlm/ntlmssp.h"
 #include "ntlm/ntlmv2.h"
+#include "ntlm/spnego.h"
 #include "smb2/command.h"
 #include "smb2/keys.h"
+#include "smb2/negotiate.h"
 #include "smb2/query_info.h"
+#include "smb2/session_setup.h"
+#include "smb2/tree_connect.h"
 
 namespace smb::client {
 
@@ -21,9 +25,47 @@ namespace {
 
 constexpr uint32_t kStatusPending = 0x00000103;
 constexpr uint32_t kStatusMoreProcessing = 0xC0000016;
-constexpr uint32_t kFlagAsync = 0x00000002;
-constexpr uint16_t kSigningEnabled = 1, kSigningRequired = 2;
-constexpr uint32_t kCapLargeMtu = 0x00000004;
+using smb2::kCapLargeMtu;
+using smb2::kFlagAsync;
+using smb2::kSigningEnabled;
+using smb2::kSigningRequired;
+// UNICODE | REQUEST_TARGET | SIGN | NTLM | ALWAYS_SIGN | EXTENDED_SESSIONSECURITY |
+// TARGET_INFO | 128 | 56. No KEY_EXCH: the exported session key is the
+// session base key (MS-NLMP 3.4.5.1 with NTLMv2).
+constexpr uint32_t kNtlmFlags =
+    ntlm::kNegotiateUnicode | ntlm::kRequestTarget | ntlm::kNegotiateSign | ntlm::kNegotiateNtlm |
+    ntlm::kNegotiateAlwaysSign | ntlm::kNegotiateExtendedSessionSecurity |
+    ntlm::kNegotiateTargetInfo | ntlm::kNegotiate128 | ntlm::kNegotiate56;
+
+// The NTLMSSP CHALLENGE of a SESSION_SETUP response: bare (raw NTLMSSP
+// negotiation, what ksmbd answers a raw NEGOTIATE with) or the
+// responseToken of a SPNEGO negTokenResp.
+void parse_challenge_token(std::span<const uint8_t> token, ntlm::ChallengeMessage* ch) {
+  std::vector<uint8_t> inner;
+  if (ntlm::token_kind(token) == ntlm::TokenKind::kNegTokenResp) {
+    ntlm::NegTokenResp r;
+    if (auto e = ntlm::parse_neg_token_resp(token, &r); e != ntlm::SpnegoError::kNone)
+      throw ClientError(kExitProtocol, std::string("protocol error: SPNEGO negTokenResp: ") +
+                                           ntlm::spnego_error_name(e));
+    inner = std::move(r.response_token);
+    token = inner;
+  }
+  if (auto e = ntlm::parse_challenge(token, ch); e != ntlm::NtlmError::kNone)
+    throw ClientError(kExitProtocol, std::string("protocol error: NTLMSSP CHALLENGE: ") +
+                                         ntlm::ntlm_error_name(e));
+}
+
+uint64_t challenge_timestamp(const ntlm::ChallengeMessage& ch) {
+  std::vector<ntlm::AvPair> av;
+  if (ntlm::parse_av_pairs(ch.target_info, &av) != ntlm::NtlmError::kNone) return 0;
+  for (const auto& p : av)
+    if (p.id == ntlm::kAvTimestamp && p.value.size() == 8) {
+      uint64_t t = 0;
+      for (int i = 7; i >= 0; --i) t = t << 8 | p.value[size_t(i)];
+      return t;
+    }
+  return 0;
+}
 
 const char* command_name(uint16_t c) {
   switch (c) {
@@ -330,10 +372,15 @@ void Client::negotiate() {
   rq.capabilities = kCapLargeMtu;
   random_bytes(rq.client_guid.data(), rq.client_guid.size());
   rq.dialects = o_.dialects;
-  std::array<uint8_t, 32> salt{};
-  random_bytes(salt.data(), salt.size());
+  if (std::find(rq.dialects.begin(), rq.dialects.end(), smb2::kDialect311) != rq.dialects.end()) {
+    smb2::PreauthIntegrity pi;
+    pi.hash_algorithms = {smb2::kHashSha512};
+    pi.salt.resize(32);
+    random_bytes(pi.salt.data(), pi.salt.size());
+    rq.contexts.push_back({smb2::kPreauthIntegrityCapabilities, smb2::preauth_integrity_data(pi)});
+  }
   auto m = header_only();
-  interim::append_negotiate(rq, salt, &m);
+  smb2::append_negotiate_request(rq, &m);
   const uint64_t id = send(m, smb2::kNegotiate);
   Response r = wait(id, smb2::kNegotiate);
   if (r.h.status != 0) {
@@ -356,7 +403,11 @@ void Client::negotiate() {
   if (!max_read_ || !max_write_) protocol_error("NEGOTIATE response: MaxRead/WriteSize 0");
   signing_ = o_.require_signing || (rs.security_mode & kSigningRequired);
   if (dialect_ == 0x0311) {
-    if (rs.context_count == 0) protocol_error("3.1.1 NEGOTIATE response without contexts");
+    const auto* c = smb2::find_context(rs.contexts, smb2::kPreauthIntegrityCapabilities);
+    smb2::PreauthIntegrity pi;
+    if (!c || smb2::parse_preauth_integrity(c->data, &pi) != smb2::ParseError::kNone ||
+        pi.hash_algorithms.size() != 1 || pi.hash_algorithms[0] != smb2::kHashSha512)
+      protocol_error("3.1.1 NEGOTIATE response without the SHA-512 preauth integrity context");
     preauth_.fill(0);
     smb2::preauth_update(preauth_, m);
     smb2::preauth_update(preauth_, r.msg);
@@ -368,16 +419,18 @@ void Client::session_setup() {
   smb2::Hash512 h = preauth_;
   auto round = [&](std::vector<uint8_t> token, Response* out) {
     auto m = header_only();
-    interim::SessionSetupRequest rq;
+    smb2::SessionSetupRequest rq;
     rq.security_mode = uint8_t(kSigningEnabled | (o_.require_signing ? kSigningRequired : 0));
-    rq.token = std::move(token);
-    interim::append_session_setup(rq, &m);
+    rq.security_buffer = token;
+    smb2::append_session_setup_request(rq, &m);
     const uint64_t id = send(m, smb2::kSessionSetup);  // fills in the header: hash after
     if (dialect_ == 0x0311) smb2::preauth_update(h, m);
     *out = wait(id, smb2::kSessionSetup);
   };
   Response r1;
-  round(interim::ntlmssp_negotiate(), &r1);
+  ntlm::NegotiateMessage nm;
+  nm.flags = kNtlmFlags;
+  round(ntlm::build_negotiate(nm), &r1);
   if (r1.h.status != kStatusMoreProcessing) {
     throw ClientError(kExitAuth,
                       "SESSION_SETUP (NTLMSSP NEGOTIATE) refused: " + nt_status_name(r1.h.status),
@@ -385,20 +438,26 @@ void Client::session_setup() {
   }
   if (dialect_ == 0x0311) smb2::preauth_update(h, r1.msg);
   session_id_ = r1.h.session_id;
-  interim::SessionSetupResponse s1;
-  if (auto e = interim::parse_session_setup_response(r1.msg, &s1); e != smb2::ParseError::kNone)
+  smb2::SessionSetupResponse s1;
+  if (auto e = smb2::parse_session_setup_response(r1.msg, &s1); e != smb2::ParseError::kNone)
     protocol_error(std::string("SESSION_SETUP response: ") + smb2::parse_error_name(e));
-  interim::Challenge ch;
-  if (auto e = interim::parse_challenge(s1.token, &ch); e != smb2::ParseError::kNone)
-    protocol_error(std::string("NTLMSSP CHALLENGE: ") + smb2::parse_error_name(e));
+  ntlm::ChallengeMessage ch;
+  parse_challenge_token(s1.security_buffer, &ch);
+  const uint64_t timestamp = challenge_timestamp(ch);
   ntlm::Challenge cc{};
   random_bytes(cc.data(), cc.size());
   const std::string user = anonymous_user ? std::string() : o_.user;
   const auto owf = ntlm::nt_owf_v2(user, o_.domain, o_.guest ? std::string() : o_.password);
-  const auto resp = ntlm::ntlmv2_response(
-      owf, ch.server_challenge, cc, ch.timestamp ? ch.timestamp : filetime_now(), ch.target_info);
-  auto auth = interim::ntlmssp_authenticate(ch.flags, resp.lm_response, resp.nt_response, o_.domain,
-                                            user, "NDK-SMB");
+  const auto resp = ntlm::ntlmv2_response(owf, ch.server_challenge, cc,
+                                          timestamp ? timestamp : filetime_now(), ch.target_info);
+  ntlm::AuthenticateMessage am;
+  am.lm_response.assign(resp.lm_response.begin(), resp.lm_response.end());
+  am.nt_response = resp.nt_response;
+  am.domain = ntlm::utf16le(o_.domain);
+  am.user = ntlm::utf16le(user);
+  am.workstation = ntlm::utf16le("NDK-SMB");
+  am.flags = ch.flags & kNtlmFlags;
+  auto auth = ntlm::build_authenticate(am);
   Response r2;
   round(std::move(auth), &r2);
   if (r2.h.status != 0) {
@@ -408,11 +467,11 @@ void Client::session_setup() {
                           nt_status_name(r2.h.status),
                       r2.h.status);
   }
-  interim::SessionSetupResponse s2;
-  if (auto e = interim::parse_session_setup_response(r2.msg, &s2); e != smb2::ParseError::kNone)
+  smb2::SessionSetupResponse s2;
+  if (auto e = smb2::parse_session_setup_response(r2.msg, &s2); e != smb2::ParseError::kNone)
     protocol_error(std::string("SESSION_SETUP response: ") + smb2::parse_error_name(e));
-  guest_ = (s2.session_flags & 0x0003) != 0;
-  if (s2.session_flags & 0x0004)
+  guest_ = (s2.session_flags & (smb2::kSessionFlagIsGuest | smb2::kSessionFlagIsNull)) != 0;
+  if (s2.session_flags & smb2::kSessionFlagEncryptData)
     protocol_error("the server requires encryption, which ndk-smb does not do");
   if (guest_) {
     if (o_.require_signing)
@@ -442,7 +501,7 @@ void Client::session_setup() {
 void Client::tree_connect() {
   auto m = header_only();
   const auto path = ntlm::utf16le("\\\\" + o_.host + "\\" + o_.share);
-  interim::append_tree_connect(path, &m);
+  smb2::append_tree_connect_request(smb2::TreeConnectRequest{.flags = 0, .path = path}, &m);
   Response r = wait(send(m, smb2::kTreeConnect), smb2::kTreeConnect);
   if (r.h.status != 0) {
     throw ClientError(kExitShare,
@@ -451,10 +510,10 @@ void Client::tree_connect() {
                           (r.bad_signature ? " (the response's signature did not verify)" : ""),
                       r.h.status);
   }
-  interim::TreeConnectResponse tc;
-  if (auto e = interim::parse_tree_connect_response(r.msg, &tc); e != smb2::ParseError::kNone)
+  smb2::TreeConnectResponse tc;
+  if (auto e = smb2::parse_tree_connect_response(r.msg, &tc); e != smb2::ParseError::kNone)
     protocol_error(std::string("TREE_CONNECT response: ") + smb2::parse_error_name(e));
-  if (tc.share_type != 1)
+  if (tc.share_type != smb2::kShareTypeDisk)
     throw ClientError(kExitShare, "\\\\" + o_.host + "\\" + o_.share + " is not a disk share");
   tree_id_ = r.h.tree_id;
 }
@@ -466,13 +525,13 @@ void Client::logoff() {
     o_.timeout_s = std::min(keep, 5.0);
     if (tree_id_) {
       auto m = header_only();
-      interim::append_reserved4(&m);
+      smb2::append_tree_disconnect(&m);
       wait(send(m, smb2::kTreeDisconnect), smb2::kTreeDisconnect);
       tree_id_ = 0;
     }
     if (session_id_) {
       auto m = header_only();
-      interim::append_reserved4(&m);
+      smb2::append_logoff(&m);
       wait(send(m, smb2::kLogoff), smb2::kLogoff);
     }
     o_.timeout_s = keep;
