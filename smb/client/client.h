@@ -119,6 +119,7 @@ class Client {
     unsigned slot = 0;
     bool read = false, rdma = false;
     uint32_t len = 0;
+    uint32_t token = 0;  // the RDMA buffer's token the server may invalidate
   };
   Client(const Options& o);
   void negotiate();

@@ -146,6 +146,7 @@ uint64_t Client::start_read(const smb2::FileId& f, uint64_t offset, uint32_t len
   if (io.rdma) {
     rq.channel = channel_ == Channel::kRdma ? smb2::kChannelRdmaV1 : smb2::kChannelRdmaV1Invalidate;
     const auto d = pool_->expose(slot, len, true);
+    io.token = d.token;
     smbd::append_buffer_descriptors(std::span(&d, 1), &rq.channel_info);
   }
   smb2::append_read_request(rq, &m);
@@ -167,6 +168,7 @@ uint64_t Client::start_write(const smb2::FileId& f, uint64_t offset, uint32_t le
     rq.channel = channel_ == Channel::kRdma ? smb2::kChannelRdmaV1 : smb2::kChannelRdmaV1Invalidate;
     rq.remaining_bytes = len;
     const auto d = pool_->expose(slot, len, false);
+    io.token = d.token;
     smbd::append_buffer_descriptors(std::span(&d, 1), &rq.channel_info);
   } else {
     rq.data = std::span<const uint8_t>(slot_data(slot), len);
@@ -185,7 +187,15 @@ uint32_t Client::finish(uint64_t id) {
   io_.erase(id);
   // The slot's exposure ends with the reply, whatever its status: checks the
   // token a Send with Invalidate named, or invalidates locally.
-  if (io.rdma) pool_->release(io.slot, r.invalidated);
+  if (io.rdma) {
+    // A Send with Invalidate of a token that is not this buffer's is the
+    // server's protocol error, not a transport one.
+    if (r.invalidated && r.invalidated != io.token)
+      protocol_error("the " + std::string(io.read ? "READ" : "WRITE") +
+                     " response invalidated token " + std::to_string(r.invalidated) +
+                     ", not its buffer's " + std::to_string(io.token));
+    pool_->release(io.slot, r.invalidated);
+  }
   if (io.read && r.h.status == kStatusEndOfFile) return 0;
   if (r.h.status != 0) status_error(io.read ? smb2::kRead : smb2::kWrite, r.h.status, "");
   if (io.read) {
