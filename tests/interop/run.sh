@@ -86,8 +86,9 @@ CASES=(
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
   # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)
-  "smb smb_guest 120" "smb smb_user 300" "smb smb_rdma_noinv 180" "smb smb_listing 120"
-  "smb smb_restart 240" "smb smb_bench 120"
+  # (smb_restart and smb_bench in smb_cases.sh are not registered yet: see
+  # docs/smb-direct.md, limits)
+  "smb smb_guest 300" "smb smb_user 600" "smb smb_rdma_noinv 480" "smb smb_listing 300"
 )
 
 # ---------------------------------------------------------------- parts
