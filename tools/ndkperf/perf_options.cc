@@ -79,6 +79,11 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
                    std::string(kDemoPlot) + " (" + kDemoPlotHere + " outside a source tree)");
   app.add_option("--timeout", o.timeout, "seconds without progress before giving up")
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--max-handshakes", o.max_handshakes,
+                 "--server: connections still in their handshake at once (up to the client's "
+                 "first message); each ends after --timeout, the first to finish is served "
+                 "(default 256)")
+      ->check(CLI::Range(1, 100000));
   app.add_flag("--quiet", o.quiet, "no progress line");
   app.add_flag("-F,-R", ignored, "accepted for perftest compatibility; no effect");
   app.set_version_flag("--version", softndk::tools::version_text("ndkperf"),

@@ -37,6 +37,7 @@ EngineConfig engine_config(const PerfOptions& o, Test t) {
   c.shm_buffers = o.shm_buffers;
   c.timeout = o.timeout;
   c.progress = !o.quiet;
+  c.max_handshakes = o.max_handshakes;
   c.adapter.crc = o.crc;
   c.adapter.mpa_revision = o.mpa_revision;
   c.adapter.timeout_s = o.timeout;
