@@ -20,6 +20,7 @@
 // progress; a peer that disconnects ends the run with a one-line error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct EngineConfig {
   // handshake ends with the client's first message on each of its QPs,
   // within `timeout`.
   size_t max_handshakes = 256;
+  // client: called with each size's result as soon as it is measured (the
+  // tool prints it then; a later failure keeps what finished).
+  std::function<void(const PerfResult&)> on_result;
   tools::AdapterOptions adapter;
 };
 

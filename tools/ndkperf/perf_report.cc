@@ -48,7 +48,7 @@ void banner(std::ostringstream& os, const std::string& test, const RunInfo& in) 
 
 }  // namespace
 
-std::string format_table(const std::vector<PerfResult>& results, const RunInfo& in) {
+std::string format_table(const std::vector<PerfResult>& results, const RunInfo& in, bool footer) {
   std::ostringstream os;
   std::string current;
   bool base = !in.baseline.empty();
@@ -109,6 +109,7 @@ std::string format_table(const std::vector<PerfResult>& results, const RunInfo& 
     }
     os << "\n";
   }
+  if (!footer) return os.str();
   if (!current.empty()) os << kRule;
   // The data path, when the library told (docs/samehost.md).
   std::string paths;
@@ -187,26 +188,33 @@ nlohmann::json results_json(const std::vector<PerfResult>& results, const RunInf
           {"results", arr}};
 }
 
-std::string format_csv(const std::vector<PerfResult>& results) {
+std::string csv_header() {
+  return "test,size,iterations,bytes,bytes_sent,seconds,gbps,mbps,msg_rate,lat_min_us,"
+         "lat_median_us,lat_avg_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_client_s,cpu_server_s,"
+         "baseline,base_gbps,base_mbps,base_lat_median_us,ratio,error\n";
+}
+
+std::string csv_row(const PerfResult& r) {
   std::ostringstream os;
-  os << "test,size,iterations,bytes,bytes_sent,seconds,gbps,mbps,msg_rate,lat_min_us,"
-        "lat_median_us,lat_avg_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_client_s,cpu_server_s,"
-        "baseline,base_gbps,base_mbps,base_lat_median_us,ratio,error\n";
-  for (const auto& r : results) {
-    auto q = [](const std::string& s) {
-      std::string out = "\"";
-      for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return out + "\"";
-    };
-    os << r.test << ',' << r.size << ',' << r.iters << ',' << r.bytes << ',' << r.bytes_sent << ','
-       << r.seconds << ',' << r.gbps << ',' << r.mbps << ',' << r.msg_rate << ',' << r.lat_min_us
-       << ',' << r.lat_p50_us << ',' << r.lat_avg_us << ',' << r.lat_p99_us << ',' << r.lat_p999_us
-       << ',' << r.lat_max_us << ',' << r.cpu_client_s << ',' << r.cpu_server_s << ','
-       << (r.has_baseline ? r.baseline_name : "") << ',' << r.base_gbps << ',' << r.base_mbps << ','
-       << r.base_lat_p50_us << ',' << r.ratio << ','
-       << q(!r.error.empty() ? r.error : r.baseline_error) << '\n';
-  }
+  auto q = [](const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  os << r.test << ',' << r.size << ',' << r.iters << ',' << r.bytes << ',' << r.bytes_sent << ','
+     << r.seconds << ',' << r.gbps << ',' << r.mbps << ',' << r.msg_rate << ',' << r.lat_min_us
+     << ',' << r.lat_p50_us << ',' << r.lat_avg_us << ',' << r.lat_p99_us << ',' << r.lat_p999_us
+     << ',' << r.lat_max_us << ',' << r.cpu_client_s << ',' << r.cpu_server_s << ','
+     << (r.has_baseline ? r.baseline_name : "") << ',' << r.base_gbps << ',' << r.base_mbps << ','
+     << r.base_lat_p50_us << ',' << r.ratio << ','
+     << q(!r.error.empty() ? r.error : r.baseline_error) << '\n';
   return os.str();
+}
+
+std::string format_csv(const std::vector<PerfResult>& results) {
+  std::string out = csv_header();
+  for (const auto& r : results) out += csv_row(r);
+  return out;
 }
 
 }  // namespace softndk::ndkperf
