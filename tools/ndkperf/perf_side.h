@@ -353,6 +353,7 @@ class Side {
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->info(ci)) {
       r.crc = ci.Crc != 0;
       r.mpa_revision = ci.MpaRevision;
+      r.ord = ci.Ord;
     }
     SOFTNDK_PATH_INFO pi{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->path_info(pi)) {
