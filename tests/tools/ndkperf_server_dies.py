@@ -88,7 +88,7 @@ class Lines:
 
 def run(ndkperf, form):
     port = str(free_port())
-    common = ["write_bw", "-a", "-n", "300", "--timeout", "5", "-p", port]
+    common = ["write_bw", "-a", "-n", "1000", "--timeout", "5", "-p", port]
     server = subprocess.Popen([ndkperf] + common + ["--server", "-d", "127.0.0.1"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
