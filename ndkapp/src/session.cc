@@ -2,6 +2,8 @@
 // session.cc - blocking, bounded, RAII use of the NDKPI dispatch tables.
 #include "ndkapp/session.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -85,6 +87,11 @@ Pending* Pending::try_make() noexcept {
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
+}
+
+NTSTATUS Pending::peek(Pending* p) {
+  std::lock_guard lk(p->impl_->m);
+  return p->impl_->done ? p->impl_->status : STATUS_PENDING;
 }
 
 bool close_object(NDK_OBJECT_HEADER* obj, NDK_FN_CLOSE_OBJECT close, double timeout_s) {
@@ -246,9 +253,13 @@ Buffer::Buffer(Adapter& a, Pd& pd, size_t length, ULONG mr_flags, bool shared)
                       " bytes: " + status_name(st));
     data_ = static_cast<uint8_t*>(p);  // zeroed
   } else {
-    data_ = static_cast<uint8_t*>(std::aligned_alloc(4096, alloc));
-    if (!data_) throw ToolError("out of memory for a " + std::to_string(length) + "-byte buffer");
-    std::memset(data_, 0, alloc);
+    // Anonymous pages: zeroed and committed only when touched, so a
+    // server's buffers for a peer still in its handshake cost address
+    // space, not memory (HandshakeGate).
+    void* m = mmap(nullptr, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+      throw ToolError("out of memory for a " + std::to_string(length) + "-byte buffer");
+    data_ = static_cast<uint8_t*>(m);
   }
   auto* p = new Pending;
   NDK_MR* mr = nullptr;
@@ -288,7 +299,7 @@ Buffer::~Buffer() {
   if (shared_) {
     SoftNdkFreeSharedMemory(data_);
   } else {
-    std::free(data_);
+    munmap(data_, (std::max<size_t>(length_, 1) + 4095) & ~size_t{4095});
   }
 }
 
@@ -363,9 +374,13 @@ Connection::Connection(Adapter& a, NDK_CONNECTOR* connector)
     : a_(a), conn_(connector), events_(new Events) {}
 
 Connection::~Connection() {
+  if (accepting_ != nullptr) accept_status();
   if (connected_ && !disconnected_) disconnect();
   if (conn_ && !close_object(&conn_->Header, conn_->Dispatch->NdkCloseConnector, a_.timeout()))
     return;  // events_ leaked: the disconnect callback may still come
+  // An accept still running completes (cancelled) by the close; if it has
+  // not, its Pending stays leaked for the late callback.
+  if (accepting_ != nullptr && Pending::peek(accepting_) != STATUS_PENDING) delete accepting_;
   delete events_;
 }
 
@@ -443,6 +458,40 @@ void Connection::accept(Qp& qp, ULONG ird, ULONG ord, const std::vector<uint8_t>
   st = Pending::finish(p, st, a_.timeout() + 5);
   if (st != STATUS_SUCCESS) fail("NdkAccept", st);
   connected_ = true;
+}
+
+void Connection::accept_start(Qp& qp, ULONG ird, ULONG ord, const std::vector<uint8_t>& pdata) {
+  if (accepting_ != nullptr || connected_) throw ToolError("NdkAccept: already accepted");
+  accept_pdata_ = pdata;  // the call may read it after it returned
+  auto* p = new Pending;
+  NTSTATUS st = conn_->Dispatch->NdkAcceptEx(
+      conn_, qp.get(), ird, ord, accept_pdata_.data(), static_cast<ULONG>(accept_pdata_.size()),
+      &Connection::on_disconnect, events_, &Pending::on_request, p);
+  if (st != STATUS_PENDING) {
+    delete p;  // final inline status: no callback follows
+    if (st != STATUS_SUCCESS) fail("NdkAccept", st);
+    connected_ = true;
+    return;
+  }
+  accepting_ = p;
+}
+
+NTSTATUS Connection::accept_status() {
+  if (accepting_ == nullptr) return connected_ ? STATUS_SUCCESS : STATUS_CONNECTION_ABORTED;
+  NTSTATUS st = Pending::peek(accepting_);
+  if (st == STATUS_PENDING) return st;
+  delete accepting_;
+  accepting_ = nullptr;
+  if (st == STATUS_SUCCESS) connected_ = true;
+  return st;
+}
+
+bool Connection::handshake_done(Qp& qp) {
+  if (accept_status() != STATUS_SUCCESS) return false;
+  SOFTNDK_CONNECTION_INFO ci{};
+  if (info(ci) && ci.RtrType != 0) return true;  // the accept waited for the RTR
+  SOFTNDK_COUNTERS c{};
+  return SoftNdkQueryQpCounters(qp.get(), &c) == STATUS_SUCCESS && c.RDMAInOctets > 0;
 }
 
 void Connection::reject(const std::vector<uint8_t>& pdata) {

@@ -11,6 +11,7 @@
 
 #include "controller.h"
 #include "io_engine.h"
+#include "ndkapp/size_text.h"
 #include "ndkapp/version.h"
 #include "report.h"
 
@@ -33,21 +34,9 @@ struct Cli {
 };
 
 bool parse_size(const std::string& t, uint64_t& out) {
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(t.c_str(), &end, 10);
-  if (end == t.c_str()) return false;
-  std::string suf(end);
-  uint64_t m = 1;
-  if (suf == "k" || suf == "K" || suf == "KiB")
-    m = 1024;
-  else if (suf == "m" || suf == "M" || suf == "MiB")
-    m = 1024 * 1024;
-  else if (suf == "g" || suf == "G" || suf == "GiB")
-    m = 1024ull * 1024 * 1024;
-  else if (!suf.empty())
-    return false;
-  out = v * m;
-  return true;
+  auto v = softndk::tools::parse_size(t);  // the tools' one size parser
+  if (v) out = *v;
+  return v.has_value();
 }
 
 bool parse_uuid(const std::string& t, uint8_t out[16]) {

@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ndkapp/size_text.h"
+
 namespace nvmf::target {
 
 namespace {
@@ -137,25 +139,11 @@ class RamBackend final : public Backend {
 };
 
 uint64_t parse_size(const std::string& s) {
-  size_t pos = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(s, &pos, 10);
-  } catch (...) {
-    throw SpecError("bad size '" + s + "'");
-  }
-  std::string suf = s.substr(pos);
-  uint64_t mul = 1;
-  if (suf == "K" || suf == "k" || suf == "KiB")
-    mul = 1ull << 10;
-  else if (suf == "M" || suf == "m" || suf == "MiB")
-    mul = 1ull << 20;
-  else if (suf == "G" || suf == "g" || suf == "GiB")
-    mul = 1ull << 30;
-  else if (!suf.empty())
-    throw SpecError("bad size suffix in '" + s + "'");
-  if (v == 0 || v > (1ull << 44) / mul) throw SpecError("size out of range: '" + s + "'");
-  return v * mul;
+  std::string why;
+  auto v = softndk::tools::parse_size(s, &why);  // the tools' one size parser
+  if (!v) throw SpecError(why);
+  if (*v == 0 || *v > (1ull << 44)) throw SpecError("size out of range: '" + s + "'");
+  return *v;
 }
 
 }  // namespace

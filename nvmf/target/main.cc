@@ -11,8 +11,10 @@
 #include <iostream>
 #include <list>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 
+#include "ndkapp/handshake_gate.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
 #include "target/backend.h"
@@ -89,6 +91,7 @@ int main(int argc, char** argv) {
     ao.name = at.ip();
     ao.crc = o.crc.empty() ? -1 : o.crc == "on" ? 1 : 0;
     ao.disconnect_timeout_s = 2;
+    ao.timeout_s = o.timeout;
     tools::Adapter adapter(ao);
     tools::Listener listener(adapter, at);
     // -p 0: the discovery log advertises the port the kernel picked, not 0.
@@ -110,16 +113,41 @@ int main(int argc, char** argv) {
     auto t_end = o.duration > 0 ? tools::deadline_in(o.duration) : tools::Deadline::max();
     std::atomic<bool> stopping{false};
     std::list<Worker> workers;
+    // Connections in their handshake and queues served are counted apart:
+    // hosts that stall before their first capsule cannot keep others out.
+    tools::HandshakeGate gate(
+        {o.max_handshakes, o.max_connections, "connections", "--max-connections"});
     while (!g_stop && tools::Clock::now() < t_end) {
       auto conn = listener.next(tools::deadline_in(0.1));
       if (conn) {
-        auto done = std::make_shared<std::atomic<bool>>(false);
-        auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
-        workers.push_back({std::thread([&sub, &adapter, &stopping, holder, done] {
-                             serve_connection(sub, adapter, std::move(*holder), stopping);
-                             *done = true;
-                           }),
-                           done});
+        std::string why;
+        auto ticket = gate.admit(&why);
+        if (!ticket) {
+          sub.stats.cm_rejects++;
+          std::string who = conn->peer_address().to_string();
+          conn->reject(nvmf::cm_reject_data(nvmf::kCmNoResources));
+          std::cerr << "ndk-nvmet: refused " << who << ": " << why << "\n";
+        } else {
+          auto done = std::make_shared<std::atomic<bool>>(false);
+          auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
+          auto place = std::make_shared<tools::HandshakeGate::Ticket>(std::move(*ticket));
+          const double handshake_s = o.timeout;
+          try {
+            workers.push_back(
+                {std::thread([&sub, &adapter, &stopping, holder, place, done, handshake_s] {
+                   serve_connection(sub, adapter, std::move(*holder), stopping, std::move(*place),
+                                    handshake_s);
+                   *done = true;
+                 }),
+                 done});
+          } catch (const std::system_error& ex) {
+            // No thread for it (RLIMIT_NPROC, address space): refuse that
+            // one host and go on.
+            std::string who = (*holder)->peer_address().to_string();
+            (*holder)->reject(nvmf::cm_reject_data(nvmf::kCmNoResources));
+            std::cerr << "ndk-nvmet: refused " << who << ": " << ex.what() << "\n";
+          }
+        }
       }
       // Keep alive: an association with no command for KATO ends.
       int64_t now = now_ms();

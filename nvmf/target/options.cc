@@ -45,6 +45,19 @@ int parse_options(int argc, const char* const* argv, Options& o, std::string& ou
                  "stop after this many seconds (default: at SIGINT/SIGTERM)")
       ->check(CLI::Range(0.0, 1e7));
   app.add_option("--json", o.json, "write counters as JSON at exit to FILE (- for stdout)");
+  app.add_option("--max-connections", o.max_connections,
+                 "queues (connections) served at once, all hosts together; more are refused "
+                 "(default 1024)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--max-handshakes", o.max_handshakes,
+                 "connections still in their handshake at once (up to the host's first "
+                 "capsule); they take no --max-connections slot and each ends after --timeout "
+                 "(default 256)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--timeout", o.timeout,
+                 "seconds a new connection may take to send its first capsule, and the bound of "
+                 "the adapter's waits (default 10)")
+      ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("-q,--quiet", o.quiet, "no start-up line");
   app.add_flag("-V,--version", version, "print the version and exit");
   // --version works without the required options.

@@ -24,6 +24,12 @@ struct Options {
   std::string json;                   // stats file at exit ("-": stdout)
   std::string crc;                    // "", "on", "off"
   bool quiet = false;
+  // Connections in their handshake (MPA, RDMA CM, up to the host's first
+  // capsule) at once; they hold no --max-connections slot, and each ends
+  // after --timeout (ndkapp/handshake_gate.h).
+  size_t max_handshakes = 256;
+  size_t max_connections = 1024;  // queues served at once (all hosts)
+  double timeout = 10;            // seconds a handshake may take
 };
 
 // Returns -1 to go on, else the exit code (help/version printed to `out`,

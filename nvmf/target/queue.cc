@@ -9,6 +9,7 @@
 // Nothing is allocated or registered per command.
 #include "target/queue.h"
 
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <mutex>
@@ -88,6 +89,15 @@ class Queue {
     return true;
   }
 
+  // The handshake's bound and the place to move to a service slot at the
+  // first capsule.
+  void set_handshake(softndk::tools::HandshakeGate::Ticket* t, softndk::tools::Deadline d,
+                     double seconds) {
+    ticket_ = t;
+    handshake_deadline_ = d;
+    handshake_s_ = seconds;
+  }
+
   // Serves until the end; returns why it ended (for the log), "" if clean.
   std::string run(Connection& conn, const std::atomic<bool>& stopping) {
     NDK_RESULT res[64];
@@ -101,6 +111,14 @@ class Queue {
       for (ULONG i = 0; i < n; ++i)
         if (!completion(res[i])) return ending_;
       if (n == 0 && conn.peer_disconnected()) return "";
+      if (n == 0 && ticket_ != nullptr && !ticket_->serving() &&
+          softndk::tools::Clock::now() >= handshake_deadline_) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", handshake_s_);
+        fail(std::string("no capsule within ") + b +
+             " s of its connection request (handshake timed out, --timeout)");
+        return ending_;
+      }
     }
   }
 
@@ -157,6 +175,11 @@ class Queue {
   }
 
   bool on_capsule(uint32_t r, uint32_t len) {
+    if (ticket_ != nullptr && !ticket_->serving()) {
+      // The handshake is done: only now does the queue take a service slot.
+      std::string why;
+      if (!ticket_->serve(&why)) return fail(why);
+    }
     ParsedCapsule p = parse_capsule({capsule(r), len});
     sqhd_ = uint16_t((sqhd_ + 1) % entries_);
     if (p.fatal)
@@ -317,12 +340,17 @@ class Queue {
   uint16_t sqhd_ = 0;
   bool closing_ = false;
   std::string ending_;
+  softndk::tools::HandshakeGate::Ticket* ticket_ = nullptr;
+  softndk::tools::Deadline handshake_deadline_ = softndk::tools::Deadline::max();
+  double handshake_s_ = 0;
 };
 
 }  // namespace
 
 void serve_connection(Subsystem& s, Adapter& a, std::unique_ptr<Connection> conn,
-                      const std::atomic<bool>& stopping) {
+                      const std::atomic<bool>& stopping,
+                      softndk::tools::HandshakeGate::Ticket ticket, double handshake_s) {
+  const auto handshake_deadline = softndk::tools::deadline_in(handshake_s);
   std::string who = "?";
   try {
     who = conn->peer_address().to_string();
@@ -354,6 +382,7 @@ void serve_connection(Subsystem& s, Adapter& a, std::unique_ptr<Connection> conn
     // goes first); declared after q for that.
     std::unique_ptr<Connection> c = std::move(conn);
     c->interrupt_on_disconnect(q->cq());
+    q->set_handshake(&ticket, handshake_deadline, handshake_s);
     if (!q->post_receives()) throw std::runtime_error("cannot post receives");
     const NDK_ADAPTER_INFO& in = a.info();
     c->accept(q->qp(), in.MaxInboundReadLimit ? in.MaxInboundReadLimit : 16,

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "ndkapp/handshake_gate.h"
 #include "ndkapp/session.h"
 #include "target/subsystem.h"
 
@@ -15,8 +16,13 @@ namespace nvmf::target {
 // (an MPA reject carrying the NVMe/RDMA CM status if it is bad), accepts
 // it and serves the queue until the host leaves, the controller ends or
 // the target stops. Returns when the queue is torn down; never throws.
+// `ticket` is the connection's place in the target's HandshakeGate: the
+// handshake ends with the host's first capsule, which must come within
+// `handshake_s` seconds (the connection is dropped otherwise); only then
+// does the queue take a service slot.
 void serve_connection(Subsystem& s, softndk::tools::Adapter& a,
                       std::unique_ptr<softndk::tools::Connection> conn,
-                      const std::atomic<bool>& stopping);
+                      const std::atomic<bool>& stopping,
+                      softndk::tools::HandshakeGate::Ticket ticket, double handshake_s);
 
 }  // namespace nvmf::target

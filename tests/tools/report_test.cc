@@ -104,3 +104,37 @@ TEST(Report, TableLooksLikePerftest) {
 
 }  // namespace
 }  // namespace softndk::ndkperf
+
+namespace softndk::ndkperf {
+namespace {
+
+// Issue 28 item 10: the header shows what was negotiated, not what was asked.
+TEST(Report, HeaderShowsNegotiatedValues) {
+  PerfResult r;
+  r.test = "read_bw";
+  r.size = 65536;
+  r.iters = 10;
+  r.mpa_revision = 1;  // the peer spoke revision 1
+  r.crc = true;        // the server required CRC
+  r.ord = 16;          // Reads in flight capped below the TX depth
+  RunInfo in;
+  in.crc = -1;
+  in.mpa_revision = 2;
+  in.tx_depth = 128;
+  std::string t = format_table({r}, in);
+  EXPECT_NE(t.find("MPA rev : 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("CRC : on "), std::string::npos) << t;
+  EXPECT_NE(t.find("TX depth : 128 (Reads in flight: 16, the negotiated ORD)"), std::string::npos)
+      << t;
+  // Nothing negotiated known (a run that failed before it connected): what
+  // was asked, marked so.
+  PerfResult f;
+  f.test = "write_bw";
+  f.error = "refused";
+  t = format_table({f}, in);
+  EXPECT_NE(t.find("MPA rev : 2 (asked)"), std::string::npos) << t;
+  EXPECT_NE(t.find("CRC : default (asked)"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace softndk::ndkperf

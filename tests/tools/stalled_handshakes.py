@@ -5,10 +5,18 @@
 200 raw TCP peers each send a valid MPA Request (RFC 5044 7.1, revision 1,
 no private data), read the server's MPA Reply and then stall: they never
 send the first FPDU that finishes the handshake. A real client started
-meanwhile must be served within a bound, and the server must not refuse it.
+meanwhile must be served within a bound, and the server must not refuse it;
+then the server must end every stalled handshake on its own (its --timeout).
 
-usage: stalled_handshakes.py SERVER_KIND BINARY
-  SERVER_KIND: ndkping (ndkping -s -P)
+Each server gets the private data its real clients send, so the stalled
+peers are accepted as clients would be:
+  ndkping  ndkping -s -P; no private data; real client ndkping -c -C 3
+  ndkperf  ndkperf write_bw --server; an ndkperf hello for write_bw, 4 KiB;
+           real client ndkperf write_bw (it must be the one served)
+  nvmet    ndk-nvmet; an NVMe/RDMA CM request for an admin queue; real
+           client ndk-nvme identify
+
+usage: stalled_handshakes.py SERVER_KIND BINARY [CLIENT_BINARY]
 Exit 0 on success; 1 with the reason on stderr.
 """
 import os
@@ -21,6 +29,8 @@ import sys
 import time
 
 PEERS = 200
+HANDSHAKE_S = 3  # the servers' --timeout: how long a handshake may take
+END_BOUND_S = 20  # stalled peers must all be cut off within this after the client
 SERVE_BOUND_S = 5.0
 REQ_KEY = b"MPA ID Req Frame"
 REP_KEY = b"MPA ID Rep Frame"
@@ -39,10 +49,26 @@ def free_port():
     return p
 
 
-def mpa_request():
-    # Key, then the M/C/R/Res byte (C: CRC wanted), revision, private data
-    # length (0): 20 bytes, network order.
-    return REQ_KEY + struct.pack(">BBH", 0x40, 1, 0)
+def mpa_request(pdata=b""):
+    # Key, then the M/C/R/Res byte (C: CRC wanted), revision 1 (no RTR:
+    # the handshake ends with the peer's first FPDU), private data length,
+    # network order; then the private data.
+    return REQ_KEY + struct.pack(">BBH", 0x40, 1, len(pdata)) + pdata
+
+
+def ndkperf_hello():
+    # tools/ndkperf/perf_wire.cc, little-endian: magic "NDKP", version 1,
+    # test write_bw (Op Write 1 * 2 + Bw 0), flags 0, qps 1, QP index 0,
+    # tx depth 128, rx depth 130, size 4096, max size 4096, buffer va,
+    # token, length 8192.
+    return struct.pack("<IBBBxHHHIQQQIQ2x", 0x504B444E, 1, 2, 0, 1, 0, 128, 130, 4096, 4096,
+                       0x10000000, 0x1234, 8192)
+
+
+def nvme_cm_request():
+    # NVMe/RDMA CM request (nvmf/proto/nvmf_wire.h RdmaCmRequest): recfmt 0,
+    # admin queue (qid 0), hrqsize 32, hsqsize 31 (0's based), cntlid 0.
+    return struct.pack("<HHHHH22x", 0, 0, 32, 31, 0)
 
 
 def read_exact(s, n, deadline):
@@ -69,12 +95,12 @@ def wait_listening(port, proc, bound_s=10.0):
     fail("server not listening after %.0f s" % bound_s)
 
 
-def stall_peers(port):
+def stall_peers(port, pdata):
     peers = []
     deadline = time.monotonic() + 20
     for i in range(PEERS):
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(mpa_request())
+        s.sendall(mpa_request(pdata))
         peers.append(s)
     for i, s in enumerate(peers):
         try:
@@ -91,24 +117,67 @@ def stall_peers(port):
     return peers  # they now stall: no first FPDU
 
 
+NQN = "nqn.2014-08.org.softndk:stalled"
+
+
+def plan(kind, binary, client, port):
+    """Server command, stalled peers' private data, real client command, and
+    whether the server ends by itself after the client."""
+    p = str(port)
+    if kind == "ndkping":
+        return ([binary, "-s", "-P", "-a", "127.0.0.1", "-p", p, "--timeout",
+                 str(HANDSHAKE_S)], b"",
+                [binary, "-c", "-a", "127.0.0.1", "-p", p, "-C", "3"], False)
+    if kind == "ndkperf":
+        common = ["write_bw", "-s", "4096", "-n", "200", "--timeout", "10"]
+        return ([binary] + common + ["--server", "-d", "127.0.0.1", "-p", p], ndkperf_hello(),
+                [binary] + common + ["127.0.0.1", "-p", p, "--quiet"], True)
+    if kind == "nvmet":
+        return ([binary, "-a", "127.0.0.1", "-p", p, "-n", NQN, "--ns", "ram:1M",
+                 "--allow-any-host", "--duration", "120", "-q", "--timeout", str(HANDSHAKE_S)],
+                nvme_cm_request(),
+                [client, "-a", "127.0.0.1", "-s", p, "-n", NQN, "identify"], False)
+    fail("unknown server kind " + kind)
+    return None
+
+
+def wait_cut_off(peers):
+    """Every stalled peer's connection is ended by the server (EOF or
+    reset) within END_BOUND_S: the handshakes time out on their own."""
+    deadline = time.monotonic() + END_BOUND_S
+    for i, s in enumerate(peers):
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                fail("stalled peer %d still connected %d s after the real client" %
+                     (i, END_BOUND_S))
+            s.settimeout(left)
+            try:
+                if not s.recv(4096):
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         fail(__doc__)
     kind, binary = sys.argv[1], sys.argv[2]
+    client = sys.argv[3] if len(sys.argv) == 4 else binary
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < PEERS + 64:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
     port = free_port()
-    if kind != "ndkping":
-        fail("unknown server kind " + kind)
-    server_cmd = [binary, "-s", "-P", "-a", "127.0.0.1", "-p", str(port)]
-    client_cmd = [binary, "-c", "-a", "127.0.0.1", "-p", str(port), "-C", "3"]
+    server_cmd, pdata, client_cmd, ends_itself = plan(kind, binary, client, port)
     server = subprocess.Popen(server_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True)
     peers = []
+    serr = ""
     try:
         wait_listening(port, server)
-        peers = stall_peers(port)
+        peers = stall_peers(port, pdata)
         t0 = time.monotonic()
         try:
             r = subprocess.run(client_cmd, capture_output=True, text=True,
@@ -121,16 +190,29 @@ def main():
                  (r.returncode, PEERS, r.stderr.strip()))
         if took > SERVE_BOUND_S:
             fail("real client took %.1f s (bound %.0f s)" % (took, SERVE_BOUND_S))
-        print("served a real client in %.2f s beside %d stalled handshakes" % (took, PEERS))
+        print("%s: served a real client in %.2f s beside %d stalled handshakes" %
+              (kind, took, PEERS))
+        wait_cut_off(peers)
+        print("%s: every stalled handshake was ended by the server" % kind)
+        if ends_itself:
+            # ndkperf --server serves one client and exits 0; the stalled
+            # peers were dropped, not served.
+            try:
+                _, serr = server.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                fail("the server did not end after serving its client")
+            if server.returncode != 0:
+                fail("the server exited %d after serving: %s" % (server.returncode, serr))
     finally:
         for s in peers:
             s.close()
-        server.send_signal(signal.SIGTERM)
-        try:
-            _, serr = server.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            _, serr = server.communicate()
+        if server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            try:
+                _, serr = server.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                _, serr = server.communicate()
     if "refused client 127.0.0.1" in (serr or "") and "already serving" in serr:
         fail("the server refused a client for lack of slots:\n" + serr)
     return 0

@@ -64,7 +64,10 @@ class Client : public Side {
 
   std::vector<PerfResult> run() {
     std::vector<PerfResult> out;
-    for (size_t size : cfg_.sizes) out.push_back(phase(size));
+    for (size_t size : cfg_.sizes) {
+      out.push_back(phase(size));
+      if (cfg_.on_result) cfg_.on_result(out.back());
+    }
     for (auto& q : qps_) send_ctrl(*q, CtrlMsg{CtrlType::Done});
     // Let the Done go out before the connections are torn down.
     Deadline dl = deadline_in(cfg_.timeout);

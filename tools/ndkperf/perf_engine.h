@@ -20,6 +20,7 @@
 // progress; a peer that disconnects ends the run with a one-line error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ struct EngineConfig {
   bool shm_buffers = false;  // the RDMA buffer from SoftNdkAllocateSharedMemory
   double timeout = 10;
   bool progress = true;  // client: progress line on stderr for long phases
+  // server: connections in their handshake at once (--max-handshakes); a
+  // handshake ends with the client's first message on each of its QPs,
+  // within `timeout`.
+  size_t max_handshakes = 256;
+  // client: called with each size's result as soon as it is measured (the
+  // tool prints it then; a later failure keeps what finished).
+  std::function<void(const PerfResult&)> on_result;
   tools::AdapterOptions adapter;
 };
 
@@ -50,6 +58,10 @@ std::vector<PerfResult> run_client(const EngineConfig& cfg, const tools::SockAdd
 
 // Opens the adapter and listens at construction (so "port in use" is
 // reported before anything else), then serves one client with serve().
+// Peers in their handshake (MPA, then the client's first message on each
+// QP) are taken side by side, up to max_handshakes, each for at most
+// `timeout`: the first to finish is the client served, so peers that stall
+// in their handshake cannot keep a real client out (issue 28 item 4).
 class PerfServer {
  public:
   PerfServer(const EngineConfig& cfg, const tools::SockAddr& listen_at);

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ndkapp/size_text.h"
 #include "ndkapp/version.h"
 
 namespace softndk::ndkperf {
@@ -39,8 +40,19 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_option("-d,--ib-dev", o.device,
                  "softndk adapter: interface name or address (server default: first active "
                  "non-loopback IPv4 address; client: the address routing to HOST)");
-  app.add_option("-s,--size", o.size, "message size in bytes (K/M suffixes: 64K = 65536)")
-      ->transform(CLI::AsSizeValue(false))
+  // The tools' one size parser (ndkapp/size_text.h): K, M, G, T, with an
+  // optional B or iB, powers of 1024.
+  CLI::Validator size_text(
+      [](std::string& s) {
+        std::string why;
+        auto v = softndk::tools::parse_size(s, &why);
+        if (!v) return why;
+        s = std::to_string(*v);
+        return std::string();
+      },
+      "SIZE");
+  app.add_option("-s,--size", o.size, "message size in bytes (K/M/G suffixes: 64K = 65536)")
+      ->transform(size_text)
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));
   app.add_flag("-a,--all", o.all_sizes, "all sizes from 2 B to 8 MiB");
   app.add_option("-n,--iters", o.iters, "iterations per size")
@@ -79,6 +91,11 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
                    std::string(kDemoPlot) + " (" + kDemoPlotHere + " outside a source tree)");
   app.add_option("--timeout", o.timeout, "seconds without progress before giving up")
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--max-handshakes", o.max_handshakes,
+                 "--server: connections still in their handshake at once (up to the client's "
+                 "first message); each ends after --timeout, the first to finish is served "
+                 "(default 256)")
+      ->check(CLI::Range(1, 100000));
   app.add_flag("--quiet", o.quiet, "no progress line");
   app.add_flag("-F,-R", ignored, "accepted for perftest compatibility; no effect");
   app.set_version_flag("--version", softndk::tools::version_text("ndkperf"),

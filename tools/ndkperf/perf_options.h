@@ -38,8 +38,9 @@ struct PerfOptions {
   std::string plot;      // SVG path, "" = none
   std::string baseline;  // "" or "tcp"
   bool demo = false;
-  double timeout = 10;  // seconds without progress before giving up
-  bool quiet = false;   // no progress line
+  double timeout = 10;          // seconds without progress before giving up
+  bool quiet = false;           // no progress line
+  size_t max_handshakes = 256;  // --server: handshakes taken side by side
 };
 
 // Parses argv. Returns -1 to go on, or the exit code to leave with; `text`

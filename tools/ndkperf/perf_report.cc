@@ -31,24 +31,35 @@ RunInfo::TestSettings settings_for(const std::string& test, const RunInfo& in) {
   return {test, in.tx_depth, in.inline_size};
 }
 
-void banner(std::ostringstream& os, const std::string& test, const RunInfo& in) {
+// The header shows what the connection negotiated when the library told
+// (`first`: the test's first result; MPA revision 0 = unknown), else what
+// was asked, marked so.
+void banner(std::ostringstream& os, const std::string& test, const RunInfo& in,
+            const PerfResult& first) {
   auto t = parse_test(test);
   const RunInfo::TestSettings set = settings_for(test, in);
   const unsigned depth = set.tx_depth, inl = set.inline_size;
+  const bool told = first.mpa_revision != 0;
+  std::string tx = std::to_string(depth);
+  // Reads in flight are capped by the negotiated ORD (perf_client.cc).
+  if (t && t->op == Op::Read && first.ord != 0 && first.ord < depth)
+    tx += " (Reads in flight: " + std::to_string(first.ord) + ", the negotiated ORD)";
+  std::string crc = told ? (first.crc ? "on" : "off") : crc_text(in.crc) + " (asked)";
+  std::string rev = told ? std::to_string(first.mpa_revision)
+                         : (in.mpa_revision ? std::to_string(in.mpa_revision) : "2") + " (asked)";
   os << kRule;
   os << "                    " << (t ? test_title(*t) : test) << " (softndk)\n";
   os << " Mode            : " << in.mode << (in.peer.empty() ? "" : " " + in.peer) << "\n";
-  os << " Transport       : iWARP (softndk)   Number of qps : " << in.qps
-     << "   TX depth : " << depth << "\n";
+  os << " Transport       : iWARP (softndk)   Number of qps : " << in.qps << "   TX depth : " << tx
+     << "\n";
   os << " Completions     : " << (in.events ? "events (CQ notification)" : "busy-poll")
-     << "   Inline : " << inl << "   CRC : " << crc_text(in.crc)
-     << "   MPA rev : " << (in.mpa_revision ? std::to_string(in.mpa_revision) : "2") << "\n";
+     << "   Inline : " << inl << "   CRC : " << crc << "   MPA rev : " << rev << "\n";
   os << kRule;
 }
 
 }  // namespace
 
-std::string format_table(const std::vector<PerfResult>& results, const RunInfo& in) {
+std::string format_table(const std::vector<PerfResult>& results, const RunInfo& in, bool footer) {
   std::ostringstream os;
   std::string current;
   bool base = !in.baseline.empty();
@@ -56,7 +67,7 @@ std::string format_table(const std::vector<PerfResult>& results, const RunInfo& 
     if (r.test != current) {
       if (!current.empty()) os << kRule;
       current = r.test;
-      banner(os, r.test, in);
+      banner(os, r.test, in, r);
       char h[256];
       if (r.latency) {
         std::snprintf(h, sizeof h, " %-10s %-12s %10s %10s %10s %10s %10s %10s %14s", "#bytes",
@@ -109,6 +120,7 @@ std::string format_table(const std::vector<PerfResult>& results, const RunInfo& 
     }
     os << "\n";
   }
+  if (!footer) return os.str();
   if (!current.empty()) os << kRule;
   // The data path, when the library told (docs/samehost.md).
   std::string paths;
@@ -132,7 +144,8 @@ nlohmann::json result_json(const PerfResult& r) {
                       {"cpu_client_s", r.cpu_client_s},
                       {"cpu_server_s", r.cpu_server_s},
                       {"crc", r.crc},
-                      {"mpa_revision", r.mpa_revision}};
+                      {"mpa_revision", r.mpa_revision},
+                      {"ord", r.ord}};
   if (r.latency) {
     j["latency_us"] = {{"min", r.lat_min_us}, {"median", r.lat_p50_us}, {"avg", r.lat_avg_us},
                        {"p99", r.lat_p99_us}, {"p99_9", r.lat_p999_us}, {"max", r.lat_max_us}};
@@ -187,26 +200,33 @@ nlohmann::json results_json(const std::vector<PerfResult>& results, const RunInf
           {"results", arr}};
 }
 
-std::string format_csv(const std::vector<PerfResult>& results) {
+std::string csv_header() {
+  return "test,size,iterations,bytes,bytes_sent,seconds,gbps,mbps,msg_rate,lat_min_us,"
+         "lat_median_us,lat_avg_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_client_s,cpu_server_s,"
+         "baseline,base_gbps,base_mbps,base_lat_median_us,ratio,error\n";
+}
+
+std::string csv_row(const PerfResult& r) {
   std::ostringstream os;
-  os << "test,size,iterations,bytes,bytes_sent,seconds,gbps,mbps,msg_rate,lat_min_us,"
-        "lat_median_us,lat_avg_us,lat_p99_us,lat_p99_9_us,lat_max_us,cpu_client_s,cpu_server_s,"
-        "baseline,base_gbps,base_mbps,base_lat_median_us,ratio,error\n";
-  for (const auto& r : results) {
-    auto q = [](const std::string& s) {
-      std::string out = "\"";
-      for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return out + "\"";
-    };
-    os << r.test << ',' << r.size << ',' << r.iters << ',' << r.bytes << ',' << r.bytes_sent << ','
-       << r.seconds << ',' << r.gbps << ',' << r.mbps << ',' << r.msg_rate << ',' << r.lat_min_us
-       << ',' << r.lat_p50_us << ',' << r.lat_avg_us << ',' << r.lat_p99_us << ',' << r.lat_p999_us
-       << ',' << r.lat_max_us << ',' << r.cpu_client_s << ',' << r.cpu_server_s << ','
-       << (r.has_baseline ? r.baseline_name : "") << ',' << r.base_gbps << ',' << r.base_mbps << ','
-       << r.base_lat_p50_us << ',' << r.ratio << ','
-       << q(!r.error.empty() ? r.error : r.baseline_error) << '\n';
-  }
+  auto q = [](const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  os << r.test << ',' << r.size << ',' << r.iters << ',' << r.bytes << ',' << r.bytes_sent << ','
+     << r.seconds << ',' << r.gbps << ',' << r.mbps << ',' << r.msg_rate << ',' << r.lat_min_us
+     << ',' << r.lat_p50_us << ',' << r.lat_avg_us << ',' << r.lat_p99_us << ',' << r.lat_p999_us
+     << ',' << r.lat_max_us << ',' << r.cpu_client_s << ',' << r.cpu_server_s << ','
+     << (r.has_baseline ? r.baseline_name : "") << ',' << r.base_gbps << ',' << r.base_mbps << ','
+     << r.base_lat_p50_us << ',' << r.ratio << ','
+     << q(!r.error.empty() ? r.error : r.baseline_error) << '\n';
   return os.str();
+}
+
+std::string format_csv(const std::vector<PerfResult>& results) {
+  std::string out = csv_header();
+  for (const auto& r : results) out += csv_row(r);
+  return out;
 }
 
 }  // namespace softndk::ndkperf

@@ -39,12 +39,18 @@ struct RunInfo {
 // #iterations, BW average (MB/s or Gb/s), MsgRate (Mpps), CPU client/server;
 // latency tests: t_min, t_median, t_avg, t_p99, t_p99.9, t_max (usec). With a
 // baseline: its figure and the ratio.
-std::string format_table(const std::vector<PerfResult>& results, const RunInfo& info);
+// Without `footer` the closing rule and data-path line are left out: a run
+// prints the table as its sizes finish (each call's text extends the last).
+std::string format_table(const std::vector<PerfResult>& results, const RunInfo& info,
+                         bool footer = true);
 
 nlohmann::json result_json(const PerfResult& r);
 nlohmann::json results_json(const std::vector<PerfResult>& results, const RunInfo& info);
 
 // Header line plus one line per result; the columns are the JSON fields.
 std::string format_csv(const std::vector<PerfResult>& results);
+// The same in parts, for rows printed as they finish.
+std::string csv_header();
+std::string csv_row(const PerfResult& r);
 
 }  // namespace softndk::ndkperf

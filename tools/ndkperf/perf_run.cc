@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -37,6 +38,7 @@ EngineConfig engine_config(const PerfOptions& o, Test t) {
   c.shm_buffers = o.shm_buffers;
   c.timeout = o.timeout;
   c.progress = !o.quiet;
+  c.max_handshakes = o.max_handshakes;
   c.adapter.crc = o.crc;
   c.adapter.mpa_revision = o.mpa_revision;
   c.adapter.timeout_s = o.timeout;
@@ -120,10 +122,44 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
 
+  // Each size is printed as it finishes (table and CSV; with a baseline
+  // the rows wait for its figures), so a run that fails later keeps them.
+  const bool stream = o.baseline.empty();
+  bool csv_started = false;
+  std::string first_error;
   for (Test t : o.tests) {
     EngineConfig cfg = engine_config(o, t);
     cfg.adapter.name = o.device;
     std::vector<PerfResult> res;
+    std::vector<PerfResult> finished;  // this test's sizes so far
+    size_t shown = 0;                  // characters of this test's table printed
+    cfg.on_result = [&](const PerfResult& r) {
+      finished.push_back(r);
+      if (o.json && !o.quiet) {
+        // stdout stays one JSON document: each size is told on stderr.
+        char b[160];
+        if (r.latency)
+          std::snprintf(b, sizeof b, "ndkperf: %s %zu B done: t_median %.2f us\n", r.test.c_str(),
+                        r.size, r.lat_p50_us);
+        else
+          std::snprintf(b, sizeof b, "ndkperf: %s %zu B done: %.2f MB/s\n", r.test.c_str(), r.size,
+                        r.mbps);
+        err << b;
+        err.flush();
+      }
+      if (!stream) return;
+      if (table) {
+        std::string t = format_table(finished, run_info(o, peer), false);
+        out << t.substr(std::min(shown, t.size()));
+        shown = t.size();
+      }
+      if (o.csv) {
+        if (!csv_started) out << csv_header();
+        csv_started = true;
+        out << csv_row(r);
+      }
+      out.flush();
+    };
     try {
       if (o.role == Role::Loopback) {
         tools::watchdog_arm(window, "ndkperf", kExitHung);
@@ -163,13 +199,20 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
       err << "ndkperf: " << e.what() << "\n";
       const int code =
           dynamic_cast<const tools::PeerSilentError*>(&e) ? kExitPeerSilent : kExitFailed;
-      if (o.tests.size() == 1) return code;
+      if (first_error.empty()) first_error = e.what();
+      if (rc == kExitOk) rc = code;
+      // What finished is kept; the size that failed carries the error.
+      res = finished;
       PerfResult r;
       r.test = test_name(t);
       r.latency = t.metric == Metric::Lat;
       r.error = e.what();
-      res.push_back(r);
-      if (rc == kExitOk) rc = code;
+      if (finished.size() < cfg.sizes.size()) r.size = cfg.sizes[finished.size()];
+      // One test that failed before any size (a refused connection, a bad
+      // device): the message on stderr says it all; only --json prints a
+      // document (with its error).
+      if (o.tests.size() > 1 || !finished.empty()) res.push_back(r);
+      if (o.tests.size() == 1 && finished.empty() && !o.json) return code;
     }
     tools::watchdog_disarm();
     if (!o.baseline.empty()) {
@@ -182,15 +225,29 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
         }
     }
     if (table) {
-      out << format_table(res, run_info(o, peer));
+      // The rows not printed yet (all of them with a baseline), then the
+      // footer.
+      std::string t = format_table(res, run_info(o, peer));
+      out << (stream ? t.substr(std::min(shown, t.size())) : t);
+      out.flush();
+    }
+    if (o.csv) {
+      // The server's rows, failure rows, and with a baseline every row.
+      if (!csv_started) out << csv_header();
+      csv_started = true;
+      size_t from = stream ? finished.size() : 0;
+      for (size_t i = from; i < res.size(); ++i) out << csv_row(res[i]);
       out.flush();
     }
     all.insert(all.end(), res.begin(), res.end());
   }
 
   RunInfo info = run_info(o, peer);
-  if (o.json) out << results_json(all, info).dump(2) << "\n";
-  if (o.csv) out << format_csv(all);
+  if (o.json) {
+    nlohmann::json doc = results_json(all, info);
+    if (!first_error.empty()) doc["error"] = first_error;
+    out << doc.dump(2) << "\n";
+  }
   if (!o.plot.empty()) {
     std::string e;
     std::string title =

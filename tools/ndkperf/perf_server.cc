@@ -2,6 +2,9 @@
 // perf_server.cc - the server of ndkperf's measured runs: accepts the
 // client's QPs and answers each size's phase (protocol: perf_engine.h, shared
 // state: perf_side.h).
+#include <optional>
+
+#include "ndkapp/handshake_gate.h"
 #include "ndkperf/perf_side.h"
 
 namespace softndk::ndkperf {
@@ -10,12 +13,17 @@ using namespace side;
 
 namespace {
 
+unsigned cq_depth_for(const EngineConfig& cfg) {
+  return cfg.qps * (std::max(64u, cfg.tx_depth + 2) + cfg.tx_depth + kCtrlSqRoom) + 16;
+}
+
 class Server : public Side {
  public:
   Server(const EngineConfig& cfg, size_t max_size, const tools::SockAddr& at)
-      : Side(cfg, max_size, cfg.adapter,
-             cfg.qps * (std::max(64u, cfg.tx_depth + 2) + cfg.tx_depth + kCtrlSqRoom) + 16),
-        listener_(adapter_, at) {
+      : Side(cfg, max_size, cfg.adapter, cq_depth_for(cfg)),
+        cq_depth_(cq_depth_for(cfg)),
+        listener_(adapter_, at),
+        gate_({cfg.max_handshakes, 1, "client", "one client at a time"}) {
     peer_name_ = "the client";
   }
 
@@ -27,7 +35,10 @@ class Server : public Side {
 
   // The connections (connectors and QPs) go before the listener: a
   // listener's close waits for the connectors it delivered (NDKPI 6.1).
-  ~Server() override { qps_.clear(); }
+  ~Server() override {
+    while (!cands_.empty()) drop(0);
+    qps_.clear();
+  }
 
   std::vector<PerfResult> serve(double accept_seconds) {
     accept_all(accept_seconds);
@@ -41,7 +52,7 @@ class Server : public Side {
   }
 
  private:
-  std::string check_hello(const Hello& h) {
+  std::string check_hello(const Hello& h, size_t qp_index) {
     auto t = test_from_code(h.test);
     std::string mine = test_name(cfg_.test);
     std::string theirs = t ? test_name(*t) : "an unknown test";
@@ -57,43 +68,166 @@ class Server : public Side {
     if (h.qps != cfg_.qps)
       return "peer uses " + std::to_string(h.qps) + " QPs, this server " +
              std::to_string(cfg_.qps) + " (-q)";
-    if (h.max_size != max_ || h.qp_index != qps_.size() || h.buf_len < 2 * h.max_size)
+    if (h.max_size != max_ || h.qp_index != qp_index || h.buf_len < 2 * h.max_size)
       return "inconsistent set-up from the peer";
     if (h.rx_depth < 4 || h.rx_depth > 65536) return "bad receive depth from the peer";
     return "";
   }
 
+  // A client in its handshake: its QPs on a CQ of their own, accepted (or
+  // being accepted) and not yet heard from on each of them.
+  struct Candidate {
+    std::unique_ptr<tools::Cq> cq;
+    std::vector<std::unique_ptr<QpState>> qps;  // after cq: closed before it
+    Hello hello;                                // QP 0's
+    std::string who, ip;
+    std::optional<tools::HandshakeGate::Ticket> ticket;
+    Deadline deadline;
+  };
+
+  // Takes connection requests and runs their handshakes side by side until
+  // one client finished its handshake on all its QPs; that one is served.
   void accept_all(double accept_seconds) {
-    for (unsigned i = 0; i < cfg_.qps; ++i) {
-      double wait = i == 0 ? (accept_seconds > 0 ? accept_seconds : 365.0 * 86400) : cfg_.timeout;
-      auto conn = listener_.next(deadline_in(wait));
-      if (!conn && cancelled_) throw ToolError("cancelled");
-      if (!conn) throw ToolError(i == 0 ? "no client came" : "the client's other QPs never came");
-      auto hello = decode_hello(conn->peer_data());
-      if (!hello) {
-        conn->reject(encode_refusal("not an ndkperf client (bad hello)"));
-        throw ToolError("refused a peer that is not an ndkperf client");
+    const Deadline first = deadline_in(accept_seconds > 0 ? accept_seconds : 365.0 * 86400);
+    for (;;) {
+      if (cancelled_) throw ToolError("cancelled");
+      if (cands_.empty() && Clock::now() >= first) throw ToolError("no client came");
+      auto conn = listener_.next(deadline_in(cands_.empty() ? 0.2 : 0.005));
+      if (cancelled_) throw ToolError("cancelled");
+      if (conn) take_request(std::move(conn));
+      for (size_t i = 0; i < cands_.size();) {
+        std::string why;
+        int st = handshake_state(*cands_[i], why);
+        if (st > 0) {
+          promote(i);
+          return;
+        }
+        if (st < 0) {
+          note("dropped " + cands_[i]->who + ": " + why);
+          drop(i);
+          continue;
+        }
+        ++i;
       }
-      if (std::string why = check_hello(*hello); !why.empty()) {
+    }
+  }
+
+  void note(const std::string& what) {
+    std::fprintf(stderr, "ndkperf: %s\n", what.c_str());
+    std::fflush(stderr);
+  }
+
+  void drop(size_t i) {
+    for (auto& q : cands_[i]->qps)
+      if (q->conn) q->conn->abandon();
+    cands_.erase(cands_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+
+  void take_request(std::unique_ptr<tools::Connection> conn) {
+    std::string who = conn->peer_address().to_string();
+    auto hello = decode_hello(conn->peer_data());
+    if (!hello) {
+      // Not an ndkperf client: refused, and the server waits on.
+      conn->reject(encode_refusal("not an ndkperf client (bad hello)"));
+      note("refused " + who + ": not an ndkperf client (no ndkperf hello in its MPA Request)");
+      return;
+    }
+    Candidate* c = nullptr;
+    if (hello->qp_index == 0) {
+      if (std::string why = check_hello(*hello, 0); !why.empty()) {
         conn->reject(encode_refusal(why));
         throw ToolError("refused the client: " + why);
       }
-      if (!events_set_) {
-        peer_events_ = (hello->flags & kHelloEvents) != 0;
-        events_set_ = true;
+      std::string why;
+      auto ticket = gate_.admit(&why);
+      if (!ticket) {
+        conn->reject(encode_refusal("busy: " + why));
+        note("refused " + who + ": " + why);
+        return;
       }
-      QpState& q = add_qp(hello->rx_depth);
-      q.rva = hello->buf_va;
-      q.rtoken = hello->buf_token;
-      q.rlen = hello->buf_len;
-      const NDK_ADAPTER_INFO& in = adapter_.info();
-      ULONG ird = in.MaxInboundReadLimit ? in.MaxInboundReadLimit : 16;
-      ULONG ord = in.MaxOutboundReadLimit ? in.MaxOutboundReadLimit : 16;
-      AcceptInfo acc{data_.va(), data_.remote_token(), data_.size()};
-      q.conn = std::move(conn);
-      q.conn->accept(*q.qp, ird, ord, encode_accept(acc));
-      credit_batch_ = std::max<uint64_t>(1, (hello->rx_depth - 2) / 4);
+      auto fresh = std::make_unique<Candidate>();
+      fresh->cq = std::make_unique<tools::Cq>(adapter_, cq_depth_);
+      fresh->hello = *hello;
+      fresh->who = who;
+      fresh->ip = conn->peer_address().ip();
+      fresh->ticket = std::move(*ticket);
+      fresh->deadline = deadline_in(cfg_.timeout);
+      cands_.push_back(std::move(fresh));
+      c = cands_.back().get();
+    } else {
+      // The client's next QP: its candidate names the same buffer from the
+      // same address and has accepted the QPs before this one.
+      std::string ip = conn->peer_address().ip();
+      for (auto& k : cands_)
+        if (k->hello.buf_va == hello->buf_va && k->hello.buf_token == hello->buf_token &&
+            k->qps.size() == hello->qp_index &&
+            k->qps.back()->conn->accept_status() == STATUS_SUCCESS && k->ip == ip)
+          c = k.get();
+      std::string why =
+          c ? check_hello(*hello, hello->qp_index) : "inconsistent set-up from the peer";
+      if (!why.empty()) {
+        conn->reject(encode_refusal(why));
+        note("refused " + who + ": " + why);
+        return;
+      }
     }
+    auto q = make_qp(hello->qp_index, hello->rx_depth, *c->cq);
+    q->rva = hello->buf_va;
+    q->rtoken = hello->buf_token;
+    q->rlen = hello->buf_len;
+    const NDK_ADAPTER_INFO& in = adapter_.info();
+    ULONG ird = in.MaxInboundReadLimit ? in.MaxInboundReadLimit : 16;
+    ULONG ord = in.MaxOutboundReadLimit ? in.MaxOutboundReadLimit : 16;
+    AcceptInfo acc{data_.va(), data_.remote_token(), data_.size()};
+    q->conn = std::move(conn);
+    QpState& added = *q;
+    c->qps.push_back(std::move(q));
+    added.conn->accept_start(*added.qp, ird, ord, encode_accept(acc));
+  }
+
+  // 1: the candidate finished its handshake on every QP; 0: still in it;
+  // -1: it failed (`why`).
+  int handshake_state(Candidate& c, std::string& why) {
+    bool done = c.qps.size() == cfg_.qps;
+    for (auto& q : c.qps) {
+      NTSTATUS st = q->conn->accept_status();
+      if (st != STATUS_PENDING && st != STATUS_SUCCESS) {
+        why = tools::with_end_cause(
+            "its accept on QP " + std::to_string(q->index) + " failed: " + tools::status_name(st),
+            q->conn.get());
+        return -1;
+      }
+      if (q->conn->peer_disconnected()) {
+        why = tools::with_end_cause("it disconnected in its handshake", q->conn.get());
+        return -1;
+      }
+      done = done && q->conn->handshake_done(*q->qp);
+    }
+    if (done) return 1;
+    if (Clock::now() < c.deadline) return 0;
+    why = c.qps.size() < cfg_.qps
+              ? "its QPs " + std::to_string(c.qps.size()) + ".." + std::to_string(cfg_.qps - 1) +
+                    " never came within " + fmt_s(cfg_.timeout) + " s"
+              : "no message from it within " + fmt_s(cfg_.timeout) +
+                    " s of its connection request (handshake timed out)";
+    return -1;
+  }
+
+  // The candidate at `i` is the client served: its QPs and CQ become the
+  // server's; the others in their handshake are dropped.
+  void promote(size_t i) {
+    std::unique_ptr<Candidate> c = std::move(cands_[i]);
+    cands_.erase(cands_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (size_t k = 0; k < cands_.size(); ++k)
+      note("dropped " + cands_[k]->who + ": serving " + c->who);
+    while (!cands_.empty()) drop(0);
+    std::string why;
+    c->ticket->serve(&why);  // the only one: one client at a time
+    qps_ = std::move(c->qps);
+    cq_ = std::move(c->cq);
+    served_ = std::move(c->ticket);
+    peer_events_ = (c->hello.flags & kHelloEvents) != 0;
+    credit_batch_ = std::max<uint64_t>(1, (c->hello.rx_depth - 2) / 4);
   }
 
   void on_receive(QpState& q, ULONG len) override {
@@ -233,11 +367,15 @@ class Server : public Side {
     return out;
   }
 
+  unsigned cq_depth_;
   tools::Listener listener_;
+  tools::HandshakeGate gate_;
+  std::vector<std::unique_ptr<Candidate>> cands_;  // clients in their handshake
+  std::optional<tools::HandshakeGate::Ticket> served_;
   std::atomic<bool> cancelled_{false};
   uint64_t credit_batch_ = 16;
   uint64_t cpu_phase_ = 0;
-  bool peer_events_ = false, events_set_ = false;
+  bool peer_events_ = false;
 };
 
 }  // namespace

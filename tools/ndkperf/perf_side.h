@@ -116,7 +116,7 @@ class Side {
         max_(max_size),
         adapter_(aopt),
         pd_(adapter_),
-        cq_(adapter_, cq_depth),
+        cq_(std::make_unique<tools::Cq>(adapter_, cq_depth)),
         data_(adapter_, pd_, 2 * max_size,
               NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
                   NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
@@ -131,8 +131,14 @@ class Side {
 
  protected:
   QpState& add_qp(unsigned rq_depth) {
+    qps_.push_back(make_qp(static_cast<unsigned>(qps_.size()), rq_depth, *cq_));
+    return *qps_.back();
+  }
+
+  // A QP with its buffers and posted receives, completing on `cq`.
+  std::unique_ptr<QpState> make_qp(unsigned index, unsigned rq_depth, tools::Cq& cq) {
     auto q = std::make_unique<QpState>();
-    q->index = static_cast<unsigned>(qps_.size());
+    q->index = index;
     q->rq_depth = rq_depth;
     q->sq_depth = cfg_.tx_depth + kCtrlSqRoom;
     q->rx = std::make_unique<tools::Buffer>(adapter_, pd_, std::max(max_, kCtrlSize),
@@ -143,11 +149,10 @@ class Side {
     qc.receive_depth = rq_depth;
     qc.initiator_depth = q->sq_depth;
     qc.inline_size = cfg_.inline_size;
-    q->qp = std::make_unique<tools::Qp>(adapter_, pd_, cq_, cq_,
+    q->qp = std::make_unique<tools::Qp>(adapter_, pd_, cq, cq,
                                         reinterpret_cast<void*>(uintptr_t{q->index}), qc);
     for (unsigned i = 0; i < rq_depth; ++i) post_recv(*q);
-    qps_.push_back(std::move(q));
-    return *qps_.back();
+    return q;
   }
 
   void post_recv(QpState& q) {
@@ -191,7 +196,7 @@ class Side {
   // passed (false). `nonblocking` polls once.
   bool pump(Deadline dl, bool nonblocking) {
     NDK_RESULT r[64];
-    ULONG n = nonblocking ? cq_.poll(r, 64) : cq_.wait(r, 64, cfg_.events, dl);
+    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events, dl);
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
     if (n == 0) check_peers();
     return n > 0;
@@ -246,7 +251,7 @@ class Side {
         gone = q->conn.get();
     if (!gone) return;
     NDK_RESULT r[64];
-    ULONG n = cq_.poll(r, 64);
+    ULONG n = cq_->poll(r, 64);
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
     if (n == 0)
       throw ToolError(tools::with_end_cause(peer_name_ + " disconnected during the run", gone));
@@ -348,6 +353,7 @@ class Side {
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->info(ci)) {
       r.crc = ci.Crc != 0;
       r.mpa_revision = ci.MpaRevision;
+      r.ord = ci.Ord;
     }
     SOFTNDK_PATH_INFO pi{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->path_info(pi)) {
@@ -375,7 +381,8 @@ class Side {
   std::string peer_name_ = "peer";
   tools::Adapter adapter_;
   tools::Pd pd_;
-  tools::Cq cq_;
+  // The server's is replaced by the CQ of the client it serves (perf_server.cc).
+  std::unique_ptr<tools::Cq> cq_;
   tools::Buffer data_;
   std::vector<std::unique_ptr<QpState>> qps_;  // destroyed first
   uint64_t wire_octets_ = 0;                   // wire_moved()'s last sum

@@ -47,6 +47,7 @@ struct PerfResult {
   double cpu_client_s = 0, cpu_server_s = 0;  // test thread of each side (RUSAGE_THREAD)
   bool crc = false;                           // as negotiated (when the library tells)
   unsigned mpa_revision = 0;
+  unsigned ord = 0;  // negotiated outbound read limit (caps Reads in flight); 0 unknown
   // The first connection's TCP at the end of the run (SoftNdkQueryConnection-
   // TcpInfo): its congestion control and what it retransmitted, cumulative
   // over the connection's life. Empty congestion: unknown.

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "ndkapp/handshake_gate.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
 #include "ndkapp/softndk_entry.h"
@@ -30,29 +31,12 @@ namespace {
 // Serves one connected client until it disconnects. Returns normally only
 // for a clean end: the client disconnected gracefully between pings, after
 // the -C count when there is one. Throws with the cause otherwise.
-// With -P, how many connections are in their handshake and how many are
-// served; a connection moves from the first count to the second when its
-// Accept completes (the peer's first FPDU came).
-struct Occupancy {
-  std::atomic<size_t> handshaking{0};
-  std::atomic<size_t> serving{0};
-};
-
-// Drops one from `n` when it goes out of scope (unless dropped before).
-struct CountGuard {
-  std::atomic<size_t>* n;
-  void drop() {
-    if (n != nullptr) n->fetch_sub(1);
-    n = nullptr;
-  }
-  ~CountGuard() { drop(); }
-};
-
+// With -P, `ticket` is the connection's place in the server's
+// HandshakeGate: a handshake until the client's first message, a service
+// slot from then on.
 void serve_one(const PingOptions& o, tools::Adapter& adapter,
                std::unique_ptr<tools::Connection> client, std::ostream& out,
-               Occupancy* occ = nullptr) {
-  // -P: this connection was counted as a handshake by the accepting loop.
-  CountGuard handshake{occ != nullptr ? &occ->handshaking : nullptr};
+               tools::HandshakeGate::Ticket* ticket = nullptr) {
   // rping's server buffer is its own -S; accept any rping client (< 64 KiB)
   // without one.
   size_t bufsize = std::max<size_t>(o.size, 65536);
@@ -65,7 +49,6 @@ void serve_one(const PingOptions& o, tools::Adapter& adapter,
   conn->accept(ep.qp(), 1, 1, {});
   // Without peer-to-peer MPA the Accept completes on the MPA exchange
   // alone: the handshake ends with the client's first message (below).
-  CountGuard service{nullptr};
   debug(o, out, "accepted client " + who);
   auto gone = [&](const std::string& when) {
     return ToolError(with_cause("client " + who + " disconnected " + when, ep));
@@ -75,15 +58,10 @@ void serve_one(const PingOptions& o, tools::Adapter& adapter,
     // Between pings the client may end the session.
     long n = ep.wait(kRecv, o.timeout);
     if (n < 0) break;
-    if (pings == 0 && occ != nullptr) {
+    if (pings == 0 && ticket != nullptr) {
       // The handshake is done: only now does the client take a service slot.
-      handshake.drop();
-      if (occ->serving.fetch_add(1) >= o.max_clients) {
-        occ->serving.fetch_sub(1);
-        throw ToolError("dropped after its handshake: already serving " +
-                        std::to_string(o.max_clients) + " clients (--max-clients)");
-      }
-      service.n = &occ->serving;
+      std::string why;
+      if (!ticket->serve(&why)) throw ToolError(why);
     }
     auto src = decode_rping_info(ep.recv().data(), static_cast<size_t>(n));
     if (!src) throw ToolError("received bogus data, size " + std::to_string(n));
@@ -139,7 +117,7 @@ void serve_persistent(const PingOptions& o, tools::Adapter& adapter, tools::List
   // One worker per connection, whether in its handshake or served; the two
   // are counted (and bounded) apart.
   tools::Workers workers(o.max_clients + o.max_handshakes);
-  Occupancy occ;
+  tools::HandshakeGate gate({o.max_handshakes, o.max_clients, "clients", "--max-clients"});
   for (;;) {
     // Wake at least every second, so finished workers are joined while
     // no client comes.
@@ -149,28 +127,23 @@ void serve_persistent(const PingOptions& o, tools::Adapter& adapter, tools::List
       auto conn = listener.next(deadline_in(1.0));
       if (!conn) continue;
       who = conn->peer_address().to_string();
-      if (occ.handshaking.load() >= o.max_handshakes) {
-        conn->reject({});
-        line(err, "ndkping: refused client " + who + ": already " +
-                      std::to_string(o.max_handshakes) +
-                      " connections in their handshake (--max-handshakes)");
-        continue;
-      }
-      if (occ.serving.load() >= o.max_clients) {
-        conn->reject({});
-        line(err, "ndkping: refused client " + who + ": already serving " +
-                      std::to_string(o.max_clients) + " clients (--max-clients)");
-        continue;
-      }
-      occ.handshaking.fetch_add(1);
-      // The worker takes the connection from this holder when it starts;
-      // if it never starts, the connection is still here to refuse.
-      auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
       std::string why;
+      auto admitted = gate.admit(&why);
+      if (!admitted) {
+        conn->reject({});
+        line(err, "ndkping: refused client " + who + ": " + why);
+        continue;
+      }
+      // The worker takes the connection and the ticket from these holders
+      // when it starts; if it never starts, the connection is still here to
+      // refuse and the ticket goes with the holder.
+      auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
+      auto ticket = std::make_shared<tools::HandshakeGate::Ticket>(std::move(*admitted));
       auto started = workers.start(
-          [&o, &adapter, &out, &err, &occ, holder, who] {
+          [&o, &adapter, &out, &err, holder, ticket, who] {
             try {
-              serve_one(o, adapter, std::move(*holder), out, &occ);
+              tools::HandshakeGate::Ticket mine = std::move(*ticket);
+              serve_one(o, adapter, std::move(*holder), out, &mine);
             } catch (const std::exception& ex) {
               line(err, std::string("ndkping: client ") + who + ": " + ex.what());
             } catch (...) {
@@ -179,7 +152,7 @@ void serve_persistent(const PingOptions& o, tools::Adapter& adapter, tools::List
           },
           &why);
       if (started == tools::Workers::Start::kStarted) continue;
-      occ.handshaking.fetch_sub(1);  // the worker never ran
+      ticket->release();  // the worker never ran
       if (started == tools::Workers::Start::kFull)
         why = "already serving " + std::to_string(workers.cap()) + " clients (--max-clients)";
       if (*holder) (*holder)->reject({});

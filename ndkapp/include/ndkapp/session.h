@@ -96,6 +96,9 @@ class Pending {
   // A new Pending, or nullptr when memory is exhausted: for the closing
   // paths, which run in destructors and must not throw.
   static Pending* try_make() noexcept;
+  // Without waiting: STATUS_PENDING while the call runs, else its final
+  // status. The Pending stays the caller's (delete it only once done).
+  static NTSTATUS peek(Pending* p);
 
  private:
   struct Impl;
@@ -230,6 +233,21 @@ class Connection {
   // read limits.
   std::vector<uint8_t> peer_data(ULONG* ird = nullptr, ULONG* ord = nullptr);
   void accept(Qp& qp, ULONG ird, ULONG ord, const std::vector<uint8_t>& pdata);
+  // The same without waiting, for a server that runs several handshakes on
+  // one thread: accept_start() sends the MPA Reply; accept_status() is
+  // STATUS_PENDING until the accept completed (with peer-to-peer MPA, once
+  // the peer's RTR came), then its final status. Bounded by the adapter's
+  // timeout (ConnectTimeoutMs).
+  void accept_start(Qp& qp, ULONG ird, ULONG ord, const std::vector<uint8_t>& pdata);
+  NTSTATUS accept_status();
+  // The peer finished its handshake: the accept completed and the peer's
+  // first FPDU arrived (the RTR, or with no peer-to-peer MPA its first
+  // message; `qp` is the accepted QP). For HandshakeGate's servers.
+  bool handshake_done(Qp& qp);
+  // Ends the connection without a graceful disconnect (closing it resets
+  // it): for a peer dropped in its handshake, whose FIN would only be
+  // waited for in vain.
+  void abandon() { disconnected_ = true; }
   void reject(const std::vector<uint8_t>& pdata);
 
   bool peer_disconnected() const;
@@ -269,6 +287,8 @@ class Connection {
   NDK_CONNECTOR* conn_ = nullptr;
   Events* events_;
   bool connected_ = false;
+  Pending* accepting_ = nullptr;  // accept_start()'s request until it completed
+  std::vector<uint8_t> accept_pdata_;
   bool disconnected_ = false;
 };
 
