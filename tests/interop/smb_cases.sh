@@ -128,7 +128,6 @@ case_smb_guest() {
 case_smb_user() {
   need_ndk_smb || return 0
   smb_ksmbd_up || return 0
-  local u
   # shellcheck disable=SC2046
   roundtrip big $((64 << 20)) "$(user_url)" /srv/share $(uargs) --vers 3.1.1 --sign
   check "3.1.1, signed session" has "$CDIR/big.put.err" 'dialect=3.1.1 signing=yes guest=no'
@@ -141,6 +140,7 @@ case_smb_user() {
     test "$(stat_of "$CDIR/big.get" local_invalidations)" -eq 0
   # shellcheck disable=SC2046
   roundtrip odd3 $((3 * 1048576 + 4097)) "$(user_url)" /srv/share $(uargs) --vers 3.0.2
+  # shellcheck disable=SC2046
   smb "$CDIR/stat.txt" $(uargs) "$(user_url)" stat big.bin
   check "stat: 64 MiB file" has "$CDIR/stat.txt" "^size: $((64 << 20))$"
   smb "$CDIR/badpw.txt" -U "$SMB_USER" -P wrong-password "$(user_url)" ls
