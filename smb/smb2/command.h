@@ -15,6 +15,9 @@ namespace smb::smb2 {
 
 // The command codes (2.2.1) are in header.h.
 
+// 2.2.37/2.2.39 InfoType of QUERY_INFO and SET_INFO.
+inline constexpr uint8_t kInfoFile = 1, kInfoFilesystem = 2, kInfoSecurity = 3, kInfoQuota = 4;
+
 // 2.2.14.1 SMB2_FILEID.
 struct FileId {
   uint64_t persistent = 0;

@@ -12,8 +12,6 @@
 
 namespace smb::smb2 {
 
-inline constexpr uint8_t kInfoFile = 1, kInfoFilesystem = 2, kInfoSecurity = 3, kInfoQuota = 4;
-
 struct QueryInfoRequest {
   uint8_t info_type = kInfoFile;
   uint8_t file_info_class = 0;

@@ -201,12 +201,12 @@ TEST(Smb2Codec, SetInfoLogoffTreeDisconnectError) {
   si.info_class = 20;  // FileEndOfFileInformation
   const uint8_t eof[8] = {0, 0, 1, 0, 0, 0, 0, 0};
   si.buffer = eof;
-  si.file_id[0] = 7;
+  si.file_id.persistent = 7;
   append_set_info_request(si, &m);
   SetInfoRequest back;
   ASSERT_EQ(parse_set_info_request(m, &back), ParseError::kNone);
   EXPECT_EQ(back.info_class, 20);
-  EXPECT_EQ(back.file_id[0], 7);
+  EXPECT_EQ(back.file_id.persistent, 7u);
   EXPECT_TRUE(std::equal(back.buffer.begin(), back.buffer.end(), eof, eof + 8));
   m[64 + 4] = 0x20;
   EXPECT_EQ(parse_set_info_request(m, &back), ParseError::kOutOfBounds);
