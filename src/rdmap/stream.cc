@@ -76,7 +76,7 @@ Stream::Stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn,
 }
 
 Stream::~Stream() {
-  if (fd_ >= 0) ::close(fd_);
+  if (sock_.fd() >= 0) ::close(sock_.fd());
 }
 
 std::shared_ptr<Stream> start_stream(provider::QpHost* qp, std::shared_ptr<tcp::Connection> conn,
@@ -124,7 +124,7 @@ void Stream::begin() {
       ::close(fd);
       return;
     }
-    fd_ = fd;
+    sock_.set_fd(fd);
     tsan_edge_ = tsan::edge_of(fd);
     if (!left.empty()) staging_.resize(std::max(left.size(), kStagingSize));
     if (!left.empty()) std::memcpy(staging_.data(), left.data(), left.size());
@@ -179,13 +179,14 @@ void Stream::kick_pending() {
 
 void Stream::on_readable() {
   if (stopped_.load(std::memory_order_acquire)) return;
-  // On the ring, the socket's readiness means EOF, an error or stray bytes.
-  if (rx_on_ring_.load(std::memory_order_relaxed)) tcp_check_.store(true);
   bool kick;
   {
     // Blocking on the reactor: a polling thread holds the lock only for a
     // bounded budget, and a level-triggered reactor must not spin.
     std::lock_guard lk(rx_mu_);
+    // On a ring, the socket's readiness means EOF, an error or stray bytes:
+    // the path looks at the socket once it finds itself empty.
+    if (rx_path_ != &sock_) rx_path_->socket_readable();
     run_rx(kReactorRxBudget);
     // Receiver state: read and cleared under rx_mu_ (a poller's progress()
     // sets it too).
@@ -356,7 +357,7 @@ void Stream::flushed() {
 void Stream::stop() {
   if (stopped_.exchange(true)) return;
   wake_cancel();
-  std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>> rings;
+  std::pair<std::shared_ptr<RingPath>, std::shared_ptr<RingPath>> rings;
   {
     std::lock_guard tl(tx_mu_);
     std::lock_guard rl(rx_mu_);
@@ -364,8 +365,8 @@ void Stream::stop() {
     tx_done_ = true;
     rx_done_ = true;
     cancel_active_receive_locked();
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    if (sock_.fd() >= 0) ::close(sock_.fd());
+    sock_.set_fd(-1);
     rings = {rx_ring_, tx_ring_};
     // Nothing more crosses the socket: close the traces' files now.
     for (auto& t : taps_) t.reset();

@@ -38,14 +38,18 @@
 #include "provider/provider.h"
 #include "rdmap/read_queues.h"
 #include "rdmap/terminate.h"
+#include "transport/byte_path.h"
+#include "transport/samehost/ring_path.h"
 #include "transport/samehost/samehost.h"
 #include "transport/samehost/samehost_segments.h"
 #include "transport/tcp/connection.h"
+#include "transport/tcp/socket_path.h"
 
 namespace softndk::rdmap {
 
 // The same-host transport's pieces this engine drives (docs/samehost.md).
 using samehost::Rendezvous;
+using samehost::RingPath;
 using samehost::SamehostReason;
 using samehost::SegmentMaps;
 using samehost::ShmRing;
@@ -138,11 +142,11 @@ class Stream final : public provider::QpEngine,
   // The rings themselves (tests: corrupt them like a hostile peer would).
   std::shared_ptr<ShmRing> rx_ring_for_tests() {
     std::lock_guard lk(rx_mu_);
-    return rx_ring_;
+    return rx_ring_ != nullptr ? rx_ring_->ring() : nullptr;
   }
   std::shared_ptr<ShmRing> tx_ring_for_tests() {
     std::lock_guard lk(tx_mu_);
-    return tx_ring_;
+    return tx_ring_ != nullptr ? tx_ring_->ring() : nullptr;
   }
   // The same-host fast path of this stream (any thread).
   SamehostStats samehost_stats() const;
@@ -229,9 +233,12 @@ class Stream final : public provider::QpEngine,
   bool on_placement(const wire::SegmentInfo& seg);
   bool on_segment_done(const wire::SegmentInfo& seg);
   void place(uint32_t seg_off, const uint8_t* data, size_t n);
-  // recvmsg into iov (rx_mu_ held); a read that returned less than the
-  // iovecs hold sets rx_short_ (the socket was empty: run_rx stops).
-  ssize_t recv_iov(iovec* iov, int niov);
+  // The receiver's byte path calls (rx_mu_ held): the path's recv into
+  // iov, and its peek. A read that returned less than the iovecs hold on
+  // a socket sets rx_short_ (it was emptied: run_rx stops); a path that
+  // broke the protocol fails the stream here (kRxFailed).
+  ssize_t rx_recv(iovec* iov, int niov);
+  ssize_t rx_peek();
   ssize_t direct_recv();
   ssize_t response_recv();  // many Read Response FPDUs per recvmsg
   bool on_terminate(const wire::SegmentInfo& seg);
@@ -265,24 +272,23 @@ class Stream final : public provider::QpEngine,
   // tx_mu_, batch empty: once the rendezvous is over, decide whether this
   // direction moves to the ring; true if the marker batch was built.
   bool ring_tx_settle();
-  void ring_tx_switched();                        // tx_mu_: the marker is out
-  ssize_t ring_emit(const iovec* iov, int niov);  // tx_mu_: like a non-blocking send
-  // rx_mu_: like recvmsg/recv/MSG_PEEK on the socket, from the ring; the
-  // socket then only says EOF, an error or a protocol error (stray bytes).
-  ssize_t ring_recv(iovec* iov, int niov);
-  ssize_t ring_peek();
-  ssize_t ring_empty();  // the ring had nothing: 1 retry, 0 EOF, -1 errno, kRxFailed
+  void ring_tx_switched();  // tx_mu_: the marker is out
+  // tx_mu_: a send through the byte path the transmitter is on (the socket:
+  // a direct call; the ring: its path, then its trace and counters).
+  ssize_t tx_send(const iovec* iov, int niov);
   bool on_ring_marker(const wire::SegmentInfo& seg);  // rx_mu_
-  // rx_mu_: a corrupt ring, or bytes on TCP after the marker: RDMAP
-  // catastrophic error (stream) Terminate, the stream fails.
-  void ring_protocol_error();
+  // rx_mu_: the byte path broke the protocol (a corrupt ring, bytes on TCP
+  // after the marker): RDMAP catastrophic error (stream) Terminate, the
+  // stream fails.
+  void path_protocol_error();
   void ring_watch(int which);  // posts the reactor watch of a doorbell (0 rx, 1 tx)
   void on_ring_data();         // reactor: the data doorbell rang
   void on_peer_exit();         // reactor: the peer process is gone
   // reactor, from stop(): the rx ring's data doorbell, the tx ring's space
   // doorbell, the peer's pidfd (those that exist).
   static void ring_unwatch(
-      util::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+      util::Reactor& r,
+      const std::pair<std::shared_ptr<RingPath>, std::shared_ptr<RingPath>>& rings,
       const std::shared_ptr<Rendezvous>& sh);
 
   // ---- hooks: traces and transmit faults (stream_hooks.cc) ----
@@ -338,8 +344,13 @@ class Stream final : public provider::QpEngine,
 
   provider::QpHost* const qp_;
   std::shared_ptr<tcp::Connection> conn_;
-  int fd_ = -1;                // our own dup of the connection's socket
-  void* tsan_edge_ = nullptr;  // rdmap/tsan_edge.h (TSan builds only)
+  // The TCP transport's byte path over our own dup of the connection's
+  // socket (fd -1 before begin() and after stop(); set under both locks).
+  // Each direction's path is this one until it moves to a ring.
+  tcp::SocketPath sock_;
+  transport::BytePath* rx_path_ = &sock_;  // rx_mu_
+  transport::BytePath* tx_path_ = &sock_;  // tx_mu_
+  void* tsan_edge_ = nullptr;              // rdmap/tsan_edge.h (TSan builds only)
   const bool crc_;
   const uint16_t ird_, ord_;
   const void* const pd_;
@@ -383,23 +394,25 @@ class Stream final : public provider::QpEngine,
   uint32_t sh_len_ = 0;  // rx_mu_: bytes the current descriptor pulled
   std::atomic<uint64_t> sh_pulled_octets_{0}, sh_pulled_msgs_{0}, sh_desc_sent_{0};
   // ---- the ring (stream_ring.cc) ----
-  std::shared_ptr<ShmRing> tx_ring_;       // tx_mu_: set once the marker is out
+  // The same-host transport's byte paths, once a direction moved to its
+  // ring (then tx_path_/rx_path_ point at them).
+  std::shared_ptr<RingPath> tx_ring_;      // tx_mu_: set once the marker is out
   std::shared_ptr<ShmRing> tx_ring_next_;  // tx_mu_: the marker is on its way
   bool tx_ring_settled_ = false;           // tx_mu_: decided (or never)
-  std::shared_ptr<ShmRing> rx_ring_;       // rx_mu_: set by the marker
+  std::shared_ptr<RingPath> rx_ring_;      // rx_mu_: set by the marker
   bool rx_marker_ = false;                 // rx_mu_: feed(): the marker was just parsed
   std::atomic<bool> rx_on_ring_{false}, tx_on_ring_{false};
-  // The reactor saw the socket readable: EOF, an error, or stray bytes.
-  std::atomic<bool> tcp_check_{false};
-  // The peer process has exited (its pidfd): writes into its ring fail
-  // like sends to a reset socket.
+  // The peer process has exited (its pidfd; written under tx_mu_): the
+  // tx ring path, now or once the transmitter moves to it, fails sends.
   std::atomic<bool> peer_gone_{false};
   std::atomic<uint64_t> ring_rx_octets_{0}, ring_tx_octets_{0};
   // Reactor thread only: what it watches for the rings.
   bool ring_watched_[2] = {false, false};
   bool pid_watched_ = false;
-  static constexpr ssize_t kRxFailed = -2;  // a read made the stream fail
-  std::unique_ptr<SegmentMaps> sh_maps_;    // rx_mu_: the peer's segments we mapped
+  // A read made the stream fail (distinct from transport::kBroken, which a
+  // path returns and rx_recv turns into this after the Terminate).
+  static constexpr ssize_t kRxFailed = -3;
+  std::unique_ptr<SegmentMaps> sh_maps_;  // rx_mu_: the peer's segments we mapped
   std::atomic<uint64_t> sh_mapped_octets_{0}, sh_mapped_descs_{0}, sh_cma_fallbacks_{0},
       sh_seg_desc_sent_{0};
 

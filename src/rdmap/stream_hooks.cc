@@ -19,8 +19,6 @@
 
 namespace softndk::rdmap {
 
-ssize_t emit_sendmsg(int fd, const msghdr* m);  // stream_tx.cc
-
 namespace {
 constexpr std::chrono::milliseconds kRetryBlocked{1};  // socket full while bytes are held
 constexpr ULONG kMaxDelayMs = 60000;
@@ -43,9 +41,9 @@ void Stream::set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) {
   auto& tap = taps_[slot];
   if (tap != nullptr && file != nullptr && tap->file() == file.get()) return;  // begin() took it
   old = std::move(tap);
-  // Before begin() (fd_ < 0) the stream takes the file from the QP or the
+  // Before begin() (sock_.fd() < 0) the stream takes the file from the QP or the
   // adapter itself; after stop() nothing more crosses the socket.
-  if (file != nullptr && fd_ >= 0 && !stopped_.load())
+  if (file != nullptr && sock_.fd() >= 0 && !stopped_.load())
     tap = std::make_unique<WireTap>(std::move(file), *conn_, sent_rtr_, false);
   update_hooked_locked();
 }
@@ -86,7 +84,7 @@ ssize_t Stream::emit_hooked(msghdr* m) {
   const bool boundary = b_->sent == 0;
   TxFaults* f = faults_.get();
   if (f == nullptr || !(f->active || (boundary && f->armed()))) {
-    ssize_t n = emit_sendmsg(fd_, m);
+    ssize_t n = tcp::emit_sendmsg(sock_.fd(), m);
     if (n > 0) {
       provider::count_qp(qc_.rdma_out_octets, static_cast<uint64_t>(n));
       tap_tx(m->msg_iov, static_cast<int>(m->msg_iovlen), static_cast<size_t>(n), boundary);
@@ -113,7 +111,7 @@ bool Stream::tx_through_faults() const {
 }
 
 void Stream::tx_hook_pass() {
-  if (stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
+  if (stopped_.load(std::memory_order_relaxed) || sock_.fd() < 0) return;
   if (faults_ != nullptr && faults_->active) fault_flush();
 }
 
@@ -129,7 +127,7 @@ void Stream::fault_flush() {
       msghdr m{};
       m.msg_iov = &v;
       m.msg_iovlen = 1;
-      ssize_t n = emit_sendmsg(fd_, &m);
+      ssize_t n = tcp::emit_sendmsg(sock_.fd(), &m);
       if (n > 0) {
         // Counted here, when the bytes reach the socket: a dropped FPDU
         // never does, a held one only when it is released.
@@ -166,7 +164,7 @@ void Stream::fault_flush() {
   }
   if (f.shutdown_after) {
     f.shutdown_after = false;
-    ::shutdown(fd_, SHUT_WR);
+    sock_.shutdown_write();
   }
   if (f.idle()) {
     f.active = false;
@@ -179,7 +177,7 @@ void Stream::tx_shutdown() {
     faults_->shutdown_after = true;  // FIN behind the held FPDUs
     return;
   }
-  ::shutdown(fd_, SHUT_WR);
+  sock_.shutdown_write();
 }
 
 NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
@@ -189,7 +187,7 @@ NTSTATUS Stream::inject_fault(const SOFTNDK_FAULT& f) {
     return STATUS_INVALID_PARAMETER;
   faults_used_.store(true, std::memory_order_relaxed);  // no wake-ups (stream_wake.cc)
   std::lock_guard lk(tx_mu_);
-  if (stopped_.load() || tx_done_ || fd_ < 0) return STATUS_CONNECTION_INVALID;
+  if (stopped_.load() || tx_done_ || sock_.fd() < 0) return STATUS_CONNECTION_INVALID;
   // The stream left TCP for the same-host ring: there is no wire to fault
   // (docs/samehost.md; turn the fast path off to inject faults).
   if (tx_ring_ != nullptr) return STATUS_NOT_SUPPORTED;

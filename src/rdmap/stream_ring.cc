@@ -10,26 +10,17 @@
 // builder, ordering, fences, Terminate and the descriptors are unchanged.
 // TCP stays connected underneath and still says EOF (drain the ring first)
 // and errors; a byte on it after the marker is a protocol error.
+//
+// This file is the protocol side of the switch (the marker FPDU, when each
+// direction moves) and the reactor's watches; moving the bytes through the
+// ring is the same-host transport's byte path (transport/samehost/
+// ring_path.h), which the stream then reads and writes like the socket.
 #include <sys/epoll.h>
-#include <sys/socket.h>
-
-#include <cerrno>
 
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
-#include "rdmap/tsan_edge.h"
-#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
-
-// The ring's copies to and from the consumer's memory: out of line and
-// named, like emit_sendmsg/land_recvmsg, for tests/datapath/tsan.supp.
-__attribute__((noinline)) ssize_t emit_ring(ShmRing& r, const iovec* iov, int niov, bool arm) {
-  return r.write(iov, niov, arm);
-}
-__attribute__((noinline)) ssize_t land_ring(ShmRing& r, const iovec* iov, int niov) {
-  return r.read(iov, niov);
-}
 
 namespace {
 constexpr size_t kReactorRingBudget = 4u << 20;
@@ -73,33 +64,12 @@ bool Stream::ring_tx_settle() {
 
 void Stream::ring_tx_switched() {
   b_->ring_switch = false;
-  tx_ring_ = std::move(tx_ring_next_);
-  if (tx_ring_ == nullptr) return;
+  if (tx_ring_next_ == nullptr) return;
+  tx_ring_ = RingPath::writer(std::move(tx_ring_next_), polled_);
+  if (peer_gone_.load(std::memory_order_acquire)) tx_ring_->peer_gone();
+  tx_path_ = tx_ring_.get();
   tx_on_ring_.store(true, std::memory_order_release);
   ring_watch(1);
-}
-
-ssize_t Stream::ring_emit(const iovec* iov, int niov) {
-  if (peer_gone_.load(std::memory_order_acquire)) {
-    errno = EPIPE;  // nobody reads the ring any more: like a reset socket
-    return -1;
-  }
-  tsan::before_send(tsan_edge_);
-  // A busy poller retries by itself: no doorbell (tx_block).
-  ssize_t n = emit_ring(*tx_ring_, iov, niov, !polled_.load(std::memory_order_relaxed));
-  // Unlike sendmsg, the ring's copy out of the consumer's buffer is a read
-  // TSan sees: release again after it, so that a consumer that reuses the
-  // buffer once the peer answered (the answer's receive acquires this edge)
-  // is ordered after the copy even when the peer is another process.
-  tsan::before_send(tsan_edge_);
-  if (n < 0) return -1;  // EPROTO: the consumer index is corrupt; the stream fails
-  if (n == 0) {
-    errno = EAGAIN;
-    return -1;
-  }
-  if (tx_hooked_) tap_tx(iov, niov, static_cast<size_t>(n), b_->sent == 0);
-  ring_tx_octets_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-  return n;
 }
 
 // ---- receive --------------------------------------------------------------------
@@ -117,80 +87,19 @@ bool Stream::on_ring_marker(const wire::SegmentInfo& seg) {
                  STATUS_CANCELLED);
     return false;
   }
-  rx_ring_ = std::move(r);
+  rx_ring_ = RingPath::reader(std::move(r), sock_, polled_);
+  rx_path_ = rx_ring_.get();
   rx_marker_ = true;
   rx_on_ring_.store(true, std::memory_order_release);
   ring_watch(0);
   return true;
 }
 
-void Stream::ring_protocol_error() {
+void Stream::path_protocol_error() {
   wire::TerminateMessage t;
   t.code = {wire::TermLayer::kRdmap, wire::term::kRdmapRemoteOperation,
             wire::term::kRdmapCatastrophicStream};
   rx_fail_term(t, STATUS_CANCELLED);
-}
-
-ssize_t Stream::ring_recv(iovec* iov, int niov) {
-  for (;;) {
-    ssize_t n = land_ring(*rx_ring_, iov, niov);
-    if (n > 0) {
-      tsan::after_recv(tsan_edge_);
-      ring_rx_octets_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-      // Unlike a socket, looking again is free: never a short-read stop.
-      rx_short_ = false;
-      return n;
-    }
-    if (n < 0) {
-      ring_protocol_error();
-      return kRxFailed;
-    }
-    n = ring_empty();
-    if (n != 1) return n;
-  }
-}
-
-ssize_t Stream::ring_peek() {
-  for (;;) {
-    if (rx_ring_->readable() > 0) return 1;
-    // A corrupt producer index reads as empty here; the read says EPROTO.
-    iovec none{nullptr, 0};
-    if (land_ring(*rx_ring_, &none, 1) < 0) {
-      ring_protocol_error();
-      return kRxFailed;
-    }
-    ssize_t n = ring_empty();
-    if (n != 1) return n;
-  }
-}
-
-ssize_t Stream::ring_empty() {
-  if (tcp_check_.load(std::memory_order_relaxed) && tcp_check_.exchange(false)) {
-    // The reactor saw the socket readable: after the marker that can only
-    // be EOF or an error (peer death included), or a protocol error.
-    uint8_t byte;
-    ssize_t t = tcp::sock_recv(fd_, &byte, 1, MSG_DONTWAIT);
-    if (t > 0) {
-      ring_protocol_error();
-      return kRxFailed;
-    }
-    if (t == 0 || (t < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-      const int e = errno;
-      // The peer wrote its last ring bytes before its FIN: drain them
-      // first, and look at the socket again once the ring is empty.
-      if (rx_ring_->readable() > 0) {
-        tcp_check_.store(true, std::memory_order_relaxed);
-        return 1;
-      }
-      errno = e;
-      return t;
-    }
-  }
-  // Event mode: ask for the doorbell. A busy poller comes back by itself
-  // (no syscall per message on either side).
-  if (!polled_.load(std::memory_order_relaxed) && !rx_ring_->sleep()) return 1;
-  errno = EAGAIN;
-  return -1;
 }
 
 // ---- the reactor's side ---------------------------------------------------------
@@ -202,30 +111,30 @@ void Stream::ring_watch(int which) {
     if (!s || s->stopped_.load(std::memory_order_acquire)) return;
     auto& reactor = s->conn_->reactor();
     if (which == 0 && !s->ring_watched_[0]) {
-      std::shared_ptr<ShmRing> r;
+      std::shared_ptr<RingPath> r;
       {
         std::lock_guard lk(s->rx_mu_);
         r = s->rx_ring_;
       }
       if (r == nullptr) return;
       s->ring_watched_[0] = true;
-      reactor.watch(r->data_efd(), EPOLLIN, [weak, r](uint32_t) {
-        ShmRing::drain(r->data_efd());
+      reactor.watch(r->doorbell_fd(), EPOLLIN, [weak, r](uint32_t) {
+        r->doorbell_cleared();
         if (auto st = weak.lock()) st->on_ring_data();
       });
       // The socket carries no more messages: keep EPOLLIN on it whatever
       // the polled mode, for EOF and errors.
       s->sync_reactor_rx();
     } else if (which == 1 && !s->ring_watched_[1]) {
-      std::shared_ptr<ShmRing> r;
+      std::shared_ptr<RingPath> r;
       {
         std::lock_guard lk(s->tx_mu_);
         r = s->tx_ring_;
       }
       if (r == nullptr) return;
       s->ring_watched_[1] = true;
-      reactor.watch(r->space_efd(), EPOLLIN, [weak, r](uint32_t) {
-        ShmRing::drain(r->space_efd());
+      reactor.watch(r->doorbell_fd(), EPOLLIN, [weak, r](uint32_t) {
+        r->doorbell_cleared();
         if (auto st = weak.lock()) st->kick_tx();
       });
     }
@@ -257,14 +166,20 @@ void Stream::on_peer_exit() {
   if (pid_watched_ && sh_ != nullptr) conn_->reactor().unwatch(sh_->peer_pidfd());
   pid_watched_ = false;
   if (stopped_.load(std::memory_order_acquire)) return;
-  peer_gone_.store(true, std::memory_order_release);
+  {
+    // Writes into its ring fail from now on, like sends to a reset socket
+    // (a ring the transmitter moves to later is told in ring_tx_switched).
+    std::lock_guard lk(tx_mu_);
+    peer_gone_.store(true, std::memory_order_release);
+    if (tx_ring_ != nullptr) tx_ring_->peer_gone();
+  }
   // What it wrote before dying is valid, as bytes TCP had taken would be.
   on_ring_data();
   // On TCP a transmitter learns of a dead peer from the reset that unread
   // bytes, or its next bytes, earn; bytes into the ring earn nothing, so
   // the peer's exit says it: bytes of ours it never read fail the stream
   // now, as a reset would (every request flushed once), and later writes
-  // fail in ring_emit. A peer that had read everything (a graceful close
+  // fail in the ring path's send. A peer that had read everything (a graceful close
   // before it exited) leaves the QP as it was, as on TCP.
   bool lost = false;
   {
@@ -280,14 +195,14 @@ void Stream::on_peer_exit() {
 }
 
 void Stream::ring_unwatch(
-    util::Reactor& r, const std::pair<std::shared_ptr<ShmRing>, std::shared_ptr<ShmRing>>& rings,
+    util::Reactor& r, const std::pair<std::shared_ptr<RingPath>, std::shared_ptr<RingPath>>& rings,
     const std::shared_ptr<Rendezvous>& sh) {
   // Unconditional: unwatching an fd that was never watched does nothing,
   // and these descriptors are held open by `rings` and `sh` meanwhile, so
   // their numbers cannot belong to anyone else. A watch task that runs
   // after this sees stopped_ and watches nothing.
-  if (rings.first) r.unwatch(rings.first->data_efd());
-  if (rings.second) r.unwatch(rings.second->space_efd());
+  if (rings.first) r.unwatch(rings.first->doorbell_fd());
+  if (rings.second) r.unwatch(rings.second->doorbell_fd());
   if (sh != nullptr && sh->peer_pidfd() >= 0) r.unwatch(sh->peer_pidfd());
 }
 

@@ -19,15 +19,8 @@
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
-#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
-
-// Payload landing by recvmsg straight into the target (see land_copy in
-// stream_place.cc for why it is out of line and named).
-__attribute__((noinline)) ssize_t land_recvmsg(int fd, msghdr* m) {
-  return tcp::sock_recvmsg(fd, m, MSG_DONTWAIT);
-}
 
 namespace {
 // Payload left in a segment from which we recv directly into the target.
@@ -44,7 +37,7 @@ constexpr uint64_t kSpecMinTail = 16384 + 64;
 
 bool Stream::run_rx(size_t budget, bool stop_on_completion) {
   rx_completed_ = false;
-  if (rx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return false;
+  if (rx_done_ || stopped_.load(std::memory_order_relaxed) || sock_.fd() < 0) return false;
   size_t done = 0;
   rx_short_ = false;
   for (;;) {
@@ -64,9 +57,9 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       continue;
     }
     if (done >= budget) {
-      // The socket still readable: EPOLLIN fires again. The ring has no
-      // level-triggered readiness: ring its doorbell ourselves.
-      if (rx_ring_) ShmRing::ring(rx_ring_->data_efd());
+      // The socket still readable: EPOLLIN fires again. A path without
+      // level-triggered readiness (the ring) wakes its reader itself.
+      if (rx_path_ != &sock_) rx_path_->rx_leave(true);
       break;
     }
     // The last read took less than it asked for: the socket was empty then,
@@ -80,11 +73,10 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
     // still in the socket wait for the next poll, or the reactor's EPOLLIN
     // when not muted.)
     if (stop_on_completion && rx_completed_) {
-      // The ring has no level-triggered readiness: bytes left behind for a
-      // consumer that is not busy-polling (it may arm its CQ and wait next)
-      // get the doorbell now, so the reactor reads them.
-      if (rx_ring_ && !polled_.load(std::memory_order_relaxed) && rx_ring_->readable() > 0)
-        ShmRing::ring(rx_ring_->data_efd());
+      // A path without level-triggered readiness (the ring) has bytes left
+      // behind for a consumer that is not busy-polling (it may arm its CQ
+      // and wait next) read by the reactor.
+      if (rx_path_ != &sock_) rx_path_->rx_leave(false);
       break;
     }
     ssize_t n;
@@ -105,22 +97,15 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
       if (staging_.empty()) {
         // No staging buffer while the connection has been idle: peek, and
         // take it once bytes are here (EOF and errors are handled below).
-        uint8_t probe;
-        n = rx_ring_ ? ring_peek() : tcp::sock_recv(fd_, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+        n = rx_peek();
         if (n > 0) {
           staging_.resize(kStagingSize);
           arm_staging_release();
         }
       }
       if (!staging_.empty()) {
-        size_t want = large_ ? kSmallRead : staging_.size();
-        if (rx_ring_) {
-          iovec v{staging_.data(), want};
-          n = ring_recv(&v, 1);
-        } else {
-          n = tcp::sock_recv(fd_, staging_.data(), want, MSG_DONTWAIT);
-          rx_short_ = n >= 0 && static_cast<size_t>(n) < want;
-        }
+        iovec v{staging_.data(), large_ ? kSmallRead : staging_.size()};
+        n = rx_recv(&v, 1);
         if (n > 0) {
           // Staging was empty: the bytes start where the parser stands.
           if (rx_hooked_)
@@ -131,7 +116,7 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
         }
       }
     }
-    if (n == kRxFailed) {  // the ring or the socket after it broke the protocol
+    if (n == kRxFailed) {  // the path broke the protocol (rx_recv sent the Terminate)
       rx_done_ = true;
       return false;
     }
@@ -201,7 +186,7 @@ bool Stream::feed(std::span<const uint8_t>& in) {
       // The stream moved to the ring: nothing more may come on TCP.
       rx_marker_ = false;
       if (!in.empty()) {
-        ring_protocol_error();
+        path_protocol_error();
         return false;
       }
     }
@@ -209,16 +194,27 @@ bool Stream::feed(std::span<const uint8_t>& in) {
   return true;
 }
 
-ssize_t Stream::recv_iov(iovec* iov, int niov) {
-  if (rx_ring_) return ring_recv(iov, niov);
-  msghdr m{};
-  m.msg_iov = iov;
-  m.msg_iovlen = static_cast<size_t>(niov);
-  ssize_t n = land_recvmsg(fd_, &m);
+ssize_t Stream::rx_recv(iovec* iov, int niov) {
+  bool drained = false;
+  // The socket by its concrete type: a direct call, as before the paths.
+  ssize_t n =
+      rx_path_ == &sock_ ? sock_.recv(iov, niov, &drained) : rx_path_->recv(iov, niov, &drained);
   if (n > 0) {
-    size_t asked = 0;
-    for (int i = 0; i < niov; ++i) asked += iov[i].iov_len;
-    rx_short_ = static_cast<size_t>(n) < asked;
+    rx_short_ = drained;
+    if (rx_path_ != &sock_)
+      ring_rx_octets_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  } else if (n == transport::kBroken) {
+    path_protocol_error();
+    return kRxFailed;
+  }
+  return n;
+}
+
+ssize_t Stream::rx_peek() {
+  ssize_t n = rx_path_ == &sock_ ? sock_.peek() : rx_path_->peek();
+  if (n == transport::kBroken) {
+    path_protocol_error();
+    return kRxFailed;
   }
   return n;
 }
@@ -253,7 +249,7 @@ ssize_t Stream::direct_recv() {
   // read that begins on an FPDU boundary, which this read never does.
   const int ntarget = niov;
   if (!staging_.empty() && !rx_hooked_) iov[niov++] = {staging_.data(), kTailRead};
-  ssize_t n = recv_iov(iov, niov);
+  ssize_t n = rx_recv(iov, niov);
   if (n <= 0) return n;
   if (rx_hooked_) tap_rx(iov, niov, static_cast<size_t>(n), false);
   tsan::after_recv(tsan_edge_);
@@ -319,7 +315,7 @@ ssize_t Stream::response_recv() {
   }
   if (nspec == 0) return direct_recv();
   iov[niov++] = {staging_.data(), kTailRead};
-  ssize_t got = recv_iov(iov, niov);
+  ssize_t got = rx_recv(iov, niov);
   if (got <= 0) return got;
   tsan::after_recv(tsan_edge_);
   size_t left = static_cast<size_t>(got);

@@ -29,11 +29,11 @@ constexpr uint64_t kSamehostMinBytes = 16384;
 }  // namespace
 
 void Stream::samehost_begin() {
-  if (!samehost_ || fd_ < 0) return;
+  if (!samehost_ || sock_.fd() < 0) return;
   // A trace asked for before the connection wants every payload byte in
   // it: we take no descriptors (the peer sends payload), and our own
   // messages go as payload while the hook is on (samehost_tx).
-  sh_ = Rendezvous::start(conn_->reactor(), fd_, conn_->role() == tcp::Role::kInitiator,
+  sh_ = Rendezvous::start(conn_->reactor(), sock_.fd(), conn_->role() == tcp::Role::kInitiator,
                           /*may_pull=*/!rx_hooked_);
 }
 

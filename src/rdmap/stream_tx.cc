@@ -2,7 +2,8 @@
 // rdmap/stream_tx.cc - the transmitter: who runs it (kicks), direct sends
 // from the posting thread, and the run loop that hands batches of FPDUs to
 // TCP (or the same-host ring) with scatter-gather sendmsg straight from
-// registered memory (docs/datapath.md "Transmit"). Building a batch is in
+// registered memory (docs/datapath.md "Transmit"), through the byte path the
+// transmitter is on (transport/byte_path.h). Building a batch is in
 // stream_tx_build.cc, local work requests in stream_local.cc.
 //
 // Every kick (a posting thread, the receiver with Read Responses to send or
@@ -19,22 +20,8 @@
 #include "rdmap/placement.h"
 #include "rdmap/stream.h"
 #include "rdmap/tsan_edge.h"
-#include "tcp/sock_io.h"
 
 namespace softndk::rdmap {
-
-// The transmitter's only read of the consumer's memory (Send/Write payload,
-// Read Response source): out of line and named for tests/datapath/tsan.supp.
-// A Read Response reads memory the peer-side consumer filled before the peer
-// posted its Read; that happens-before edge is the TCP connection.
-__attribute__((noinline)) ssize_t emit_sendmsg(int fd, const msghdr* m) {
-  constexpr int kFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
-  // One piece: send() skips sendmsg's copy-in of the header and iovec
-  // array (~300 cycles of an 8-byte ping-pong's half round trip here).
-  if (m->msg_iovlen == 1)
-    return tcp::sock_send(fd, m->msg_iov[0].iov_base, m->msg_iov[0].iov_len, kFlags);
-  return tcp::sock_sendmsg(fd, m, kFlags);
-}
 
 namespace {
 // One sendmsg carries at most this much (many FPDUs).
@@ -96,7 +83,7 @@ bool Stream::direct_begin() {
   // Responses or Terminate waiting, no trace or fault hook, transmission
   // allowed and the QP alive. A post that finds anything else goes the
   // ordinary way (push and kick).
-  if (!tx_done_ && !tx_hooked_ && fd_ >= 0 && b.sent == b.total && b.mark_pos == b.nmarks &&
+  if (!tx_done_ && !tx_hooked_ && sock_.fd() >= 0 && b.sent == b.total && b.mark_pos == b.nmarks &&
       !b.has_terminate && !msg_.active && !tx_blocked_ && irq_.empty_hint() &&
       !stopped_.load(std::memory_order_relaxed) && !tx_gated_.load(std::memory_order_acquire) &&
       !failed_.load(std::memory_order_acquire) && !term_pending_.load(std::memory_order_acquire) &&
@@ -144,8 +131,7 @@ void Stream::direct_end(const provider::WorkRequestHead* wr, uint64_t seq, const
     b.marks[b.nmarks++] = {n, seq, static_cast<ULONG>(wr->length)};
     provider::count_qp(qc_.rdma_out_frames);
     tsan::before_send(tsan_edge_);
-    const ssize_t sent = tx_ring_ ? ring_emit(b.iov, 1)
-                                  : tcp::sock_send(fd_, b.gather, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t sent = tx_send(b.iov, 1);
     if (sent == static_cast<ssize_t>(n)) {
       // The common case, finished here: TCP took it all, so it is complete
       // (RFC 5040), and the transmitter is idle again.
@@ -191,7 +177,7 @@ bool Stream::batch_room(int pieces) const {
 
 void Stream::run_tx() {
   if (tx_hooked_) tx_hook_pass();  // traces, faults: held bytes go first
-  if (tx_done_ || stopped_.load(std::memory_order_relaxed) || fd_ < 0) return;
+  if (tx_done_ || stopped_.load(std::memory_order_relaxed) || sock_.fd() < 0) return;
   if (tx_gated_.load(std::memory_order_acquire)) {  // feed() opens it and kicks
     run_local_head();
     return;
@@ -230,12 +216,10 @@ void Stream::run_tx() {
       m.msg_iov = &whole;
       m.msg_iovlen = 1;
     }
-    // On the ring a trace still sees the bytes (ring_emit taps them); faults
+    // On the ring a trace still sees the bytes (tx_send taps them); faults
     // are refused there (inject_fault).
-    const bool hooked = tx_hooked_ && !tx_ring_;
-    ssize_t n = tx_ring_ ? ring_emit(m.msg_iov, static_cast<int>(m.msg_iovlen))
-                : hooked ? emit_hooked(&m)
-                         : emit_sendmsg(fd_, &m);
+    const bool hooked = tx_hooked_ && tx_path_ == &sock_;
+    ssize_t n = hooked ? emit_hooked(&m) : tx_send(m.msg_iov, static_cast<int>(m.msg_iovlen));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -276,6 +260,22 @@ void Stream::run_tx() {
   disarm_write();
 }
 
+ssize_t Stream::tx_send(const iovec* iov, int niov) {
+  // The socket by its concrete type: a direct call, as before the paths.
+  if (tx_path_ == &sock_) return sock_.send(iov, niov);
+  ssize_t n = tx_path_->send(iov, niov);
+  // Unlike sendmsg, the ring's copy out of the consumer's buffer is a read
+  // TSan sees: release again after it, so that a consumer that reuses the
+  // buffer once the peer answered (the answer's receive acquires this edge)
+  // is ordered after the copy even when the peer is another process.
+  tsan::before_send(tsan_edge_);
+  if (n > 0) {
+    if (tx_hooked_) tap_tx(iov, niov, static_cast<size_t>(n), b_->sent == 0);
+    ring_tx_octets_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+  }
+  return n;
+}
+
 void Stream::disarm_write() {
   if (!write_armed_.exchange(false, std::memory_order_acq_rel)) return;
   auto conn = conn_;
@@ -287,9 +287,10 @@ void Stream::tx_block() {
   // Before polled_ is read: whoever ends polled mode stores polled_ and
   // then reads tx_waiting_ (kick_pending), so one of us arms EPOLLOUT.
   tx_waiting_.store(true, std::memory_order_seq_cst);
-  // The ring's space doorbell (armed by ring_emit unless polled) or the
-  // busy poller wakes the transmitter; EPOLLOUT would fire at once.
-  if (tx_ring_) return;
+  // A path with its own doorbell (the ring's space doorbell, armed by its
+  // send unless polled) or the busy poller wakes the transmitter; EPOLLOUT
+  // would fire at once.
+  if (tx_path_ != &sock_ && tx_path_->wakes_writer()) return;
   // A busy poller retries the send itself (progress()): no EPOLLOUT, whose
   // reactor wake-ups take a core from the pollers on every block/unblock.
   if (polled_.load(std::memory_order_seq_cst)) {

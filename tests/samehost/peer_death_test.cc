@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,8 +98,17 @@ class ChildPeer : public DpTest {
         }
       }
       if (cmd == "stall\n") {
-        std::thread([s = b.stream] { s->with_rx_locked([] { ::pause(); }); }).detach();
-        std::this_thread::sleep_for(20ms);
+        // Answers only once the receiver is stopped: on a loaded machine
+        // the thread may take far longer than a fixed sleep to get the lock,
+        // and the receiver read every Send meanwhile.
+        auto held = std::make_shared<std::atomic<bool>>(false);
+        std::thread([s = b.stream, held] {
+          s->with_rx_locked([&held] {
+            held->store(true);
+            ::pause();
+          });
+        }).detach();
+        for (int i = 0; i < 30000 && !held->load(); ++i) std::this_thread::sleep_for(1ms);
       }
       if (cmd == "recv\n" || cmd == "stall\n") {
         std::printf("ok\n");
@@ -311,7 +322,7 @@ TEST_F(SamehostPeer, KilledPeerFlushesEverySendOnceThroughTheRing) {
   }
   // The ring fills (the child may have read a little before it stalled).
   auto early = drain(a.icq, 200ms);
-  EXPECT_LT(early.size(), 60u);
+  ASSERT_LT(early.size(), 60u);
   kill_child();
   auto rest = poll(a.icq, 60 - early.size(), 10000ms);
   ASSERT_EQ(rest.size(), 60 - early.size());  // one completion each
