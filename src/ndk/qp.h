@@ -121,6 +121,11 @@ class Qp final : public Object, public provider::QpHost {
   StagTable& stags() override;
   Counters& adapter_counters() override;
   std::shared_ptr<util::PcapFile> adapter_trace_file() override;
+  Shape shape() const override {
+    return {cfg_.sq_depth, cfg_.rq_depth,    cfg_.sq_sge,
+            cfg_.rq_sge,   cfg_.inline_size, srq_ != nullptr};
+  }
+  void set_receive_notice(std::shared_ptr<QpTransport> e) override;
   const QpConfig& config() const { return cfg_; }
   ULONG sq_pending();
   ULONG rq_pending();
@@ -202,6 +207,10 @@ class Qp final : public Object, public provider::QpHost {
   std::mutex transport_mu_;
   std::shared_ptr<QpTransport> transport_;
   std::shared_ptr<util::PcapFile> trace_;  // transport_mu_
+  // An engine that posts receives to a device (provider.h v2): told of
+  // every receive. The flag spares the software engine's receives the lock.
+  std::shared_ptr<QpTransport> rq_notice_;  // transport_mu_
+  std::atomic<bool> has_rq_notice_{false};
   Counters counters_;
 };
 

@@ -82,6 +82,9 @@ CASES=(
   # NDK -> verbs translation exercised on the guest's siw0 and rxe0
   "verbs probe_siw 60" "verbs probe_rxe 120" "verbs probe_none 120"
   "verbs exercise_siw 120" "verbs exercise_rxe 150"
+  # softndk's own tools on the verbs backend (libsoftndk-verbs.so) in the
+  # guest: over siw0 and rxe0, and over siw0 against the host's software iWARP
+  "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
 )

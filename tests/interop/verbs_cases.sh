@@ -167,3 +167,104 @@ case_exercise_rxe() {
     known "rxe does not report the invalidated rkey of a Send with Invalidate (no IBV_WC_WITH_INV)"
   fi
 }
+
+# ---- the verbs backend serving NDK adapters (libsoftndk-verbs.so) ----------
+# softndk's own tools, built on the host, run in the guest from the share
+# (vkit/: the tools, libsoftndk, the plugin and the two libraries libsoftndk
+# needs that the guest lacks, libisal and libmnl) with SOFTNDK_BACKEND=verbs:
+# the NDK object model over the guest kernel's siw0 and rxe0. The host side
+# of the wire cases is softndk's software iWARP, unchanged.
+VKIT="env LD_LIBRARY_PATH=/share/vkit SOFTNDK_BACKEND=verbs"
+need_vkit() {
+  verbs_rxe_script
+  if [ ! -x "$SHARE/vkit/ndkping" ] || [ ! -e "$SHARE/vkit/libsoftndk-verbs.so" ]; then
+    check "the verbs kit is in the share (ndkping, libsoftndk, libsoftndk-verbs.so)" false
+    return 1
+  fi
+}
+# vping_pair NAME ADDRESS PORT SIZE COUNT: ndkping server and client in the
+# guest, both on the verbs backend. The client retries while the server is
+# not listening yet (connection refused), bounded.
+vping_pair() {
+  local srv rc=0
+  g_bg srv "$VKIT ./vkit/ndkping -s -a $2 -p $3 -C $5 -S $4 -V -d --timeout 20"
+  g_run 90 "for i in \$(seq 1 40); do
+      $VKIT ./vkit/ndkping -c -a $2 -p $3 -C $5 -S $4 -V -v -d --timeout 20 >c.$1.txt 2>&1 && exit 0
+      grep -q -i 'refused\|REFUSED' c.$1.txt || { cat c.$1.txt; exit 1; }
+      sleep 0.25
+    done; cat c.$1.txt; exit 1" >"$CDIR/$1-client.txt" 2>&1 || rc=$?
+  g_run 5 "cat c.$1.txt" >>"$CDIR/$1-client.txt" 2>&1 || true
+  VPING_RC=$rc
+  g_wait "$srv" 30 || true
+  g_out "$srv" >"$CDIR/$1-server.txt"
+  sed 's/^/  client| /' "$CDIR/$1-client.txt" | tail -n 8
+  sed 's/^/  server| /' "$CDIR/$1-server.txt" | tail -n 4
+}
+
+# ndkinfo on the verbs backend: which backend, device and why.
+vinfo() { # ADDRESS
+  g_run 30 "$VKIT ./vkit/ndkinfo $1" >"$CDIR/ndkinfo.txt" 2>&1 || true
+  sed 's/^/  ndkinfo| /' "$CDIR/ndkinfo.txt" | head -n 30
+}
+
+case_ndk_siw() {
+  need_vkit || return 0
+  vinfo 10.0.2.15
+  check "ndkinfo: backend verbs, device siw0, and why" grep -q 'verbs.*siw0' "$CDIR/ndkinfo.txt"
+  vping_pair siw 10.0.2.15 7301 4000 5
+  check "ndkping over verbs/siw0 <-> verbs/siw0: rc 0" test "$VPING_RC" -eq 0
+  check "5 ping lines with verified data" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/siw-client.txt")" -ge 5
+}
+
+case_ndk_rxe() {
+  need_vkit || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  vinfo "$VERBS_RXE_NET.1"
+  check "ndkinfo: backend verbs, device rxe0" grep -q 'verbs.*rxe0' "$CDIR/ndkinfo.txt"
+  vping_pair rxe "$VERBS_RXE_NET.1" 7302 4000 5
+  check "ndkping over verbs/rxe0 <-> verbs/rxe0: rc 0" test "$VPING_RC" -eq 0
+  check "5 ping lines with verified data" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/rxe-client.txt")" -ge 5
+}
+
+# The wire check: softndk over the guest kernel's siw (verbs backend) and
+# softndk's own software iWARP on the host, both directions, same tool on
+# both ends, data verified.
+case_wire_siw() {
+  need_vkit || return 0
+  [ -n "$NDKPING" ] && [ -x "$NDKPING" ] || { check "ndkping built on the host" false; return 0; }
+  # 1. guest server (verbs over siw0) <- host client (software iWARP).
+  local srv rc=0
+  g_bg srv "$VKIT ./vkit/ndkping -s -a 10.0.2.15 -p $G_SRV -C 5 -S 4000 -V -d --timeout 20"
+  local end=$((SECONDS + 30))
+  until timeout 60 "$NDKPING" -c -a 127.0.0.1 -p "$HP_SRV" -C 5 -S 4000 -V -v -d --timeout 20 \
+    >"$CDIR/host-client.txt" 2>&1; do
+    rc=$?
+    if [ $SECONDS -ge $end ] || ! grep -qi 'refused\|reset\|aborted' "$CDIR/host-client.txt"; then break; fi
+    sleep 0.5
+    rc=0
+  done
+  g_wait "$srv" 30 || true
+  g_out "$srv" >"$CDIR/guest-server.txt"
+  sed 's/^/  host-client| /' "$CDIR/host-client.txt" | tail -n 6
+  sed 's/^/  guest-server| /' "$CDIR/guest-server.txt" | tail -n 4
+  check "host software iWARP -> guest verbs/siw0: rc 0" test "$rc" -eq 0
+  check "5 verified ping lines (host client)" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/host-client.txt")" -ge 5
+  # 2. guest client (verbs over siw0) -> host server (software iWARP).
+  local hp
+  "$NDKPING" -s -a 127.0.0.1 -p "$HT_A" -C 5 -S 4000 -V -d --timeout 20 >"$CDIR/host-server.txt" 2>&1 &
+  hp=$!
+  HOST_PIDS+=("$hp")
+  rc=0
+  g_run 90 "for i in \$(seq 1 40); do
+      $VKIT ./vkit/ndkping -c -a 10.0.2.100 -p $G_TOHOST_A -C 5 -S 4000 -V -v -d --timeout 20 >c.wire.txt 2>&1 && { cat c.wire.txt; exit 0; }
+      grep -q -i 'refused\|reset' c.wire.txt || { cat c.wire.txt; exit 1; }
+      sleep 0.25
+    done; cat c.wire.txt; exit 1" >"$CDIR/guest-client.txt" 2>&1 || rc=$?
+  local hrc=0
+  wait "$hp" || hrc=$?
+  sed 's/^/  guest-client| /' "$CDIR/guest-client.txt" | tail -n 6
+  sed 's/^/  host-server| /' "$CDIR/host-server.txt" | tail -n 4
+  check "guest verbs/siw0 -> host software iWARP: rc 0" test "$rc" -eq 0
+  check "5 verified ping lines (guest client)" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/guest-client.txt")" -ge 5
+  check "host server exit 0" test "$hrc" -eq 0
+}

@@ -10,6 +10,19 @@
 #include <utility>
 
 namespace ndkinfo {
+
+namespace {
+const char* backend_name(ULONG b) {
+  switch (b) {
+    case SOFTNDK_BACKEND_VERBS:
+      return "verbs";
+    case SOFTNDK_BACKEND_IWARP_SW:
+      return "iwarp-sw";
+    default:
+      return "unknown";
+  }
+}
+}  // namespace
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -190,6 +203,11 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
       field(os, 1, "max_cq_depth", std::to_string(i.MaxCqDepth));
     }
   }
+  if (r.backend) {
+    field(os, 1, "backend", backend_name(r.backend->Backend));
+    if (r.backend->Device[0] != '\0') field(os, 2, "device", r.backend->Device);
+    field(os, 2, "why", r.backend->Reason);
+  }
   const ULONG state = r.port ? r.port->State : d.PortState;
   field(os, 1, "port", std::to_string(SOFTNDK_PORT_NUMBER));
   field(os, 2, "state", std::string(port_state_name(state)) + " (" + std::to_string(state) + ")");
@@ -261,6 +279,13 @@ json to_json(const AdapterReport& r) {
     a["ports"] = json::array({std::move(port)});
   } else {
     a["ports"] = json::array();
+  }
+  if (r.backend) {
+    a["backend"] = {{"name", backend_name(r.backend->Backend)},
+                    {"device", std::string(r.backend->Device)},
+                    {"why", std::string(r.backend->Reason)}};
+  } else {
+    a["backend"] = nullptr;
   }
   if (r.mpa_flags) {
     const CrcPolicy p = crc_policy(*r.mpa_flags, loopback_only(r));
