@@ -197,13 +197,13 @@ vping_pair() {
   VPING_RC=$rc
   g_wait "$srv" 30 || true
   g_out "$srv" >"$CDIR/$1-server.txt"
-  sed 's/^/  client| /' "$CDIR/$1-client.txt" | tail -n 8
+  cut -c1-120 "$CDIR/$1-client.txt" | sed 's/^/  client| /' | tail -n 8
   sed 's/^/  server| /' "$CDIR/$1-server.txt" | tail -n 4
 }
 
 # ndkinfo on the verbs backend: which backend, device and why.
 vinfo() { # ADDRESS
-  g_run 30 "$VKIT ./vkit/ndkinfo $1" >"$CDIR/ndkinfo.txt" 2>&1 || true
+  g_run 30 "$VKIT ./vkit/ndkinfo -d $1" >"$CDIR/ndkinfo.txt" 2>&1 || true
   sed 's/^/  ndkinfo| /' "$CDIR/ndkinfo.txt" | head -n 30
 }
 
@@ -245,7 +245,7 @@ case_wire_siw() {
   done
   g_wait "$srv" 30 || true
   g_out "$srv" >"$CDIR/guest-server.txt"
-  sed 's/^/  host-client| /' "$CDIR/host-client.txt" | tail -n 6
+  cut -c1-120 "$CDIR/host-client.txt" | sed 's/^/  host-client| /' | tail -n 6
   sed 's/^/  guest-server| /' "$CDIR/guest-server.txt" | tail -n 4
   check "host software iWARP -> guest verbs/siw0: rc 0" test "$rc" -eq 0
   check "5 verified ping lines (host client)" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/host-client.txt")" -ge 5
@@ -262,7 +262,7 @@ case_wire_siw() {
     done; cat c.wire.txt; exit 1" >"$CDIR/guest-client.txt" 2>&1 || rc=$?
   local hrc=0
   wait "$hp" || hrc=$?
-  sed 's/^/  guest-client| /' "$CDIR/guest-client.txt" | tail -n 6
+  cut -c1-120 "$CDIR/guest-client.txt" | sed 's/^/  guest-client| /' | tail -n 6
   sed 's/^/  host-server| /' "$CDIR/host-server.txt" | tail -n 4
   check "guest verbs/siw0 -> host software iWARP: rc 0" test "$rc" -eq 0
   check "5 verified ping lines (guest client)" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/guest-client.txt")" -ge 5
