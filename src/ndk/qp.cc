@@ -577,6 +577,17 @@ bool Qp::rq_take(ReceiveRequest* out) {
   return true;
 }
 
+bool Qp::rq_untake(const ReceiveRequest& r) {
+  if (srq_ != nullptr || r.nsge > cfg_.rq_sge) return false;
+  std::lock_guard lk(rq_mu_);
+  if (rq_count_ >= rq_.size()) return false;
+  rq_head_ = (rq_head_ + rq_.size() - 1) % rq_.size();
+  rq_[rq_head_] = static_cast<const ReceiveHead&>(r);
+  std::copy_n(r.sge, r.nsge, rq_sge_.begin() + rq_head_ * cfg_.rq_sge);
+  ++rq_count_;
+  return true;
+}
+
 void Qp::complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
                           uint32_t invalidated_stag) {
   NDK_OPERATION_TYPE type =

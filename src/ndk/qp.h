@@ -96,6 +96,7 @@ class Qp final : public Object, public provider::QpHost {
   // cancelled it meanwhile (its CQE is out then).
   bool direct_finish(NTSTATUS status, ULONG bytes) override;
   bool rq_take(ReceiveRequest* out) override;
+  bool rq_untake(const ReceiveRequest& r) override;
   void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
                         uint32_t invalidated_stag = 0) override;
 

@@ -183,6 +183,12 @@ class QpHost {
   // v2. `e` gets rq_posted() after every receive posted from now on (null
   // stops it); an engine registers before its device QP can receive.
   virtual void set_receive_notice(std::shared_ptr<QpEngine> e) = 0;
+  // v2. A receive the engine took (rq_take) but will never use goes back
+  // to the front of the QP's queue (call it for the last taken first): a
+  // failed connect leaves the QP Idle with its receives, as the software
+  // engine does. False if the queue has no room (the engine then completes
+  // it STATUS_CANCELLED).
+  virtual bool rq_untake(const ReceiveRequest& r) = 0;
   // Wire traces: the QP's (SoftNdkTraceQp) and the adapter's, null if off.
   virtual std::shared_ptr<util::PcapFile> trace_file() = 0;
   virtual std::shared_ptr<util::PcapFile> adapter_trace_file() = 0;

@@ -29,7 +29,7 @@ struct Plugin {
   RdmaDeviceFacts (*device_of)(const std::string& ifname) = nullptr;
   // Opens the verbs provider for the adapter: STATUS_NO_SUCH_DEVICE,
   // STATUS_NOT_SUPPORTED (no rdma_cm) with *why.
-  NTSTATUS (*open)
+  NTSTATUS(*open)
   (const provider::ProviderConfig& cfg, std::unique_ptr<provider::Provider>* out,
    std::string* why) = nullptr;
 };

@@ -110,6 +110,7 @@ class VerbsConnection final : public provider::Connection,
   void post_sends_locked();
   void poll_locked();
   void cancel_receives_locked();
+  void return_receives_locked();  // back to the QP's queue (never used)
   void fail_connect(NTSTATUS st, bool rejected, std::vector<uint8_t> pd);
   void destroy();  // loop thread: QP, CQ, id
   void fill_addresses();

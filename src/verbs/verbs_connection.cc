@@ -140,8 +140,8 @@ void VerbsConnection::fail_connect(NTSTATUS st, bool rejected, std::vector<uint8
   if (connect_timer_ != 0) prov_->loop().cancel(std::exchange(connect_timer_, 0));
   {
     std::lock_guard lk(mu_);
-    cancel_receives_locked();
     if (host_ != nullptr) host_->set_receive_notice(nullptr);
+    return_receives_locked();  // the QP stays Idle with its receives
     host_ = nullptr;
   }
   closed_ = true;
@@ -181,8 +181,8 @@ void VerbsConnection::start_accept(
   if (st != STATUS_SUCCESS) {
     {
       std::lock_guard lk(mu_);
-      cancel_receives_locked();
       if (host_ != nullptr) host_->set_receive_notice(nullptr);
+      return_receives_locked();
       host_ = nullptr;
     }
     rdma_reject(id_, nullptr, 0);
@@ -255,8 +255,8 @@ void VerbsConnection::on_cm_event(const CmEvent& e) {
         } else {
           {
             std::lock_guard lk(mu_);
-            cancel_receives_locked();
             if (host_ != nullptr) host_->set_receive_notice(nullptr);
+            return_receives_locked();
             host_ = nullptr;
           }
           closed_ = true;
@@ -354,9 +354,9 @@ void VerbsConnection::abort() {
     std::lock_guard lk(mu_);
     if (host_ != nullptr && !attached_) {
       // Never started (the connector was closed meanwhile): the receives
-      // it took complete now, while the QP is still held for us.
-      cancel_receives_locked();
+      // it took go back to the QP, still held for us.
       host_->set_receive_notice(nullptr);
+      return_receives_locked();
       host_ = nullptr;
     }
   }
@@ -506,6 +506,15 @@ void VerbsConnection::post_receives_locked() {
     }
     recvs_.emplace(id, rr);
   }
+}
+
+void VerbsConnection::return_receives_locked() {
+  if (host_ != nullptr) {
+    for (auto it = recvs_.rbegin(); it != recvs_.rend(); ++it)
+      if (!host_->rq_untake(it->second))
+        host_->complete_receive(it->second, STATUS_CANCELLED, 0, false);
+  }
+  recvs_.clear();
 }
 
 void VerbsConnection::cancel_receives_locked() {

@@ -84,7 +84,7 @@ CASES=(
   "verbs exercise_siw 120" "verbs exercise_rxe 150"
   # softndk's own tools on the verbs backend (libsoftndk-verbs.so) in the
   # guest: over siw0 and rxe0, and over siw0 against the host's software iWARP
-  "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180"
+  "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180" "verbs perf_rxe 200"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
 )

@@ -268,3 +268,42 @@ case_wire_siw() {
   check "5 verified ping lines (guest client)" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/guest-client.txt")" -ge 5
   check "host server exit 0" test "$hrc" -eq 0
 }
+
+# perftest as the same-run baseline of ndkperf on the verbs backend, on one
+# device (rxe0), bracketed: ib_write_bw, ndkperf write_bw, ib_write_bw; the
+# backend's overhead as the ratio ndkperf / mean(ib_write_bw). Under TCG the
+# absolute figures mean little; the ratio is what is recorded (not gated:
+# a timing ratio on a shared 2-core host is no pass/fail criterion).
+# retry_client CMD: a client whose server may not listen yet (bounded).
+VPERF_RETRY='retry() { for i in $(seq 1 40); do "$@" && return 0; sleep 0.25; done; return 1; }'
+case_perf_rxe() {
+  need_vkit || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  local a=$VERBS_RXE_NET.1 n=200 s=65536 rc=0
+  rm -f "$SHARE/npc.json"
+  g_run 170 "$VPERF_RETRY
+    ibw() { ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F >ibs.\$1.txt 2>&1 &
+            retry ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F $a >ibc.\$1.txt 2>&1; wait
+            awk '\$1 == $s {print \$4}' ibc.\$1.txt; }
+    b1=\$(ibw 18601)
+    $VKIT ./vkit/ndkperf write_bw --server -d $a -p 18600 -s $s -n $n --quiet >nps.txt 2>&1 &
+    retry $VKIT ./vkit/ndkperf write_bw $a -d $a -p 18600 -s $s -n $n --json --quiet >npc.json 2>npc.err; wait
+    b2=\$(ibw 18602)
+    echo \"ib_write_bw_1 \$b1\"; echo \"ib_write_bw_2 \$b2\"
+    tail -3 npc.err" >"$CDIR/perf.txt" 2>&1 || rc=$?
+  cp "$SHARE/npc.json" "$CDIR/ndkperf.json" 2>/dev/null || true
+  # (jq runs here: the guest has none)
+  echo "ndkperf $(jq -r '[.. | .mbps? // empty][0] // empty' "$CDIR/ndkperf.json" 2>/dev/null)" >>"$CDIR/perf.txt"
+  sed 's/^/  perf| /' "$CDIR/perf.txt" | tail -n 8
+  local b1 b2 nd
+  b1=$(awk '$1 == "ib_write_bw_1" {print $2}' "$CDIR/perf.txt")
+  b2=$(awk '$1 == "ib_write_bw_2" {print $2}' "$CDIR/perf.txt")
+  nd=$(awk '$1 == "ndkperf" {print $2}' "$CDIR/perf.txt")
+  check "perf run exit 0" test "$rc" -eq 0
+  check "ib_write_bw and ndkperf write_bw (verbs) reported MB/s" \
+    awk -v a="$b1" -v b="$b2" -v c="$nd" 'BEGIN { exit !(a > 0 && b > 0 && c > 0) }'
+  local ratio
+  ratio=$(awk -v a="$b1" -v b="$b2" -v c="$nd" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", c / ((a + b) / 2) }')
+  echo "  perf| write_bw $s B x $n on rxe0: ndkperf(verbs) $nd MB/s, ib_write_bw $b1 / $b2 MB/s: ratio $ratio"
+  echo "verbs write_bw rxe0 $s: ndkperf $nd ib_write_bw $b1 $b2 ratio $ratio" >>"$STATE/verbs-perf.txt"
+}

@@ -12,6 +12,11 @@
 namespace ndkinfo {
 
 namespace {
+// MPA and same-host settings are the software engine's: a device's
+// adapter (verbs) has neither.
+bool on_device(const AdapterReport& r) {
+  return r.backend && r.backend->Backend == SOFTNDK_BACKEND_VERBS;
+}
 const char* backend_name(ULONG b) {
   switch (b) {
     case SOFTNDK_BACKEND_VERBS:
@@ -221,7 +226,7 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     }
   }
   list_field(os, 2, "addresses", r.port ? r.port_addresses : r.addresses);
-  if (r.mpa_flags) {
+  if (r.mpa_flags && !on_device(r)) {
     field(os, 1, "mpa", "");
     field(os, 2, "mpa_flags", hex(*r.mpa_flags));
     field(os, 2, "crc", crc_policy(*r.mpa_flags, loopback_only(r)).why);
@@ -287,7 +292,7 @@ json to_json(const AdapterReport& r) {
   } else {
     a["backend"] = nullptr;
   }
-  if (r.mpa_flags) {
+  if (r.mpa_flags && !on_device(r)) {
     const CrcPolicy p = crc_policy(*r.mpa_flags, loopback_only(r));
     a["mpa"] = {{"flags", *r.mpa_flags}, {"crc", p.key}, {"crc_why", p.why}};
     a["samehost"] = r.samehost;
