@@ -14,7 +14,7 @@
 #include "ird_ord.h"
 #include "negotiate.h"
 #include "reassembly.h"
-#include "smb2/header.h"
+#include "smb2/negotiate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> in(data, size);

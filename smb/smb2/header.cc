@@ -61,42 +61,4 @@ ParseError parse_header(std::span<const uint8_t> m, Header* h) {
   return ParseError::kNone;
 }
 
-void append_negotiate_request(const NegotiateRequest& r, std::vector<uint8_t>* out) {
-  const size_t at = out->size();
-  out->resize(at + 36 + 2 * r.dialects.size());
-  uint8_t* p = out->data() + at;
-  le::store16(p, 36);
-  le::store16(p + 2, uint16_t(r.dialects.size()));
-  le::store16(p + 4, r.security_mode);
-  le::store16(p + 6, 0);
-  le::store32(p + 8, r.capabilities);
-  std::copy(r.client_guid.begin(), r.client_guid.end(), p + 12);
-  le::store64(p + 28, 0);  // no negotiate contexts (ClientStartTime for 2.x/3.0.x)
-  for (size_t i = 0; i < r.dialects.size(); ++i) le::store16(p + 36 + 2 * i, r.dialects[i]);
-}
-
-ParseError parse_negotiate_response(std::span<const uint8_t> m, NegotiateResponse* r) {
-  if (m.size() < kHeaderSize + 64) return ParseError::kTooShort;
-  const uint8_t* p = m.data() + kHeaderSize;
-  if (le::load16(p) != 65) return ParseError::kBadStructureSize;
-  r->security_mode = le::load16(p + 2);
-  r->dialect = le::load16(p + 4);
-  r->context_count = le::load16(p + 6);
-  std::copy(p + 8, p + 24, r->server_guid.begin());
-  r->capabilities = le::load32(p + 24);
-  r->max_transact_size = le::load32(p + 28);
-  r->max_read_size = le::load32(p + 32);
-  r->max_write_size = le::load32(p + 36);
-  r->system_time = le::load64(p + 40);
-  r->server_start_time = le::load64(p + 48);
-  const uint16_t sb_off = le::load16(p + 56), sb_len = le::load16(p + 58);
-  r->context_offset = le::load32(p + 60);
-  if (sb_len && (sb_off < kHeaderSize + 64 || size_t(sb_off) + sb_len > m.size()))
-    return ParseError::kOutOfBounds;
-  r->security_buffer = sb_len ? m.subspan(sb_off, sb_len) : std::span<const uint8_t>{};
-  if (r->context_count && (r->context_offset < kHeaderSize + 64 || r->context_offset > m.size()))
-    return ParseError::kOutOfBounds;
-  return ParseError::kNone;
-}
-
 }  // namespace smb::smb2

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// header.h - MS-SMB2 2.2.1 SMB2 packet header (sync form) and 2.2.3/2.2.4
-// NEGOTIATE request/response: builders and pure parsers over byte spans.
+// header.h - MS-SMB2 2.2.1 SMB2 packet header (sync form) and 2.2.1.2
+// command codes: builder and pure parser over byte spans. The commands
+// have their own files (negotiate.h, session_setup.h, ...).
 #pragma once
 
 #include <array>
@@ -11,8 +12,29 @@
 namespace smb::smb2 {
 
 inline constexpr size_t kHeaderSize = 64;
+// MS-SMB2 2.2.1.2 Command codes.
 inline constexpr uint16_t kNegotiate = 0x0000;
+inline constexpr uint16_t kSessionSetup = 0x0001;
+inline constexpr uint16_t kLogoff = 0x0002;
+inline constexpr uint16_t kTreeConnect = 0x0003;
+inline constexpr uint16_t kTreeDisconnect = 0x0004;
+inline constexpr uint16_t kCreate = 0x0005;
+inline constexpr uint16_t kClose = 0x0006;
+inline constexpr uint16_t kFlush = 0x0007;
+inline constexpr uint16_t kRead = 0x0008;
+inline constexpr uint16_t kWrite = 0x0009;
+inline constexpr uint16_t kLock = 0x000A;
+inline constexpr uint16_t kIoctl = 0x000B;
+inline constexpr uint16_t kCancel = 0x000C;
+inline constexpr uint16_t kEcho = 0x000D;
+inline constexpr uint16_t kQueryDirectory = 0x000E;
+inline constexpr uint16_t kChangeNotify = 0x000F;
+inline constexpr uint16_t kQueryInfo = 0x0010;
+inline constexpr uint16_t kSetInfo = 0x0011;
+inline constexpr uint16_t kOplockBreak = 0x0012;
 inline constexpr uint32_t kFlagResponse = 0x00000001;
+inline constexpr uint32_t kFlagAsync = 0x00000002;
+inline constexpr uint32_t kFlagRelated = 0x00000004;
 inline constexpr uint32_t kFlagSigned = 0x00000008;
 
 struct Header {
@@ -41,27 +63,9 @@ const char* parse_error_name(ParseError e);
 void append_header(const Header& h, std::vector<uint8_t>* out);
 ParseError parse_header(std::span<const uint8_t> msg, Header* out);
 
-struct NegotiateRequest {
-  uint16_t security_mode = 1;  // SIGNING_ENABLED
-  uint32_t capabilities = 0;
-  std::array<uint8_t, 16> client_guid{};
-  std::vector<uint16_t> dialects;
-};
-// The NEGOTIATE request body (after the header), without negotiate contexts.
-void append_negotiate_request(const NegotiateRequest& r, std::vector<uint8_t>* out);
-
-struct NegotiateResponse {
-  uint16_t security_mode = 0;
-  uint16_t dialect = 0;
-  uint16_t context_count = 0;
-  std::array<uint8_t, 16> server_guid{};
-  uint32_t capabilities = 0;
-  uint32_t max_transact_size = 0, max_read_size = 0, max_write_size = 0;
-  uint64_t system_time = 0, server_start_time = 0;
-  std::span<const uint8_t> security_buffer;  // within the parsed message
-  uint32_t context_offset = 0;
-};
-// `msg` is the whole SMB2 message (header + body): offsets are from its start.
-ParseError parse_negotiate_response(std::span<const uint8_t> msg, NegotiateResponse* out);
+// Whether [off, off + len) lies within a message of `size` bytes (64-bit sum).
+inline bool within(size_t size, uint64_t off, uint64_t len) {
+  return off <= size && len <= size - off;
+}
 
 }  // namespace smb::smb2

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "smb2/header.h"
+#include "smb2/negotiate.h"
 
 namespace {
 
