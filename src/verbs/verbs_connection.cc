@@ -276,6 +276,14 @@ void VerbsConnection::on_cm_event(const CmEvent& e) {
       if (phase_ != Phase::kEstablished) return;
       phase_ = Phase::kClosed;
       closed_ = true;
+      {
+        // What arrived before the peer's disconnect completes before the
+        // disconnect event (the consumer may take the event as the end of
+        // its data): the CQ may hold completions the channel has not yet
+        // reported when the CM event comes first.
+        std::lock_guard lk(mu_);
+        poll_locked();
+      }
       // Our half of the close (IB: the DREP), and the QP to error so the
       // device flushes what is outstanding (STATUS_CANCELLED each).
       rdma_disconnect(id_);

@@ -231,7 +231,10 @@ case_ndk_rxe() {
 # both ends, data verified.
 case_wire_siw() {
   need_vkit || return 0
-  [ -n "$NDKPING" ] && [ -x "$NDKPING" ] || { check "ndkping built on the host" false; return 0; }
+  if [ -z "$NDKPING" ] || [ ! -x "$NDKPING" ]; then
+    check "ndkping built on the host" false
+    return 0
+  fi
   # 1. guest server (verbs over siw0) <- host client (software iWARP).
   local srv rc=0
   g_bg srv "$VKIT ./vkit/ndkping -s -a 10.0.2.15 -p $G_SRV -C 5 -S 4000 -V -d --timeout 20"
@@ -274,20 +277,24 @@ case_wire_siw() {
 # backend's overhead as the ratio ndkperf / mean(ib_write_bw). Under TCG the
 # absolute figures mean little; the ratio is what is recorded (not gated:
 # a timing ratio on a shared 2-core host is no pass/fail criterion).
-# retry_client CMD: a client whose server may not listen yet (bounded).
-VPERF_RETRY='retry() { for i in $(seq 1 40); do "$@" && return 0; sleep 0.25; done; return 1; }'
+# retry OUT ERR CMD...: a client whose server may not listen yet; retried
+# (bounded) only while it is refused, any other failure ends it.
+# shellcheck disable=SC2016 # expanded in the guest
+VPERF_RETRY='retry() { local o=$1 e=$2; shift 2; for i in $(seq 1 40); do
+    timeout 60 "$@" >"$o" 2>"$e" && return 0
+    grep -qi "refused\|Unable to perform rdma_client" "$o" "$e" || return 1; sleep 0.25; done; return 1; }'
 case_perf_rxe() {
   need_vkit || return 0
   g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
   local a=$VERBS_RXE_NET.1 n=200 s=65536 rc=0
   rm -f "$SHARE/npc.json"
   g_run 170 "$VPERF_RETRY
-    ibw() { ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F >ibs.\$1.txt 2>&1 &
-            retry ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F $a >ibc.\$1.txt 2>&1; wait
+    ibw() { timeout 60 ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F >ibs.\$1.txt 2>&1 &
+            retry ibc.\$1.txt ibc.\$1.err ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F $a; wait
             awk '\$1 == $s {print \$4}' ibc.\$1.txt; }
     b1=\$(ibw 18601)
-    $VKIT ./vkit/ndkperf write_bw --server -d $a -p 18600 -s $s -n $n --quiet >nps.txt 2>&1 &
-    retry $VKIT ./vkit/ndkperf write_bw $a -d $a -p 18600 -s $s -n $n --json --quiet >npc.json 2>npc.err; wait
+    timeout 60 $VKIT ./vkit/ndkperf write_bw --server -d $a -p 18600 -s $s -n $n --quiet >nps.txt 2>&1 &
+    retry npc.json npc.err $VKIT ./vkit/ndkperf write_bw $a -d $a -p 18600 -s $s -n $n --json --quiet; wait
     b2=\$(ibw 18602)
     echo \"ib_write_bw_1 \$b1\"; echo \"ib_write_bw_2 \$b2\"
     tail -3 npc.err" >"$CDIR/perf.txt" 2>&1 || rc=$?
