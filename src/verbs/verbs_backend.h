@@ -52,7 +52,7 @@ class VerbsConnection final : public provider::Connection,
                               public CmHandler,
                               public std::enable_shared_from_this<VerbsConnection> {
  public:
-  VerbsConnection(VerbsProvider* p, provider::QpHost* qp, bool initiator);
+  VerbsConnection(VerbsProvider* p, provider::QpHost* qp);
   ~VerbsConnection() override;
 
   // Active side (loop thread): resolve, create the QP, connect.
@@ -117,7 +117,6 @@ class VerbsConnection final : public provider::Connection,
   CmPhase cm_phase() const;
 
   VerbsProvider* const prov_;
-  const bool initiator_;
   rdma_cm_id* id_ = nullptr;  // loop thread
   ibv_cq* cq_ = nullptr;
   ibv_qp* qp_ = nullptr;

@@ -22,8 +22,7 @@ provider::Address address_of(const sockaddr* sa) {
 }
 }  // namespace
 
-VerbsConnection::VerbsConnection(VerbsProvider* p, provider::QpHost* qp, bool initiator)
-    : prov_(p), initiator_(initiator), host_(qp) {}
+VerbsConnection::VerbsConnection(VerbsProvider* p, provider::QpHost* qp) : prov_(p), host_(qp) {}
 
 VerbsConnection::~VerbsConnection() = default;
 

@@ -62,7 +62,7 @@ class VerbsIncoming final : public provider::IncomingConnection,
     if (qp == nullptr) return STATUS_INVALID_PARAMETER;
     if (qp->shape().srq) return STATUS_NOT_SUPPORTED;  // docs/verbs.md, "What remains"
     auto self = shared_from_this();
-    auto conn = std::make_shared<VerbsConnection>(p_, qp, false);
+    auto conn = std::make_shared<VerbsConnection>(p_, qp);
     p_->loop().post([self, conn, ird, ord, pd = std::move(pd), cb = std::move(cb)]() mutable {
       if (self->gone_ || self->id_ == nullptr) {
         cb(STATUS_CONNECTION_ABORTED, nullptr);
@@ -336,7 +336,7 @@ NTSTATUS VerbsProvider::connect(provider::ConnectArgs args,
   if (args.qp == nullptr) return STATUS_INVALID_PARAMETER;
   if (args.qp->shape().srq) return STATUS_NOT_SUPPORTED;  // docs/verbs.md, "What remains"
   if (args.private_data.size() > info_.MaxCallerData) return STATUS_INVALID_PARAMETER;
-  auto c = std::make_shared<VerbsConnection>(this, args.qp, true);
+  auto c = std::make_shared<VerbsConnection>(this, args.qp);
   *out = std::make_shared<VerbsActive>(this, c);
   loop_->post([c, args = std::move(args), done = std::move(done)]() mutable {
     c->start_connect(std::move(args), std::move(done));
