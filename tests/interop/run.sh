@@ -12,7 +12,9 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
-# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE
+# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE,
+# INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF, INTEROP_NDKINFO
+# (the verbs backend and the tools that run on it in the guest; vm.sh)
 # (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
