@@ -226,6 +226,23 @@ case_ndk_rxe() {
   check "5 ping lines with verified data" test "$(grep -c 'ping data: rdma-ping-' "$CDIR/rxe-client.txt")" -ge 5
 }
 
+# One guest server (verbs over siw0) and the host's client against it
+# (retried while refused: the server may not listen yet). Sets rc.
+wire_host_client() {
+  local srv end=$((SECONDS + 30))
+  rc=0
+  g_bg srv "$VKIT ./vkit/ndkping -s -a 10.0.2.15 -p $G_SRV -C 5 -S 4000 -V -d --timeout 20"
+  until timeout 60 "$NDKPING" -c -a 127.0.0.1 -p "$HP_SRV" -C 5 -S 4000 -V -v -d --timeout 20 \
+    >"$CDIR/host-client.txt" 2>&1; do
+    rc=$?
+    if [ $SECONDS -ge $end ] || ! grep -qi 'refused\|reset\|aborted' "$CDIR/host-client.txt"; then break; fi
+    sleep 0.5
+    rc=0
+  done
+  g_wait "$srv" 30 || true
+  g_out "$srv" >"$CDIR/guest-server.txt"
+}
+
 # The wire check: softndk over the guest kernel's siw (verbs backend) and
 # softndk's own software iWARP on the host, both directions, same tool on
 # both ends, data verified.
@@ -236,18 +253,16 @@ case_wire_siw() {
     return 0
   fi
   # 1. guest server (verbs over siw0) <- host client (software iWARP).
-  local srv rc=0
-  g_bg srv "$VKIT ./vkit/ndkping -s -a 10.0.2.15 -p $G_SRV -C 5 -S 4000 -V -d --timeout 20"
-  local end=$((SECONDS + 30))
-  until timeout 60 "$NDKPING" -c -a 127.0.0.1 -p "$HP_SRV" -C 5 -S 4000 -V -v -d --timeout 20 \
-    >"$CDIR/host-client.txt" 2>&1; do
-    rc=$?
-    if [ $SECONDS -ge $end ] || ! grep -qi 'refused\|reset\|aborted' "$CDIR/host-client.txt"; then break; fi
-    sleep 0.5
-    rc=0
-  done
-  g_wait "$srv" 30 || true
-  g_out "$srv" >"$CDIR/guest-server.txt"
+  # siw, as the responder, may leave softndk's first Send unread behind its
+  # MPA Reply (docs/compatibility.md note 8, datapath_cases.sh): a run that
+  # fails waiting for the peer is reported KNOWN and tried once more.
+  local rc=0
+  wire_host_client
+  if [ "$rc" -ne 0 ] && grep -q 'timed out waiting for the peer' "$CDIR/host-client.txt"; then
+    known "siw left the first Send unread behind its MPA Reply (note 8); retried once"
+    mv "$CDIR/host-client.txt" "$CDIR/host-client.try1.txt"
+    wire_host_client
+  fi
   cut -c1-120 "$CDIR/host-client.txt" | sed 's/^/  host-client| /' | tail -n 6
   sed 's/^/  guest-server| /' "$CDIR/guest-server.txt" | tail -n 4
   check "host software iWARP -> guest verbs/siw0: rc 0" test "$rc" -eq 0
