@@ -143,6 +143,8 @@ class VerbsConnection final : public provider::Connection,
   std::map<uint64_t, PostedRecord> sends_;              // by SQ sequence number
   std::map<uint64_t, provider::ReceiveRequest> recvs_;  // by kRecvBit | n
   uint64_t next_recv_ = 0;
+  // Receive wr_ids carry this bit; SQ wr_ids are ring sequence numbers.
+  static constexpr uint64_t kRecvBit = 1ull << 63;
 };
 
 class VerbsProvider final : public provider::Provider {
