@@ -272,6 +272,20 @@ typedef struct _SOFTNDK_ADAPTER_ATTR {
  * After a fatal error: STATUS_FILE_FORCED_CLOSED. Completes inline. */
 NTSTATUS SoftNdkQueryAdapter(NDK_ADAPTER* pNdkAdapter, SIZE_T AttrSize, SOFTNDK_ADAPTER_ATTR* pAttr,
                              SOFTNDK_REQUEST* pRequest);
+/* Which engine serves this adapter instance and why (docs/verbs.md,
+ * "Choosing the backend"; 0.2): Backend is SOFTNDK_BACKEND_IWARP_SW or
+ * SOFTNDK_BACKEND_VERBS, Device the RDMA device behind a verbs adapter
+ * ("siw0 [siw, iwarp] on eth0 10.0.2.15"; empty for the software engine),
+ * Reason the rule that chose it. Both texts are NUL-terminated, cut to fit.
+ * The caller sets Size to its sizeof (at least through Backend: 8); the
+ * library fills what that covers. Completes inline. */
+typedef struct _SOFTNDK_BACKEND_INFO {
+  ULONG Size;
+  ULONG Backend; /* SOFTNDK_BACKEND_* */
+  char Device[96];
+  char Reason[256];
+} SOFTNDK_BACKEND_INFO;
+NTSTATUS SoftNdkQueryBackend(NDK_ADAPTER* pNdkAdapter, SOFTNDK_BACKEND_INFO* pInfo);
 NTSTATUS SoftNdkQueryPort(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, SIZE_T AttrSize,
                           SOFTNDK_PORT_ATTR* pAttr, SOFTNDK_REQUEST* pRequest);
 

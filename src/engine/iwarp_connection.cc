@@ -135,7 +135,8 @@ const std::vector<uint8_t>& IwarpIncoming::private_data() const {
 }
 
 NTSTATUS IwarpIncoming::accept(
-    uint16_t ird, uint16_t ord, std::vector<uint8_t> private_data,
+    provider::QpHost* /*qp: the software engine starts the stream at start()*/, uint16_t ird,
+    uint16_t ord, std::vector<uint8_t> private_data,
     std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> cb) {
   const bool sh = samehost_;
   return p_->accept(ird, ord, std::move(private_data),

@@ -55,7 +55,8 @@ class IwarpIncoming final : public provider::IncomingConnection {
   IwarpIncoming(std::shared_ptr<tcp::PendingConnection> p, bool samehost);
   const provider::ConnectionFacts& request() const override { return facts_; }
   const std::vector<uint8_t>& private_data() const override;
-  NTSTATUS accept(uint16_t ird, uint16_t ord, std::vector<uint8_t> private_data,
+  NTSTATUS accept(provider::QpHost* qp, uint16_t ird, uint16_t ord,
+                  std::vector<uint8_t> private_data,
                   std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> cb) override;
   NTSTATUS reject(std::span<const uint8_t> private_data) override;
   void abandon() override { p_->abandon(); }

@@ -33,6 +33,8 @@ NTSTATUS CreateMw(NDK_PD* p, NDK_FN_CREATE_COMPLETION done, PVOID ctx, NDK_MW** 
     Pd* pd;
     NTSTATUS s = live(p, NdkObjectTypePd, &pd);
     if (s != STATUS_SUCCESS) return s;
+    // Windows live in the software engine's STag table (provider.h v2).
+    if (pd->adapter()->provider().registers_memory()) return STATUS_NOT_SUPPORTED;
     return create<Mw>(pd->adapter(), Resource::kMw, done, ctx, out,
                       [&](Mw** o) { return Mw::create(pd, o); });
   });
@@ -100,6 +102,8 @@ NTSTATUS RegisterMr(NDK_MR* p, MDL* mdl, SIZE_T length, ULONG flags, NDK_FN_REQU
     Mr* mr;
     NTSTATUS s = live(p, NdkObjectTypeMr, &mr);
     if (s != STATUS_SUCCESS) return s;
+    if (mr->adapter()->provider().registers_memory())
+      return mr->register_on_device(mdl, length, flags, done, ctx);
     return mr->adapter()->finish_request(mr, done, ctx, mr->register_mdl(mdl, length, flags));
   });
 }
@@ -109,6 +113,7 @@ NTSTATUS DeregisterMr(NDK_MR* p, NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
     Mr* mr;
     NTSTATUS s = live(p, NdkObjectTypeMr, &mr);
     if (s != STATUS_SUCCESS) return s;
+    if (mr->adapter()->provider().registers_memory()) return mr->deregister_on_device(done, ctx);
     return mr->adapter()->finish_request(mr, done, ctx, mr->deregister());
   });
 }
@@ -131,7 +136,7 @@ UINT32 GetRemoteTokenFromMr(NDK_MR* p) {
 
 UINT32 GetLocalTokenFromMr(NDK_MR* p) {
   Mr* mr;
-  return live(p, NdkObjectTypeMr, &mr) == STATUS_SUCCESS ? mr->token() : 0;
+  return live(p, NdkObjectTypeMr, &mr) == STATUS_SUCCESS ? mr->local_token() : 0;
 }
 
 // ---- MW ----------------------------------------------------------------------

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // abi_softndk.cc - the extern "C" functions of softndk/softndk.h.
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 #include "ndk/abi_common.h"
@@ -94,6 +97,26 @@ NTSTATUS SoftNdkQueryAdapter(NDK_ADAPTER* pNdkAdapter, SIZE_T AttrSize, SOFTNDK_
     Adapter* a;
     NTSTATUS s = live_adapter(pNdkAdapter, &a);
     return s != STATUS_SUCCESS ? s : a->query_adapter(AttrSize, pAttr, pRequest);
+  });
+}
+
+NTSTATUS SoftNdkQueryBackend(NDK_ADAPTER* pNdkAdapter, SOFTNDK_BACKEND_INFO* pInfo) {
+  return guarded([&]() -> NTSTATUS {
+    Adapter* a;
+    NTSTATUS s = live_adapter(pNdkAdapter, &a);
+    if (s != STATUS_SUCCESS) return s;
+    if (pInfo == nullptr || pInfo->Size < offsetof(SOFTNDK_BACKEND_INFO, Device))
+      return STATUS_INVALID_PARAMETER;
+    SOFTNDK_BACKEND_INFO full{};
+    full.Size = sizeof full;
+    full.Backend = a->backend().backend;
+    std::snprintf(full.Device, sizeof full.Device, "%s", a->backend().device.c_str());
+    std::snprintf(full.Reason, sizeof full.Reason, "%s", a->backend().why.c_str());
+    const size_t n = std::min<size_t>(pInfo->Size, sizeof full);
+    const ULONG caller_size = pInfo->Size;
+    std::memcpy(pInfo, &full, n);
+    pInfo->Size = caller_size;
+    return STATUS_SUCCESS;
   });
 }
 

@@ -22,6 +22,7 @@
 #include "ndk/qp.h"
 #include "ndk/srq.h"
 #include "verbs/backend_choice.h"
+#include "verbs/plugin.h"
 
 namespace softndk::ndk {
 
@@ -145,19 +146,32 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   SOFTNDK_OPEN_PARAMETERS p{};
   if (params != nullptr) std::memcpy(&p, params, std::min<size_t>(params->Size, sizeof p));
   p.Size = sizeof p;
-  // The engine (docs/verbs.md, "Choosing the backend"). This build's verbs
-  // backend maps and probes but serves no adapters yet (issue 30), so
-  // `auto` is the software engine and `verbs` is refused.
+  // The engine (docs/verbs.md, "Choosing the backend"): iwarp-sw needs no
+  // look at the interface; verbs and auto ask the verbs plugin which RDMA
+  // device serves it (auto only when the host has any RDMA device, so an
+  // ordinary host never loads rdma-core).
+  verbs::BackendChoice choice;
+  const verbs::Plugin* plugin = nullptr;
   {
     verbs::Backend want{};
     std::string source;
     if (verbs::requested_backend(p.Backend, std::getenv("SOFTNDK_BACKEND"), &want, &source) !=
         STATUS_SUCCESS)
       return STATUS_INVALID_PARAMETER;
-    verbs::BackendChoice ch = verbs::choose_backend(
-        want, source, verbs::RdmaDeviceFacts{}, false,
-        "the verbs backend of this build does not serve adapters yet", dev->name);
-    if (ch.status != STATUS_SUCCESS) return ch.status;
+    verbs::RdmaDeviceFacts facts;
+    std::string why_not = "no RDMA device on this host";
+    if (want == verbs::Backend::kVerbs ||
+        (want == verbs::Backend::kAuto && verbs::any_rdma_device())) {
+      plugin = verbs::load_plugin(&why_not);
+      if (plugin != nullptr) facts = plugin->device_of(dev->name);
+    } else if (want == verbs::Backend::kAuto) {
+      facts.probed = true;  // nothing to probe: no device at all
+    }
+    choice = verbs::choose_backend(want, source, facts, plugin != nullptr, why_not, dev->name);
+    if (choice.status != STATUS_SUCCESS) {
+      std::fprintf(stderr, "softndk: %s: %s\n", dev->name.c_str(), choice.why.c_str());
+      return choice.status;
+    }
   }
   bool bad = false;
   p.MaxQpCount = param(p.MaxQpCount, "SOFTNDK_MAX_QP_COUNT", Limits::kDefaultCap, &bad);
@@ -275,7 +289,23 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   pc.tcp_congestion = a->tcp_congestion_;
   pc.samehost = a->samehost_;
   pc.silent_wake_ms = a->silent_wake_ms_;
-  if (NTSTATUS st = open_provider(pc, &a->provider_); st != STATUS_SUCCESS) return st;
+  if (choice.backend == verbs::Backend::kVerbs) {
+    std::string why;
+    NTSTATUS st = plugin->open(pc, &a->provider_, &why);
+    if (st != STATUS_SUCCESS) {
+      std::fprintf(stderr, "softndk: %s: the verbs backend could not open: %s\n", dev->name.c_str(),
+                   why.c_str());
+      return st;
+    }
+    a->backend_.backend = SOFTNDK_BACKEND_VERBS;
+  } else {
+    if (NTSTATUS st = open_provider(pc, &a->provider_); st != STATUS_SUCCESS) return st;
+    a->backend_.backend = SOFTNDK_BACKEND_IWARP_SW;
+  }
+  // The engine's own limits (a device's) replace or lower the defaults.
+  a->provider_->adapter_info(&a->info_);
+  a->backend_.device = a->provider_->describe();
+  a->backend_.why = choice.why;
   a->port_state_.store(dev->up ? SoftNdkPortStateActive : SoftNdkPortStateDown);
 
   auto* h = new AdapterHandle{};

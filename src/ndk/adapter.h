@@ -106,6 +106,14 @@ class Adapter {
   util::Engine& engine() { return *engine_; }
   // The engine behind this instance (provider/provider.h; ndk/provider_list.h).
   provider::Provider& provider() { return *provider_; }
+  // Which backend serves this instance, its device and why (ndkinfo;
+  // docs/verbs.md, "Choosing the backend").
+  struct BackendReport {
+    ULONG backend = SOFTNDK_BACKEND_IWARP_SW;
+    std::string device;  // "siw0 [siw, iWARP]"; empty for the software engine
+    std::string why;
+  };
+  const BackendReport& backend() const { return backend_; }
   void post(util::Reactor::Task task) { engine_->primary().post(std::move(task)); }
   StagTable& stags() { return stags_; }
   bool dead() const { return fatal_.load(std::memory_order_acquire); }
@@ -198,6 +206,7 @@ class Adapter {
   uint32_t mpa_holdoff_ms_ = 0;
   int32_t silent_wake_ms_ = -1;
   std::string tcp_congestion_;
+  BackendReport backend_;
   bool samehost_ = false;
   uint32_t flags_ = 0;
   NDK_ADAPTER_INFO info_{};

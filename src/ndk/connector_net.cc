@@ -112,6 +112,7 @@ NTSTATUS ConnectorNet::connect(Qp* qp, const SOCKADDR* src, ULONG src_len, Share
     }
     args.src = *s;
   }
+  args.qp = qp;
   args.ird = cap_limit(ird, adapter_->info().MaxInboundReadLimit);
   args.ord = cap_limit(ord, adapter_->info().MaxOutboundReadLimit);
   if (pd_len > 0) {
@@ -350,7 +351,7 @@ NTSTATUS ConnectorNet::accept(Qp* qp, ULONG ird, ULONG ord, const void* pd, ULON
   }
   obj_->hold();
   auto self = shared_from_this();
-  NTSTATUS st = p->accept(cap_limit(ird, adapter_->info().MaxInboundReadLimit),
+  NTSTATUS st = p->accept(qp, cap_limit(ird, adapter_->info().MaxInboundReadLimit),
                           cap_limit(ord, adapter_->info().MaxOutboundReadLimit), std::move(data),
                           [self, done, ctx](NTSTATUS s, std::shared_ptr<provider::Connection> c) {
                             self->on_accept_result(s, std::move(c), done, ctx);

@@ -80,8 +80,67 @@ NTSTATUS Mr::deregister() {
   return STATUS_SUCCESS;
 }
 
+NTSTATUS Mr::register_on_device(const MDL* mdl, SIZE_T length, ULONG flags,
+                                NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  if (fast_) return STATUS_INVALID_DEVICE_REQUEST;
+  if (flags & ~kMrFlagsKnown) return STATUS_INVALID_PARAMETER;
+  if (length > adapter()->info().MaxRegistrationSize) return STATUS_INVALID_PARAMETER;
+  // The device completes later, on its thread: without a callback the
+  // consumer could never learn the outcome (the software engine answers
+  // such a call at once instead).
+  if (done == nullptr) return STATUS_INVALID_PARAMETER;
+  uint64_t base = 0;
+  NTSTATUS s = walk_mdl(mdl, length, &base);
+  if (s != STATUS_SUCCESS) return s;
+  if (registered_.load(std::memory_order_acquire) || busy_.exchange(true))
+    return STATUS_INVALID_DEVICE_REQUEST;
+  if (adapter()->registration_fault()) {
+    busy_.store(false);
+    return STATUS_INSUFFICIENT_RESOURCES;
+  }
+  hold();  // until the completion returned
+  s = adapter()->provider().register_memory(
+      base, length, flags, [this, done, ctx](NTSTATUS st, provider::Provider::MemoryKeys k) {
+        if (st == STATUS_SUCCESS) {
+          dev_lkey_.store(k.lkey, std::memory_order_release);
+          dev_rkey_.store(k.rkey, std::memory_order_release);
+          dev_handle_.store(k.handle, std::memory_order_release);
+          on_device_.store(true, std::memory_order_release);
+          registered_.store(true, std::memory_order_release);
+        }
+        busy_.store(false);
+        done(ctx, st);
+        release();
+      });
+  if (s != STATUS_PENDING) {
+    busy_.store(false);
+    release();
+    return s == STATUS_SUCCESS ? STATUS_INTERNAL_ERROR : s;
+  }
+  return STATUS_PENDING;
+}
+
+NTSTATUS Mr::deregister_on_device(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
+  if (fast_ || !registered_.load(std::memory_order_acquire)) return STATUS_INVALID_DEVICE_REQUEST;
+  if (done == nullptr) return STATUS_INVALID_PARAMETER;
+  if (busy_.exchange(true)) return STATUS_INVALID_DEVICE_REQUEST;
+  registered_.store(false, std::memory_order_release);
+  on_device_.store(false, std::memory_order_release);
+  hold();
+  adapter()->provider().deregister_memory(dev_handle_.exchange(0), [this, done, ctx](NTSTATUS st) {
+    busy_.store(false);
+    done(ctx, st);
+    release();
+  });
+  return STATUS_PENDING;
+}
+
 NTSTATUS Mr::initialize_fast_register(ULONG pages, bool remote) {
   if (!fast_) return STATUS_INVALID_DEVICE_REQUEST;
+  // Fast register lives in the software engine's STag table; a device
+  // engine has no fast-register strategy behind the seam yet
+  // (docs/verbs.md, "What remains").
+  if (adapter()->provider().registers_memory()) return STATUS_NOT_SUPPORTED;
   if (pages == 0) return STATUS_INVALID_PARAMETER;
   if (pages > Limits::kMaxFrPages) return STATUS_IMPLEMENTATION_LIMIT;
   fr_pages_ = pages;
@@ -127,6 +186,10 @@ uint32_t Mr::next_token() {
   return stag;
 }
 
-void Mr::on_closed() { adapter()->stags().free(stag_.load()); }
+void Mr::on_closed() {
+  if (uint64_t h = dev_handle_.exchange(0); h != 0)
+    adapter()->provider().deregister_memory(h, nullptr);
+  adapter()->stags().free(stag_.load());
+}
 
 }  // namespace softndk::ndk

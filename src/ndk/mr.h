@@ -30,10 +30,24 @@ class Mr final : public Object, public provider::MemoryObject {
 
   NTSTATUS register_mdl(const MDL* mdl, SIZE_T length, ULONG flags);
   NTSTATUS deregister();
+  // The same on an engine that registers memory below the seam (verbs,
+  // provider.h v2): always asynchronous (STATUS_PENDING, `done` later on an
+  // engine thread) or a failure now; the tokens become the device's keys.
+  NTSTATUS register_on_device(const MDL* mdl, SIZE_T length, ULONG flags,
+                              NDK_FN_REQUEST_COMPLETION done, void* ctx);
+  NTSTATUS deregister_on_device(NDK_FN_REQUEST_COMPLETION done, void* ctx);
   NTSTATUS initialize_fast_register(ULONG pages, bool remote);
 
-  // The current STag (both tokens).
-  uint32_t token() const { return stag_.load(std::memory_order_acquire); }
+  // The current STag (both tokens); on a device engine the registration's
+  // rkey (remote) and lkey (local).
+  uint32_t token() const {
+    return on_device_.load(std::memory_order_acquire) ? dev_rkey_.load(std::memory_order_acquire)
+                                                      : stag_.load(std::memory_order_acquire);
+  }
+  uint32_t local_token() const {
+    return on_device_.load(std::memory_order_acquire) ? dev_lkey_.load(std::memory_order_acquire)
+                                                      : stag_.load(std::memory_order_acquire);
+  }
   // NdkFastRegister post time with SOFTNDK_OPEN_FLAG_FR_REKEY: takes a new
   // key for the next registration and returns it (the entry is invalid
   // until the WR validate()s it in SQ order).
@@ -65,6 +79,10 @@ class Mr final : public Object, public provider::MemoryObject {
   std::atomic<uint32_t> stag_{0};
   std::atomic<bool> registered_{false};
   std::atomic<bool> busy_{false};  // a register/deregister is running
+  // Device registration (provider.h v2): keys and the engine's handle.
+  std::atomic<bool> on_device_{false};
+  std::atomic<uint32_t> dev_lkey_{0}, dev_rkey_{0};
+  std::atomic<uint64_t> dev_handle_{0};
   std::atomic<ULONG> fr_pages_{0};
   std::atomic<bool> fr_remote_{false};
   std::mutex fr_mu_;  // guards the staged page arrays

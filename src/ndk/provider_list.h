@@ -3,9 +3,9 @@
 //
 // Like UCX's transports: each entry of the list probes the adapter's
 // configuration (cheap, no side effects) and the first that can serve it is
-// opened. Today the list holds the software iWARP engine alone; the verbs
-// backend (issue 30) goes in front of it, so that a real RNIC (or the
-// kernel's siw/rxe) is preferred where one serves the interface.
+// opened. The list holds the software iWARP engine; the verbs backend
+// (issue 30) is a plugin (verbs/plugin.h) that Adapter::open chooses before
+// this list by the rule of docs/verbs.md ("Choosing the backend").
 #pragma once
 
 #include <memory>

@@ -111,9 +111,18 @@ void Qp::attach(std::shared_ptr<QpTransport> t) {
 }
 
 void Qp::detach() {
-  std::shared_ptr<QpTransport> t;  // released outside the lock
+  std::shared_ptr<QpTransport> t, n;  // released outside the lock
   std::lock_guard lk(transport_mu_);
   t.swap(transport_);
+  has_rq_notice_.store(false, std::memory_order_release);
+  n.swap(rq_notice_);
+}
+
+void Qp::set_receive_notice(std::shared_ptr<QpTransport> e) {
+  std::shared_ptr<QpTransport> old;  // released outside the lock
+  std::lock_guard lk(transport_mu_);
+  has_rq_notice_.store(e != nullptr, std::memory_order_release);
+  old = std::exchange(rq_notice_, std::move(e));
 }
 
 void Qp::set_trace(std::shared_ptr<util::PcapFile> file) {
@@ -416,8 +425,17 @@ NTSTATUS Qp::receive(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
     std::copy(sgl, sgl + nsge, rq_sge_.begin() + slot * cfg_.rq_sge);
     ++rq_count_;
   }
-  // The data path takes receives from the ring when a Send arrives: nothing
-  // to tell it (no transport call, no lock, per receive).
+  // The software data path takes receives from the ring when a Send
+  // arrives: nothing to tell it (no transport call, no lock, per receive).
+  // A device engine (verbs) posts each one to its device now.
+  if (has_rq_notice_.load(std::memory_order_acquire)) {
+    std::shared_ptr<QpTransport> e;
+    {
+      std::lock_guard lk(transport_mu_);
+      e = rq_notice_;
+    }
+    if (e != nullptr) e->rq_posted();
+  }
   return STATUS_SUCCESS;
 }
 
@@ -556,6 +574,17 @@ bool Qp::rq_take(ReceiveRequest* out) {
   std::copy_n(rq_sge_.begin() + rq_head_ * cfg_.rq_sge, out->nsge, out->sge);
   rq_head_ = (rq_head_ + 1) % rq_.size();
   --rq_count_;
+  return true;
+}
+
+bool Qp::rq_untake(const ReceiveRequest& r) {
+  if (srq_ != nullptr || r.nsge > cfg_.rq_sge) return false;
+  std::lock_guard lk(rq_mu_);
+  if (rq_count_ >= rq_.size()) return false;
+  rq_head_ = (rq_head_ + rq_.size() - 1) % rq_.size();
+  rq_[rq_head_] = static_cast<const ReceiveHead&>(r);
+  std::copy_n(r.sge, r.nsge, rq_sge_.begin() + rq_head_ * cfg_.rq_sge);
+  ++rq_count_;
   return true;
 }
 

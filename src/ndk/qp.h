@@ -96,6 +96,7 @@ class Qp final : public Object, public provider::QpHost {
   // cancelled it meanwhile (its CQE is out then).
   bool direct_finish(NTSTATUS status, ULONG bytes) override;
   bool rq_take(ReceiveRequest* out) override;
+  bool rq_untake(const ReceiveRequest& r) override;
   void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
                         uint32_t invalidated_stag = 0) override;
 
@@ -121,6 +122,11 @@ class Qp final : public Object, public provider::QpHost {
   StagTable& stags() override;
   Counters& adapter_counters() override;
   std::shared_ptr<util::PcapFile> adapter_trace_file() override;
+  Shape shape() const override {
+    return {cfg_.sq_depth, cfg_.rq_depth,    cfg_.sq_sge,
+            cfg_.rq_sge,   cfg_.inline_size, srq_ != nullptr};
+  }
+  void set_receive_notice(std::shared_ptr<QpTransport> e) override;
   const QpConfig& config() const { return cfg_; }
   ULONG sq_pending();
   ULONG rq_pending();
@@ -202,6 +208,10 @@ class Qp final : public Object, public provider::QpHost {
   std::mutex transport_mu_;
   std::shared_ptr<QpTransport> transport_;
   std::shared_ptr<util::PcapFile> trace_;  // transport_mu_
+  // An engine that posts receives to a device (provider.h v2): told of
+  // every receive. The flag spares the software engine's receives the lock.
+  std::shared_ptr<QpTransport> rq_notice_;  // transport_mu_
+  std::atomic<bool> has_rq_notice_{false};
   Counters counters_;
 };
 

@@ -41,27 +41,38 @@
 // poll a CQ); QpEngine calls come from consumer threads (posts, flush) and
 // the object model's teardown.
 //
-// Left for a verbs backend (issue 30; v1 serves the software engine only):
-//   - memory registration stays above the line: ndk::Mr/Mw/Pd allocate
-//     STags in the object model's StagTable, which the engine gets through
-//     QpHost::stags(). A verbs backend needs Provider calls for MR
-//     registration, MW allocation and the privileged token (ibv_reg_mr,
-//     ibv_alloc_mw) and a mapping from NDK tokens to its lkeys/rkeys;
-//   - receives: the engine takes them from the object model's RQ/SRQ rings
-//     when a Send arrives (QpHost::rq_take); a verbs backend must post them
-//     to the device as they are posted (a QpEngine notice, e.g. rq_posted);
-//   - the QP engine exists only once connected (Connection::start); a verbs
-//     QP exists from creation (rdma_create_qp), so a backend creates it
-//     lazily there or the interface grows a create-time hook;
-//   - completions: a verbs backend polls its device CQ and reports each
-//     request through sq_complete()/complete_receive(); the NDK CQ ring,
-//     arming and moderation stay above the line.
+// What interface version 2 added for a backend that drives a device
+// (the verbs backend, issue 30; the software engine keeps the defaults and
+// behaves exactly as under version 1):
+//   - memory registration below the line: Provider::registers_memory()
+//     true means NdkRegisterMr/NdkDeregisterMr go to register_memory() /
+//     deregister_memory() (on a backend thread, completing through the NDK
+//     request callback) and the tokens the consumer gets are the device's
+//     keys; the object model's StagTable then holds no checked entries for
+//     those MRs. Fast-register MRs and memory windows stay above the line
+//     (the software engine's) and are refused on such an engine
+//     (STATUS_NOT_SUPPORTED) until it implements them;
+//   - receives: QpHost::set_receive_notice() registers an engine that posts
+//     receives to a device as they are posted: every NdkReceive then calls
+//     QpEngine::rq_posted() after queueing it (no call, no lock otherwise);
+//   - QP creation before connect: ConnectArgs::qp and accept()'s qp name
+//     the QP the connection will carry (QpHost::shape() its queue sizes),
+//     so a device QP exists, with the receives already posted, before the
+//     peer can send (rdma_connect / rdma_accept);
+//   - completions: the engine polls its own device CQ (completion channel
+//     on its thread; polling by consumers through ProgressSource) and
+//     reports each request through sq_complete()/complete_receive(); the
+//     NDK CQ ring, arming, notifications and moderation stay above;
+//   - the adapter's limits: Provider::adapter_info() lowers or replaces
+//     NDK_ADAPTER_INFO (from the device), describe() names the device.
 // docs/architecture.md, "The provider interface", says the same.
 //
 // Interface versions (keep in step with kInterfaceVersion):
 //   1  first version (issue 26): the software iWARP engine behind it.
 //      (Address became util::SockAddr, the same layout with helpers, right
 //      after the first commit.)
+//   2  issue 30: memory registration, receive notices, the QP at connect
+//      and accept time, adapter limits and device description (above).
 #pragma once
 
 #include <sys/socket.h>
@@ -87,7 +98,7 @@ class Engine;
 
 namespace softndk::provider {
 
-inline constexpr uint32_t kInterfaceVersion = 1;
+inline constexpr uint32_t kInterfaceVersion = 2;
 
 // SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
 // arrive, and loading one outside the enumerators as the enum type is
@@ -160,6 +171,24 @@ class QpHost {
   // the data path bumps).
   virtual Counters& counters() = 0;
   virtual Counters& adapter_counters() = 0;
+
+  // v2. The queue sizes the consumer created the QP with (an engine that
+  // creates a device QP sizes it by them) and whether it takes its
+  // receives from an SRQ.
+  struct Shape {
+    uint32_t sq_depth = 0, rq_depth = 0, sq_sge = 0, rq_sge = 0, inline_size = 0;
+    bool srq = false;
+  };
+  virtual Shape shape() const = 0;
+  // v2. `e` gets rq_posted() after every receive posted from now on (null
+  // stops it); an engine registers before its device QP can receive.
+  virtual void set_receive_notice(std::shared_ptr<QpEngine> e) = 0;
+  // v2. A receive the engine took (rq_take) but will never use goes back
+  // to the front of the QP's queue (call it for the last taken first): a
+  // failed connect leaves the QP Idle with its receives, as the software
+  // engine does. False if the queue has no room (the engine then completes
+  // it STATUS_CANCELLED).
+  virtual bool rq_untake(const ReceiveRequest& r) = 0;
   // Wire traces: the QP's (SoftNdkTraceQp) and the adapter's, null if off.
   virtual std::shared_ptr<util::PcapFile> trace_file() = 0;
   virtual std::shared_ptr<util::PcapFile> adapter_trace_file() = 0;
@@ -178,6 +207,9 @@ class QpEngine {
   // the next non-deferred post (NDKPI 7); `bytes` the payload it carries
   // out (Send/Write length, 0 for the others).
   virtual void sq_posted(bool deferred, uint64_t bytes) = 0;
+  // v2: a receive was queued (only for an engine registered with
+  // QpHost::set_receive_notice; may run on any consumer thread).
+  virtual void rq_posted() {}
   // Direct transmission by the posting thread (docs/datapath.md "Direct
   // sends"): direct_begin() makes the caller the transmitter if it is idle
   // and returns true; the caller then posts and hands the request over with
@@ -301,7 +333,11 @@ struct ConnectArgs {
   Address dst;
   Address src;                             // len 0: any
   std::shared_ptr<SharedEndpoint> shared;  // or null
-  uint16_t ird = 0, ord = 0;               // already capped to the adapter's limits
+  // v2: the QP the connection will carry (held by the connector for the
+  // connection's life). Engines that create a device QP before connecting
+  // take its shape and its queued receives; the software engine ignores it.
+  QpHost* qp = nullptr;
+  uint16_t ird = 0, ord = 0;  // already capped to the adapter's limits
   std::vector<uint8_t> private_data;
 };
 
@@ -322,7 +358,8 @@ class IncomingConnection {
   virtual const std::vector<uint8_t>& private_data() const = 0;
   // STATUS_PENDING and cb later, or a failure now (STATUS_INVALID_PARAMETER:
   // private data too long, the request stays acceptable).
-  virtual NTSTATUS accept(uint16_t ird, uint16_t ord, std::vector<uint8_t> private_data,
+  // `qp`: as ConnectArgs::qp (v2).
+  virtual NTSTATUS accept(QpHost* qp, uint16_t ird, uint16_t ord, std::vector<uint8_t> private_data,
                           std::function<void(NTSTATUS, std::shared_ptr<Connection>)> cb) = 0;
   virtual NTSTATUS reject(std::span<const uint8_t> private_data) = 0;
   // The consumer will never answer (connector closed): drop it.
@@ -372,6 +409,36 @@ class Provider {
                           std::shared_ptr<Listener>* out) = 0;
   virtual NTSTATUS create_shared_endpoint(const Address& addr,
                                           std::shared_ptr<SharedEndpoint>* out) = 0;
+
+  // ---- v2 -----------------------------------------------------------------
+  // The adapter's limits: the object model fills its own defaults, the
+  // engine lowers or replaces them (a device's). Called once, after open.
+  virtual void adapter_info(NDK_ADAPTER_INFO* info) const { (void)info; }
+  // The device behind the adapter ("siw0 [siw, iWARP]"), empty for none.
+  virtual std::string describe() const { return {}; }
+
+  // Memory registration below the line (see the file comment). When
+  // registers_memory() is false (the software engine) nothing else here
+  // is called and the object model's STags are the tokens.
+  struct MemoryKeys {
+    uint32_t lkey = 0, rkey = 0;
+    uint64_t handle = 0;  // the engine's registration, for deregister_memory()
+  };
+  virtual bool registers_memory() const { return false; }
+  // NdkRegisterMr of [va, va+length) with NDK_MR_FLAG_* `flags` (already
+  // validated): STATUS_PENDING and `done` later on an engine thread, or a
+  // failure now (no callback then).
+  virtual NTSTATUS register_memory(uint64_t va, uint64_t length, ULONG flags,
+                                   std::function<void(NTSTATUS, MemoryKeys)> done) {
+    (void)va, (void)length, (void)flags, (void)done;
+    return STATUS_NOT_SUPPORTED;
+  }
+  // NdkDeregisterMr or the MR's close: `done` (may be null) runs on an
+  // engine thread once the device let go of the pages.
+  virtual void deregister_memory(uint64_t handle, std::function<void(NTSTATUS)> done) {
+    (void)handle;
+    if (done) done(STATUS_SUCCESS);
+  }
 };
 
 // One entry of the probe list (ndk/provider_list.cc).

@@ -46,6 +46,23 @@ write_agent() { # SHARE
     cp "$INTEROP_VERBS_PROBE" "$1/softndk-verbs-probe"
   [ -n "${INTEROP_VERBS_EXERCISE:-}" ] && [ -x "$INTEROP_VERBS_EXERCISE" ] &&
     cp "$INTEROP_VERBS_EXERCISE" "$1/softndk-verbs-exercise"
+  # The verbs backend serving softndk's own tools (verbs_cases.sh, vkit/):
+  # the tools, libsoftndk, its plugin and the libraries the guest lacks.
+  if [ -n "${INTEROP_VERBS_PLUGIN:-}" ] && [ -e "$INTEROP_VERBS_PLUGIN" ] &&
+    [ -n "${INTEROP_SOFTNDK_SO:-}" ] && [ -e "$INTEROP_SOFTNDK_SO" ]; then
+    mkdir -p "$1/vkit"
+    cp "$INTEROP_VERBS_PLUGIN" "$1/vkit/libsoftndk-verbs.so"
+    cp -L "$INTEROP_SOFTNDK_SO" "$1/vkit/$(basename "$(readlink -f "$INTEROP_SOFTNDK_SO")")"
+    local so lib
+    so=$(basename "$(readlink -f "$INTEROP_SOFTNDK_SO")")
+    ln -sf "$so" "$1/vkit/libsoftndk.so.0"
+    for lib in $(ldd "$INTEROP_SOFTNDK_SO" | awk '/libisal|libmnl/ {print $3}'); do
+      cp -L "$lib" "$1/vkit/$(basename "$lib")"
+    done
+    for t in "${NDKPING:-}" "${INTEROP_NDKPERF:-}" "${INTEROP_NDKINFO:-}"; do
+      [ -n "$t" ] && [ -x "$t" ] && cp "$t" "$1/vkit/"
+    done
+  fi
   return 0
 }
 

@@ -156,14 +156,19 @@ TEST(AdapterOpen, BackendChoice) {
     SoftNdkCloseAdapter(a);
     a = nullptr;
   }
+  // verbs: lo has no RDMA device (STATUS_NO_SUCH_DEVICE) where the verbs
+  // plugin loads; where it is not installed, STATUS_NOT_SUPPORTED.
+  auto refused = [](NTSTATUS st) {
+    return st == STATUS_NOT_SUPPORTED || st == STATUS_NO_SUCH_DEVICE;
+  };
   p.Backend = SOFTNDK_BACKEND_VERBS;
-  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_NOT_SUPPORTED);
+  EXPECT_PRED1(refused, SoftNdkOpenAdapter("lo", kVersion, &p, &a));
   p.Backend = 77;
   EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_INVALID_PARAMETER);
   EXPECT_EQ(a, nullptr);
 
   ::setenv("SOFTNDK_BACKEND", "verbs", 1);
-  EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &a), STATUS_NOT_SUPPORTED);
+  EXPECT_PRED1(refused, SoftNdkOpenAdapter("lo", kVersion, nullptr, &a));
   p.Backend = SOFTNDK_BACKEND_IWARP_SW;  // the parameter wins
   ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
   SoftNdkCloseAdapter(a);

@@ -276,3 +276,59 @@ TEST_F(QpTest, CqClosedBeforeQpPends) {
 
 }  // namespace
 }  // namespace ndktest
+
+namespace ndktest {
+namespace {
+
+// Provider interface v2 (provider.h): receives a device engine took for a
+// connection that then failed go back to the front of the queue in their
+// order (QpHost::rq_untake), and a queue with no room refuses them.
+TEST_F(QpTest, ReceivesTakenAndGivenBackKeepTheirOrder) {
+  NDK_PD* p = pd();
+  NDK_CQ* c = cq(64);
+  NDK_QP* q = nullptr;
+  ASSERT_EQ(create_qp(p, c, &q, 4, 4, 2, 2, 0), STATUS_SUCCESS);
+  int ctx[5];
+  char buf[8];
+  NDK_SGE sge[2] = {};
+  sge[0].VirtualAddress = buf;
+  sge[0].Length = 4;
+  sge[1].VirtualAddress = buf + 4;
+  sge[1].Length = 4;
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(q->Dispatch->NdkReceive(q, &ctx[i], sge, 2), STATUS_SUCCESS);
+  softndk::provider::QpHost* host = qp_of(q);
+  softndk::provider::ReceiveRequest taken[2];
+  ASSERT_TRUE(host->rq_take(&taken[0]));
+  ASSERT_TRUE(host->rq_take(&taken[1]));
+  EXPECT_EQ(taken[0].context, &ctx[0]);
+  EXPECT_EQ(taken[1].context, &ctx[1]);
+  // Meanwhile the consumer posts one more: the ring holds ctx[2], ctx[3].
+  ASSERT_EQ(q->Dispatch->NdkReceive(q, &ctx[3], sge, 1), STATUS_SUCCESS);
+  EXPECT_TRUE(host->rq_untake(taken[1]));  // last taken first
+  EXPECT_TRUE(host->rq_untake(taken[0]));
+  EXPECT_EQ(qp_of(q)->rq_pending(), 4u);
+  // Full (depth 4): a fifth is refused.
+  EXPECT_FALSE(host->rq_untake(taken[0]));
+  softndk::provider::ReceiveRequest again;
+  ASSERT_TRUE(host->rq_take(&again));
+  EXPECT_EQ(again.context, &ctx[0]);
+  EXPECT_EQ(again.nsge, 2u);
+  EXPECT_EQ(again.sge[1].VirtualAddress, buf + 4);
+  EXPECT_EQ(again.length, 8u);
+  ASSERT_TRUE(host->rq_untake(again));
+  q->Dispatch->NdkFlush(q);
+  NDK_RESULT_EX r[8];
+  ASSERT_EQ(c->Dispatch->NdkGetCqResultsEx(c, r, 8), 4u);
+  void* want[4] = {&ctx[0], &ctx[1], &ctx[2], &ctx[3]};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r[i].Status, STATUS_CANCELLED);
+    EXPECT_EQ(r[i].RequestContext, want[i]) << i;
+  }
+  close(q);
+  close(c);
+  close(p);
+}
+
+}  // namespace
+}  // namespace ndktest

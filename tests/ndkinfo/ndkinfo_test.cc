@@ -89,6 +89,12 @@ TEST(NdkInfoJson, ListsLoopbackWith127001AndSaneLimits) {
   EXPECT_EQ(port.at("ifname"), "lo");
   EXPECT_TRUE(contains(port.at("addresses"), "127.0.0.1"));
   EXPECT_TRUE(lo->at("counters").is_object());
+  // The engine serving it and why (SoftNdkQueryBackend): lo has no RDMA
+  // device, so software iWARP whatever the host has.
+  const json& be = lo->at("backend");
+  EXPECT_EQ(be.at("name"), "iwarp-sw") << be;
+  EXPECT_EQ(be.at("device"), "") << be;
+  EXPECT_NE(be.at("why").get<std::string>().find("software iWARP"), std::string::npos) << be;
 }
 
 // Every addressed interface is an adapter, not just lo: in a namespace of

@@ -10,6 +10,24 @@
 #include <utility>
 
 namespace ndkinfo {
+
+namespace {
+// MPA and same-host settings are the software engine's: a device's
+// adapter (verbs) has neither.
+bool on_device(const AdapterReport& r) {
+  return r.backend && r.backend->Backend == SOFTNDK_BACKEND_VERBS;
+}
+const char* backend_name(ULONG b) {
+  switch (b) {
+    case SOFTNDK_BACKEND_VERBS:
+      return "verbs";
+    case SOFTNDK_BACKEND_IWARP_SW:
+      return "iwarp-sw";
+    default:
+      return "unknown";
+  }
+}
+}  // namespace
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -190,6 +208,11 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
       field(os, 1, "max_cq_depth", std::to_string(i.MaxCqDepth));
     }
   }
+  if (r.backend) {
+    field(os, 1, "backend", backend_name(r.backend->Backend));
+    if (r.backend->Device[0] != '\0') field(os, 2, "device", r.backend->Device);
+    field(os, 2, "why", r.backend->Reason);
+  }
   const ULONG state = r.port ? r.port->State : d.PortState;
   field(os, 1, "port", std::to_string(SOFTNDK_PORT_NUMBER));
   field(os, 2, "state", std::string(port_state_name(state)) + " (" + std::to_string(state) + ")");
@@ -203,7 +226,7 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     }
   }
   list_field(os, 2, "addresses", r.port ? r.port_addresses : r.addresses);
-  if (r.mpa_flags) {
+  if (r.mpa_flags && !on_device(r)) {
     field(os, 1, "mpa", "");
     field(os, 2, "mpa_flags", hex(*r.mpa_flags));
     field(os, 2, "crc", crc_policy(*r.mpa_flags, loopback_only(r)).why);
@@ -262,7 +285,14 @@ json to_json(const AdapterReport& r) {
   } else {
     a["ports"] = json::array();
   }
-  if (r.mpa_flags) {
+  if (r.backend) {
+    a["backend"] = {{"name", backend_name(r.backend->Backend)},
+                    {"device", std::string(r.backend->Device)},
+                    {"why", std::string(r.backend->Reason)}};
+  } else {
+    a["backend"] = nullptr;
+  }
+  if (r.mpa_flags && !on_device(r)) {
     const CrcPolicy p = crc_policy(*r.mpa_flags, loopback_only(r));
     a["mpa"] = {{"flags", *r.mpa_flags}, {"crc", p.key}, {"crc_why", p.why}};
     a["samehost"] = r.samehost;

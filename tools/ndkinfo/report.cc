@@ -136,6 +136,14 @@ AdapterReport collect(const SOFTNDK_ADAPTER_DESC& desc) {
     fail(r, "NdkQueryAdapterInfo", st);
   }
   query_port(adapter, r);
+  SOFTNDK_BACKEND_INFO backend{};
+  backend.Size = sizeof backend;
+  st = SoftNdkQueryBackend(adapter, &backend);
+  if (NT_SUCCESS(st)) {
+    r.backend = backend;
+  } else {
+    fail(r, "SoftNdkQueryBackend", st);
+  }
   SOFTNDK_COUNTERS counters{};
   st = SoftNdkQueryAdapterCounters(adapter, &counters);
   if (NT_SUCCESS(st)) {

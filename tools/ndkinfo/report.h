@@ -23,6 +23,8 @@ struct AdapterReport {
   std::optional<SOFTNDK_COUNTERS> counters;  // SoftNdkQueryAdapterCounters
   std::optional<ULONG> mpa_flags;            // SoftNdkQueryAdapter: MPA flags in effect
   bool samehost = false;                     // ... and SOFTNDK_ADAPTER_SAMEHOST
+  // SoftNdkQueryBackend: which engine serves the adapter, its device, why.
+  std::optional<SOFTNDK_BACKEND_INFO> backend;
   // The first call that failed, if any ("SoftNdkOpenAdapter"), and its status.
   std::string failed_call;
   NTSTATUS failed_status = STATUS_SUCCESS;

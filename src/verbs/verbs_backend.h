@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// verbs/verbs_backend.h - the verbs backend's classes (plugin
+// libsoftndk-verbs.so): the provider of one adapter (VerbsProvider), its
+// connections (VerbsConnection: rdma_cm id + RC QP + device CQ, also the
+// QP engine), listeners and incoming requests. docs/verbs.md.
+//
+// Threads: one Loop per adapter runs rdma_cm (the event channel), the
+// completion channel and memory registration; consumer threads only post
+// (ibv_post_send/ibv_post_recv) and poll (ibv_poll_cq, through
+// ProgressSource when their NDK CQ is empty).
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "provider/provider.h"
+#include "verbs/verbs_loop.h"
+#include "verbs/verbs_map.h"
+
+namespace softndk::verbs {
+
+class VerbsProvider;
+
+// An rdma_cm event, copied before it is acked (so a handler may destroy
+// its id).
+struct CmEvent {
+  rdma_cm_event_type type{};
+  int status = 0;
+  rdma_cm_id* id = nullptr;
+  rdma_cm_id* listen_id = nullptr;
+  std::vector<uint8_t> private_data;
+  uint8_t responder_resources = 0, initiator_depth = 0;
+};
+
+class CmHandler {
+ public:
+  virtual ~CmHandler() = default;
+  virtual void on_cm_event(const CmEvent& e) = 0;  // loop thread
+};
+
+class VerbsConnection final : public provider::Connection,
+                              public provider::QpEngine,
+                              public provider::ProgressSource,
+                              public CmHandler,
+                              public std::enable_shared_from_this<VerbsConnection> {
+ public:
+  VerbsConnection(VerbsProvider* p, provider::QpHost* qp);
+  ~VerbsConnection() override;
+
+  // Active side (loop thread): resolve, create the QP, connect.
+  void start_connect(provider::ConnectArgs args, std::function<void(provider::ConnectResult)> done);
+  void cancel_connect();
+  // Passive side (loop thread): the request's id; QP, then rdma_accept.
+  void start_accept(rdma_cm_id* id, uint16_t ird, uint16_t ord, std::vector<uint8_t> pd,
+                    std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> cb);
+  void on_cm_event(const CmEvent& e) override;
+  // The completion channel reported this connection's CQ (loop thread).
+  void on_cq_event();
+
+  // provider::Connection
+  const provider::ConnectionFacts& facts() const override { return facts_; }
+  const std::vector<uint8_t>& peer_private_data() const override { return peer_pd_; }
+  bool closed() const override { return closed_.load(); }
+  void post(std::function<void()> fn) override;
+  std::shared_ptr<provider::QpEngine> start(provider::QpHost* qp, bool initiator) override;
+  void on_peer_close(std::function<void(NTSTATUS)> cb) override;
+  void disconnect(std::function<void(NTSTATUS)> cb) override;
+  void abort() override;
+  bool tcp_info(SOFTNDK_TCP_INFO* out) const override {
+    (void)out;
+    return false;
+  }
+
+  // provider::QpEngine
+  void sq_posted(bool deferred, uint64_t bytes) override;
+  void rq_posted() override;
+  void flushing() override;
+  void flushed() override;
+  void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) override {
+    (void)slot, (void)file;  // no wire of ours to trace: the device's
+  }
+  void stop() override;
+  void query_path(SOFTNDK_PATH_INFO* out) override;
+
+  // provider::ProgressSource
+  void progress() override;
+
+ private:
+  enum class Phase {
+    kIdle,
+    kResolvingAddr,
+    kResolvingRoute,
+    kConnecting,
+    kAccepting,
+    kEstablished,
+    kDisconnecting,
+    kClosed
+  };
+  // The device QP and CQ on id_, the receives queued so far posted.
+  NTSTATUS create_qp();
+  void post_receives_locked();
+  void post_sends_locked();
+  void poll_locked();
+  void cancel_receives_locked();
+  void return_receives_locked();  // back to the QP's queue (never used)
+  void fail_connect(NTSTATUS st, bool rejected, std::vector<uint8_t> pd);
+  void destroy();  // loop thread: QP, CQ, id
+  void fill_addresses();
+  CmPhase cm_phase() const;
+
+  VerbsProvider* const prov_;
+  rdma_cm_id* id_ = nullptr;  // loop thread
+  ibv_cq* cq_ = nullptr;
+  ibv_qp* qp_ = nullptr;
+  Phase phase_ = Phase::kIdle;  // loop thread
+  provider::ConnectionFacts facts_;
+  std::vector<uint8_t> peer_pd_;
+  std::vector<uint8_t> pending_pd_;  // NdkConnect's private data
+  std::atomic<bool> closed_{false};
+  uint16_t want_ird_ = 0, want_ord_ = 0;
+  std::function<void(provider::ConnectResult)> connect_done_;
+  std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> accept_done_;
+  std::function<void(NTSTATUS)> peer_close_cb_, disconnect_cb_;  // loop thread
+  bool peer_closed_ = false;        // the peer-close callback ran (or may not: our disconnect)
+  bool peer_disconnected_ = false;  // DISCONNECTED arrived while established
+  uint64_t disconnect_timer_ = 0, connect_timer_ = 0;
+
+  // The QP side, guarded by mu_ (consumer threads post, the loop and
+  // polling consumers complete).
+  std::mutex mu_;
+  provider::QpHost* host_ = nullptr;  // null once stopped
+  bool attached_ = false;
+  QpLimits lim_;
+  std::deque<SendWqes> batch_;
+  std::map<uint64_t, PostedRecord> sends_;              // by SQ sequence number
+  std::map<uint64_t, provider::ReceiveRequest> recvs_;  // by kRecvBit | n
+  uint64_t next_recv_ = 0;
+  // Receive wr_ids carry this bit; SQ wr_ids are ring sequence numbers.
+  static constexpr uint64_t kRecvBit = 1ull << 63;
+};
+
+class VerbsProvider final : public provider::Provider {
+ public:
+  VerbsProvider() = default;
+  ~VerbsProvider() override;
+  // Opens the device behind cfg.ifname. STATUS_NO_SUCH_DEVICE etc. + why.
+  NTSTATUS open(const provider::ProviderConfig& cfg, std::string* why);
+
+  const char* name() const override { return "verbs"; }
+  NTSTATUS connect(provider::ConnectArgs args, std::function<void(provider::ConnectResult)> done,
+                   std::shared_ptr<provider::ActiveConnect>* out) override;
+  NTSTATUS listen(const provider::Address& addr,
+                  std::function<void(std::shared_ptr<provider::IncomingConnection>)> on_request,
+                  std::shared_ptr<provider::Listener>* out) override;
+  NTSTATUS create_shared_endpoint(const provider::Address& addr,
+                                  std::shared_ptr<provider::SharedEndpoint>* out) override;
+  void adapter_info(NDK_ADAPTER_INFO* info) const override;
+  std::string describe() const override;
+  bool registers_memory() const override { return true; }
+  NTSTATUS register_memory(uint64_t va, uint64_t length, ULONG flags,
+                           std::function<void(NTSTATUS, MemoryKeys)> done) override;
+  void deregister_memory(uint64_t handle, std::function<void(NTSTATUS)> done) override;
+
+  // For the connection classes.
+  Loop& loop() { return *loop_; }
+  rdma_event_channel* channel() { return ch_; }
+  ibv_pd* pd() { return pd_; }
+  ibv_comp_channel* comp_channel() { return cc_; }
+  Transport transport() const { return facts_.transport; }
+  const NDK_ADAPTER_INFO& info() const { return info_; }
+  const provider::ProviderConfig& config() const { return cfg_; }
+  const sockaddr_storage& local_address() const { return local_; }
+  uint32_t read_sge() const { return read_sge_; }
+  // id -> handler (loop thread).
+  void own(rdma_cm_id* id, std::shared_ptr<CmHandler> h) { handlers_[id] = std::move(h); }
+  void disown(rdma_cm_id* id) { handlers_.erase(id); }
+  void cq_created(ibv_cq* cq, std::weak_ptr<VerbsConnection> c) { cqs_[cq] = std::move(c); }
+  void cq_gone(ibv_cq* cq) { cqs_.erase(cq); }
+
+ private:
+  void on_cm_channel();
+  void on_comp_channel();
+
+  provider::ProviderConfig cfg_;
+  NDK_ADAPTER_INFO info_{};
+  DeviceFacts facts_;
+  std::string device_;
+  uint32_t read_sge_ = 1;
+  sockaddr_storage local_{};
+  rdma_event_channel* ch_ = nullptr;
+  rdma_cm_id* bind_id_ = nullptr;  // holds the device context open
+  ibv_pd* pd_ = nullptr;
+  ibv_comp_channel* cc_ = nullptr;
+  std::map<rdma_cm_id*, std::shared_ptr<CmHandler>> handlers_;  // loop thread
+  std::map<ibv_cq*, std::weak_ptr<VerbsConnection>> cqs_;       // loop thread
+  std::unique_ptr<Loop> loop_;                                  // last member: joined first
+};
+
+}  // namespace softndk::verbs

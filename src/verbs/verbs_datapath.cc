@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// verbs/verbs_datapath.cc - a verbs connection's QP engine: posting
+// (ibv_post_send / ibv_post_recv), device completions into the object
+// model's rings, flush and stop (verbs_backend.h).
+#include <algorithm>
+#include <cerrno>
+
+#include "verbs/verbs_backend.h"
+
+namespace softndk::verbs {
+
+// ---- provider::QpEngine --------------------------------------------------------
+
+void VerbsConnection::sq_posted(bool deferred, uint64_t bytes) {
+  (void)bytes;
+  if (deferred) return;  // one doorbell with the next request that is not deferred
+  std::lock_guard lk(mu_);
+  post_sends_locked();
+}
+
+void VerbsConnection::rq_posted() {
+  std::lock_guard lk(mu_);
+  post_receives_locked();
+}
+
+void VerbsConnection::post_sends_locked() {
+  if (host_ == nullptr || qp_ == nullptr || !attached_) return;
+  batch_.clear();
+  provider::WorkRequest wr;
+  uint64_t seq = 0;
+  while (host_->sq_start(&wr, &seq)) {
+    SendRequest req;
+    switch (wr.type) {
+      case NdkOperationTypeSend:
+        req.op = wr.remote_token != 0 ? SendOp::kSendAndInvalidate : SendOp::kSend;
+        break;
+      case NdkOperationTypeWrite:
+        req.op = SendOp::kWrite;
+        break;
+      case NdkOperationTypeRead:
+        req.op = SendOp::kRead;
+        break;
+      default:
+        // Bind, FastRegister, Invalidate: memory windows and fast register
+        // are not served by this backend yet (refused when the MR/MW is
+        // created; an Invalidate of an uninitialised FR MR ends here).
+        host_->sq_complete(seq, STATUS_NOT_SUPPORTED, 0);
+        continue;
+    }
+    req.flags = wr.flags;
+    NDK_SGE one{};
+    if (wr.inline_data != nullptr) {
+      // The object model copied the inline payload into its ring slot.
+      one.VirtualAddress = const_cast<uint8_t*>(wr.inline_data);
+      one.Length = static_cast<ULONG>(wr.length);
+      req.sgl = &one;
+      req.nsge = wr.length > 0 ? 1 : 0;
+    } else {
+      req.sgl = wr.sge;
+      req.nsge = wr.nsge;
+    }
+    req.remote_addr = wr.remote_addr;
+    req.remote_token = wr.remote_token;
+    req.wr_id = seq;
+    SendWqes& w = batch_.emplace_back();
+    NTSTATUS st = build_send(req, lim_, &w);
+    if (st != STATUS_SUCCESS) {
+      batch_.pop_back();
+      host_->sq_complete(seq, st, 0);
+      continue;
+    }
+    if (w.coalesce_inline && wr.inline_data != nullptr)
+      w.sge[0].addr = reinterpret_cast<uintptr_t>(wr.inline_data);
+    // Every WQE is signaled: the object model keeps each request's record
+    // until its completion and suppresses the CQE of a silent success.
+    w.wr[w.count - 1].send_flags |= IBV_SEND_SIGNALED;
+    PostedRecord rec;
+    rec.request_context = wr.context;
+    rec.type = wr.type;
+    rec.length = w.length;
+    sends_[seq] = rec;
+  }
+  if (batch_.empty()) return;
+  for (size_t i = 0; i + 1 < batch_.size(); ++i)
+    batch_[i].wr[batch_[i].count - 1].next = &batch_[i + 1].wr[0];
+  ibv_send_wr* bad = nullptr;
+  int rc = ibv_post_send(qp_, &batch_[0].wr[0], &bad);
+  if (rc != 0) {
+    // The WQE at `bad` and those after it never reached the device.
+    bool failed = false;
+    for (SendWqes& w : batch_) {
+      if (&w.wr[0] == bad) failed = true;
+      if (!failed) continue;
+      uint64_t s = w.wr[0].wr_id;
+      sends_.erase(s);
+      host_->sq_complete(
+          s, rc == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_CONNECTION_INVALID, 0);
+    }
+  }
+  batch_.clear();
+}
+
+void VerbsConnection::post_receives_locked() {
+  if (host_ == nullptr || qp_ == nullptr) return;
+  provider::ReceiveRequest rr;
+  while (host_->rq_take(&rr)) {
+    uint64_t id = kRecvBit | next_recv_++;
+    RecvWqe w;
+    NTSTATUS st = build_recv(rr.sge, rr.nsge, lim_, id, &w);
+    ibv_recv_wr* bad = nullptr;
+    if (st == STATUS_SUCCESS && ibv_post_recv(qp_, &w.wr, &bad) != 0)
+      st = STATUS_INSUFFICIENT_RESOURCES;
+    if (st != STATUS_SUCCESS) {
+      host_->complete_receive(rr, st, 0, false);
+      continue;
+    }
+    recvs_.emplace(id, rr);
+  }
+}
+
+void VerbsConnection::return_receives_locked() {
+  if (host_ != nullptr) {
+    for (auto it = recvs_.rbegin(); it != recvs_.rend(); ++it)
+      if (!host_->rq_untake(it->second))
+        host_->complete_receive(it->second, STATUS_CANCELLED, 0, false);
+  }
+  recvs_.clear();
+}
+
+void VerbsConnection::cancel_receives_locked() {
+  if (host_ == nullptr) {
+    recvs_.clear();
+    return;
+  }
+  for (auto& [id, rr] : recvs_) host_->complete_receive(rr, STATUS_CANCELLED, 0, false);
+  recvs_.clear();
+}
+
+void VerbsConnection::flushing() {
+  std::lock_guard lk(mu_);
+  cancel_receives_locked();
+}
+
+void VerbsConnection::flushed() {
+  std::lock_guard lk(mu_);
+  // The device must not place data into buffers already reported
+  // cancelled: the QP goes to error (docs/verbs.md: NdkFlush ends the
+  // connection's data path on this backend).
+  if (qp_ != nullptr) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_ERR;
+    ibv_modify_qp(qp_, &a, IBV_QP_STATE);
+  }
+}
+
+void VerbsConnection::stop() {
+  provider::QpHost* h = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    // Receives on the device complete now (the QP's flush then cancels
+    // what is still in the object model's rings).
+    cancel_receives_locked();
+    sends_.clear();
+    h = host_;
+    host_ = nullptr;
+    attached_ = false;
+  }
+  if (h != nullptr) {
+    h->set_receive_notice(nullptr);
+    h->remove_progress(this);
+    h->detach();
+  }
+}
+
+// ---- completions ---------------------------------------------------------------
+
+void VerbsConnection::poll_locked() {
+  if (cq_ == nullptr) return;
+  ibv_wc wc[32];
+  for (;;) {
+    int n = ibv_poll_cq(cq_, 32, wc);
+    if (n <= 0) return;
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& c = wc[i];
+      const NTSTATUS st = status_of(c.status);
+      if (c.wr_id & kRecvBit) {
+        auto it = recvs_.find(c.wr_id);
+        if (it == recvs_.end()) continue;  // cancelled already (flush, stop)
+        provider::ReceiveRequest rr = it->second;
+        recvs_.erase(it);
+        if (host_ == nullptr) continue;
+        // verbs reports no solicited bit: every receive may wake a
+        // solicited arm (docs/verbs.md).
+        uint32_t inv = (c.wc_flags & IBV_WC_WITH_INV) ? c.invalidated_rkey : 0;
+        host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv);
+      } else {
+        auto it = sends_.find(c.wr_id);
+        if (it == sends_.end()) continue;
+        uint64_t len = it->second.length;
+        sends_.erase(it);
+        if (host_ == nullptr) continue;
+        host_->sq_complete(c.wr_id, st, st == STATUS_SUCCESS ? static_cast<ULONG>(len) : 0);
+      }
+    }
+  }
+}
+
+void VerbsConnection::on_cq_event() {
+  std::lock_guard lk(mu_);
+  if (cq_ == nullptr) return;
+  ibv_req_notify_cq(cq_, 0);  // re-armed before polling: nothing slips between
+  poll_locked();
+}
+
+void VerbsConnection::progress() {
+  std::unique_lock lk(mu_, std::try_to_lock);
+  if (lk.owns_lock()) poll_locked();
+}
+
+}  // namespace softndk::verbs
