@@ -71,6 +71,18 @@ smb() {
   smb_settle
   timeout 300 "$NDK_SMB" --stats "$@" >"$out" 2>"$out.err" || rc=$?
   sed -n '1,20s/^/  ndk-smb| /p' "$out" "$out.err"
+  # ksmbd 6.1 sometimes closes a new SMB Direct connection before answering
+  # the MS-SMBD negotiate request when it follows the previous connection
+  # closely (seen once in 12 connections of a group run, the connections
+  # after it were served): reported KNOWN and retried once after a pause.
+  if [ $rc -eq 3 ] && grep -q "disconnected before its negotiate response" "$out.err"; then
+    known "ksmbd closed a new connection before its SMB Direct negotiate response (retried)"
+    sleep 3
+    smb_settle
+    rc=0
+    timeout 300 "$NDK_SMB" --stats "$@" >"$out" 2>"$out.err" || rc=$?
+    sed -n '1,20s/^/  ndk-smb| /p' "$out" "$out.err"
+  fi
   echo "$rc" >"$out.rc"
 }
 smb_rc() { cat "$1.rc"; }
