@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: Apache-2.0
+// file_ops.cc - ndk-smbd's file commands: CREATE, CLOSE, FLUSH, READ and
+// WRITE (inline and over the RDMA channel), QUERY_INFO, SET_INFO,
+// QUERY_DIRECTORY. Every path goes through Share (confined to the export).
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "connection.h"
+#include "info.h"
+#include "nt_status.h"
+#include "ntlm/ntlmv2_verify.h"
+#include "smb2/set_info.h"
+#include "smbd/buffer_descriptor.h"
+#include "smbd/le.h"
+
+namespace smb::server {
+
+namespace le = smbd::le;
+
+namespace {
+
+// CreateDisposition / CreateOptions / CreateAction (MS-SMB2 2.2.13, 2.2.14).
+constexpr uint32_t kSupersede = 0, kOpen = 1, kCreate = 2, kOpenIf = 3, kOverwrite = 4,
+                   kOverwriteIf = 5;
+constexpr uint32_t kDirectoryFile = 0x1, kNonDirectoryFile = 0x40, kDeleteOnClose = 0x1000;
+constexpr uint32_t kActionSuperseded = 0, kActionOpened = 1, kActionCreated = 2,
+                   kActionOverwritten = 3;
+constexpr size_t kMaxDescriptors = 16;
+
+FileId id_of(uint64_t key) {
+  FileId id{};
+  le::store64(id.data(), key);
+  le::store64(id.data() + 8, key);
+  return id;
+}
+
+uint32_t errno_status() { return status_from_errno(errno); }
+
+bool dir_empty(int fd) {
+  int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return false;
+  DIR* dir = fdopendir(d);
+  if (!dir) {
+    ::close(d);
+    return false;
+  }
+  bool empty = true;
+  while (dirent* e = readdir(dir))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") {
+      empty = false;
+      break;
+    }
+  closedir(dir);
+  return empty;
+}
+
+}  // namespace
+
+Connection::Open* Connection::find_open(const FileId& id) {
+  const FileId& use = (id == FileId{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                    0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+                          ? cur_file_
+                          : id;
+  auto it = opens_.find(le::load64(use.data()));
+  if (it == opens_.end() || le::load64(use.data() + 8) != it->first ||
+      it->second.session != cur_session_)
+    return nullptr;
+  cur_file_ = use;
+  return &it->second;
+}
+
+void Connection::close_open(uint64_t key) {
+  auto it = opens_.find(key);
+  if (it == opens_.end()) return;
+  Open& o = it->second;
+  if (o.delete_on_close) {
+    std::string leaf;
+    int parent = share_.open_parent(o.rel, &leaf);
+    if (parent >= 0) {
+      unlinkat(parent, leaf.c_str(), o.dir ? AT_REMOVEDIR : 0);
+      ::close(parent);
+    }
+  }
+  if (o.fd >= 0) ::close(o.fd);
+  opens_.erase(it);
+}
+
+uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
+                            std::vector<uint8_t>* out) {
+  CreateReq rq;
+  if (parse_create(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  std::string rel;
+  if (uint32_t st = share_path(rq.name, &rel); st != nt::kSuccess) return st;
+  if (rq.disposition > kOverwriteIf) return nt::kInvalidParameter;
+  if (opens_.size() >= kMaxOpens) return nt::kInsufficientResources;
+  uint32_t action = kActionOpened;
+  int fd = share_.open_beneath(rel, O_PATH);
+  struct stat st {};
+  if (fd >= 0) {
+    if (fstat(fd, &st) != 0) {
+      ::close(fd);
+      return errno_status();
+    }
+    ::close(fd);
+    fd = -1;
+    const bool dir = S_ISDIR(st.st_mode);
+    if (!dir && !S_ISREG(st.st_mode)) return nt::kAccessDenied;  // devices, fifos, sockets
+    if (rq.disposition == kCreate) return nt::kObjectNameCollision;
+    if ((rq.options & kDirectoryFile) && !dir) return nt::kNotADirectory;
+    if ((rq.options & kNonDirectoryFile) && dir) return nt::kFileIsADirectory;
+    if (dir) {
+      if (rq.disposition != kOpen && rq.disposition != kOpenIf) return nt::kInvalidParameter;
+      fd = share_.open_beneath(rel, O_RDONLY | O_DIRECTORY);
+    } else {
+      fd = share_.open_beneath(rel, O_RDWR);
+      if (fd == -EACCES) fd = share_.open_beneath(rel, O_RDONLY);
+      if (fd >= 0 && (rq.disposition == kSupersede || rq.disposition == kOverwrite ||
+                      rq.disposition == kOverwriteIf)) {
+        if (ftruncate(fd, 0) != 0) {
+          const uint32_t s = errno_status();
+          ::close(fd);
+          return s;
+        }
+        action = rq.disposition == kSupersede ? kActionSuperseded : kActionOverwritten;
+      }
+    }
+    if (fd < 0) return status_from_errno(-fd);
+  } else {
+    if (fd != -ENOENT) return status_from_errno(-fd);
+    if (rq.disposition == kOpen || rq.disposition == kOverwrite) return nt::kObjectNameNotFound;
+    if (rel.empty()) return nt::kObjectNameCollision;
+    if (rq.options & kDirectoryFile) {
+      std::string leaf;
+      int parent = share_.open_parent(rel, &leaf);
+      if (parent < 0)
+        return parent == -ENOENT ? nt::kObjectPathNotFound : status_from_errno(-parent);
+      const int r = mkdirat(parent, leaf.c_str(), 0755);
+      const int e = errno;
+      ::close(parent);
+      if (r != 0) return status_from_errno(e);
+      fd = share_.open_beneath(rel, O_RDONLY | O_DIRECTORY);
+    } else {
+      fd = share_.open_beneath(rel, O_RDWR | O_CREAT | O_EXCL, 0644);
+      if (fd == -ENOENT) return nt::kObjectPathNotFound;
+    }
+    if (fd < 0) return status_from_errno(-fd);
+    action = kActionCreated;
+  }
+  if (fstat(fd, &st) != 0) {
+    const uint32_t s = errno_status();
+    ::close(fd);
+    return s;
+  }
+  const uint64_t key = next_open_++;
+  Open& o = opens_[key];
+  o.fd = fd;
+  o.rel = rel;
+  o.dir = S_ISDIR(st.st_mode);
+  o.delete_on_close = rq.options & kDeleteOnClose;
+  o.tree = cur_tree_;
+  o.session = cur_session_;
+  if (o.delete_on_close && o.dir && !dir_empty(fd)) {
+    close_open(key);
+    return nt::kDirectoryNotEmpty;
+  }
+  cur_file_ = id_of(key);
+  append_create_response(action, times_of(st), cur_file_, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::close(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  FileReq rq;
+  if (parse_close(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  struct stat st {};
+  const bool have = fstat(o->fd, &st) == 0;
+  close_open(le::load64(cur_file_.data()));
+  append_close_response(have ? (rq.flags & 1) : 0, times_of(st), out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::flush(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  FileReq rq;
+  if (parse_flush(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  if (fsync(o->fd) != 0 && errno != EINVAL) return errno_status();
+  append_flush_response(out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
+  ReadReq rq;
+  if (parse_read(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  if (o->dir) return nt::kInvalidDeviceRequest;
+  if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
+    return nt::kInvalidParameter;
+  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
+  if (rq.channel && !rdma) return nt::kInvalidParameter;
+  std::vector<smbd::BufferDescriptor> d;
+  if (rdma) {
+    uint64_t total = 0;
+    if (smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
+            smbd::Error::kNone ||
+        total < rq.length)
+      return nt::kInvalidParameter;
+  } else if (rq.length + 80 > t_.negotiated().max_fragmented_send_size) {
+    return nt::kInvalidParameter;  // too large to answer inline: the client must use RDMA
+  }
+  std::vector<uint8_t> inline_buf;
+  uint8_t* buf = rdma ? mover().data() : (inline_buf.resize(rq.length), inline_buf.data());
+  size_t got = 0;
+  while (got < rq.length) {
+    ssize_t k = pread(o->fd, buf + got, rq.length - got, off_t(rq.offset + got));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return errno_status();
+    }
+    if (k == 0) break;
+    got += size_t(k);
+  }
+  if ((got == 0 && rq.length) || got < rq.minimum) return nt::kEndOfFile;
+  stats_.bytes_read += got;
+  if (rdma) {
+    try {
+      mover().write_to(d, uint32_t(got));
+    } catch (const smbd::TransportError&) {
+      throw;
+    } catch (const std::exception&) {
+      return nt::kIoDeviceError;
+    }
+    ++stats_.rdma_writes;
+    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;
+    append_read_response({}, uint32_t(got), out);
+  } else {
+    ++stats_.inline_reads;
+    append_read_response(std::span(inline_buf).first(got), 0, out);
+  }
+  return nt::kSuccess;
+}
+
+uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
+  WriteReq rq;
+  if (parse_write(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  if (o->dir) return nt::kInvalidDeviceRequest;
+  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
+  if (rq.channel && !rdma) return nt::kInvalidParameter;
+  std::span<const uint8_t> data = rq.data;
+  if (rdma) {
+    std::vector<smbd::BufferDescriptor> d;
+    uint64_t total = 0;
+    const uint32_t len = rq.remaining;  // 3.3.5.13: the bytes to read through the channel
+    if (rq.length || len > cfg_.max_io ||
+        smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
+            smbd::Error::kNone ||
+        total < len)
+      return nt::kInvalidParameter;
+    try {
+      mover().read_from(d, len);
+    } catch (const smbd::TransportError&) {
+      throw;
+    } catch (const std::exception&) {
+      return nt::kIoDeviceError;
+    }
+    ++stats_.rdma_reads;
+    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;
+    data = std::span<const uint8_t>(mover().data(), len);
+  } else {
+    ++stats_.inline_writes;
+  }
+  if (rq.offset > uint64_t(INT64_MAX) - data.size()) return nt::kInvalidParameter;
+  size_t put = 0;
+  while (put < data.size()) {
+    ssize_t k = pwrite(o->fd, data.data() + put, data.size() - put, off_t(rq.offset + put));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return errno_status();
+    }
+    put += size_t(k);
+  }
+  stats_.bytes_written += put;
+  append_write_response(uint32_t(put), out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  QueryInfoReq rq;
+  if (parse_query_info(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  std::vector<uint8_t> data;
+  uint32_t st;
+  struct stat sb {};
+  if (fstat(o->fd, &sb) != 0) return errno_status();
+  if (rq.info_type == smb2::kInfoFile) {
+    st = file_info(rq.info_class, sb, o->delete_on_close, &data);
+  } else if (rq.info_type == smb2::kInfoFilesystem) {
+    struct statvfs v {};
+    if (fstatvfs(o->fd, &v) != 0) return errno_status();
+    st = fs_info(rq.info_class, v, sb, &data);
+  } else {
+    ++stats_.not_supported;
+    return nt::kNotSupported;  // security descriptors, quotas
+  }
+  if (st != nt::kSuccess) {
+    ++stats_.not_supported;
+    return st;
+  }
+  if (data.size() > rq.output_length) {
+    // Classes ending in a name are cut (STATUS_BUFFER_OVERFLOW, 3.3.5.20.1);
+    // a buffer too small for the fixed part is refused.
+    const bool named =
+        rq.info_type == smb2::kInfoFilesystem && (rq.info_class == 1 || rq.info_class == 5);
+    const size_t fixed = rq.info_class == 1 ? 18 : 12;
+    if (!named || rq.output_length < fixed) return nt::kInfoLengthMismatch;
+    data.resize(rq.output_length);
+    append_query_info_response(data, out);
+    return nt::kBufferOverflow;
+  }
+  append_query_info_response(data, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  smb2::SetInfoRequest rq;
+  if (smb2::parse_set_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  if (rq.info_type != smb2::kInfoFile) {
+    ++stats_.not_supported;
+    return nt::kNotSupported;
+  }
+  const auto& b = rq.buffer;
+  switch (rq.info_class) {
+    case 4: {  // FileBasicInformation: times (0 and -1 mean "leave")
+      if (b.size() < 36) return nt::kInfoLengthMismatch;
+      struct timespec ts[2];
+      const uint64_t at = le::load64(b.data() + 8), wt = le::load64(b.data() + 16);
+      auto pick = [](uint64_t ft, struct timespec* t) {
+        if (ft == 0 || ft >= 0xFFFFFFFFFFFFFFFEull)
+          t->tv_nsec = UTIME_OMIT;
+        else
+          *t = from_filetime(ft);
+      };
+      pick(at, &ts[0]);
+      pick(wt, &ts[1]);
+      if (futimens(o->fd, ts) != 0) return errno_status();
+      break;
+    }
+    case 10: {  // FileRenameInformation (SMB2 form, 2.4.37.2)
+      if (b.size() < 20) return nt::kInfoLengthMismatch;
+      const bool replace = b[0];
+      const uint32_t n = le::load32(b.data() + 16);
+      if (n > b.size() - 20) return nt::kInvalidParameter;
+      std::string to;
+      if (uint32_t s = share_path(b.subspan(20, n), &to); s != nt::kSuccess) return s;
+      if (to.empty() || o->rel.empty()) return nt::kAccessDenied;
+      std::string from_leaf, to_leaf;
+      int fp = share_.open_parent(o->rel, &from_leaf);
+      if (fp < 0) return status_from_errno(-fp);
+      int tp = share_.open_parent(to, &to_leaf);
+      if (tp < 0) {
+        ::close(fp);
+        return tp == -ENOENT ? nt::kObjectPathNotFound : status_from_errno(-tp);
+      }
+      const int r =
+          renameat2(fp, from_leaf.c_str(), tp, to_leaf.c_str(), replace ? 0 : RENAME_NOREPLACE);
+      const int e = errno;
+      ::close(fp);
+      ::close(tp);
+      if (r != 0) return status_from_errno(e);
+      o->rel = to;
+      break;
+    }
+    case 13:    // FileDispositionInformation
+    case 64: {  // FileDispositionInformationEx (flag 0x1: delete)
+      if (b.empty() || (rq.info_class == 64 && b.size() < 4)) return nt::kInfoLengthMismatch;
+      const bool del = rq.info_class == 13 ? b[0] != 0 : (le::load32(b.data()) & 1) != 0;
+      if (del && o->rel.empty()) return nt::kAccessDenied;  // the share root stays
+      if (del && o->dir && !dir_empty(o->fd)) return nt::kDirectoryNotEmpty;
+      o->delete_on_close = del;
+      break;
+    }
+    case 19:  // FileAllocationInformation: nothing to reserve
+      if (b.size() < 8) return nt::kInfoLengthMismatch;
+      break;
+    case 20: {  // FileEndOfFileInformation
+      if (b.size() < 8) return nt::kInfoLengthMismatch;
+      const uint64_t eof = le::load64(b.data());
+      if (o->dir || eof > uint64_t(INT64_MAX)) return nt::kInvalidParameter;
+      if (ftruncate(o->fd, off_t(eof)) != 0) return errno_status();
+      break;
+    }
+    default:
+      ++stats_.not_supported;
+      return nt::kNotSupported;
+  }
+  smb2::append_set_info_response(out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  QueryDirReq rq;
+  if (parse_query_directory(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  if (!o->dir) return nt::kInvalidParameter;
+  if (!dir_class_supported(rq.info_class)) {
+    ++stats_.not_supported;
+    return nt::kInvalidInfoClass;
+  }
+  const std::string pattern = ntlm::utf8_from_utf16le(rq.pattern);
+  if (!o->listing_ready || (rq.flags & (kRestartScans | kReopen))) {
+    o->listing.clear();
+    o->listed = 0;
+    int d = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) return errno_status();
+    DIR* dir = fdopendir(d);
+    if (!dir) {
+      ::close(d);
+      return errno_status();
+    }
+    while (dirent* e = readdir(dir)) {
+      const std::string n = e->d_name;
+      if (pattern.empty() || pattern == "*" || fnmatch(pattern.c_str(), n.c_str(), 0) == 0)
+        o->listing.push_back(n);
+    }
+    closedir(dir);
+    std::sort(o->listing.begin(), o->listing.end());
+    o->listing_ready = true;
+    if (o->listing.empty()) return nt::kNoSuchFile;
+  }
+  std::vector<uint8_t> data;
+  size_t last = 0;
+  bool any = false;
+  while (o->listed < o->listing.size()) {
+    const std::string& n = o->listing[o->listed];
+    struct stat st {};
+    if (fstatat(o->fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      ++o->listed;  // gone meanwhile
+      continue;
+    }
+    std::vector<uint8_t> tmp = data;
+    const size_t at = (tmp.size() + 7) & ~size_t(7);
+    dir_entry(rq.info_class, n, st, &tmp);
+    if (tmp.size() > rq.output_length) {
+      if (!any) return nt::kInfoLengthMismatch;
+      break;
+    }
+    if (any) le::store32(tmp.data() + last, uint32_t(at - last));
+    data.swap(tmp);
+    last = at;
+    any = true;
+    ++o->listed;
+    if (rq.flags & kReturnSingleEntry) break;
+  }
+  if (!any) return nt::kNoMoreFiles;
+  append_query_directory_response(data, out);
+  return nt::kSuccess;
+}
+
+}  // namespace smb::server
