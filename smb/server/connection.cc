@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -140,6 +141,10 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         else
           st = dispatch(h, m, &body, &inv);
         if (fatal_) return fatal_reason_;
+        if (cfg_.trace)
+          std::fprintf(stderr, "ndk-smbd: cmd %u mid %llu%s -> 0x%08x (%zu bytes)\n", h.command,
+                       (unsigned long long)h.message_id, related ? " related" : "", st,
+                       body.size());
         if (st != nt::kSuccess && st != nt::kMoreProcessingRequired && st != nt::kBufferOverflow) {
           body.clear();
           append_error_response(&body);

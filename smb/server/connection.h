@@ -32,6 +32,7 @@ struct ServerConfig {
   std::map<std::string, std::string> users;  // lower-case user name -> password
   uint32_t max_io = 1u << 20;                // MaxRead/WriteSize (and the RDMA buffer)
   std::array<uint8_t, 16> server_guid{};
+  bool trace = false;  // one stderr line per request: command, message id, status
 };
 
 struct ServerStats {

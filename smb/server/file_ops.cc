@@ -200,23 +200,27 @@ uint32_t Connection::flush(std::span<const uint8_t> m, std::vector<uint8_t>* out
 uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
   ReadReq rq;
   if (parse_read(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.id);
-  if (!o) return nt::kFileClosed;
-  if (o->dir) return nt::kInvalidDeviceRequest;
-  if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
-    return nt::kInvalidParameter;
   const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
   if (rq.channel && !rdma) return nt::kInvalidParameter;
   std::vector<smbd::BufferDescriptor> d;
   if (rdma) {
     uint64_t total = 0;
     if (smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
-            smbd::Error::kNone ||
-        total < rq.length)
+        smbd::Error::kNone)
       return nt::kInvalidParameter;
+    // The answer invalidates the client's buffer whatever its status: a
+    // client that asked for remote invalidation (cifs with 3.0.2) never
+    // invalidates it itself and cannot reuse it otherwise.
+    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;
+    if (total < rq.length) return nt::kInvalidParameter;
   } else if (rq.length + 80 > t_.negotiated().max_fragmented_send_size) {
     return nt::kInvalidParameter;  // too large to answer inline: the client must use RDMA
   }
+  Open* o = find_open(rq.id);
+  if (!o) return nt::kFileClosed;
+  if (o->dir) return nt::kInvalidDeviceRequest;
+  if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
+    return nt::kInvalidParameter;
   std::vector<uint8_t> inline_buf;
   uint8_t* buf = rdma ? mover().data() : (inline_buf.resize(rq.length), inline_buf.data());
   size_t got = 0;
@@ -240,7 +244,6 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
       return nt::kIoDeviceError;
     }
     ++stats_.rdma_writes;
-    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;
     append_read_response({}, uint32_t(got), out);
   } else {
     ++stats_.inline_reads;
@@ -252,21 +255,23 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
 uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
   WriteReq rq;
   if (parse_write(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
+  if (rq.channel && !rdma) return nt::kInvalidParameter;
+  std::vector<smbd::BufferDescriptor> d;
+  uint64_t total = 0;
+  if (rdma) {
+    if (smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
+        smbd::Error::kNone)
+      return nt::kInvalidParameter;
+    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;  // as for READ
+  }
   Open* o = find_open(rq.id);
   if (!o) return nt::kFileClosed;
   if (o->dir) return nt::kInvalidDeviceRequest;
-  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
-  if (rq.channel && !rdma) return nt::kInvalidParameter;
   std::span<const uint8_t> data = rq.data;
   if (rdma) {
-    std::vector<smbd::BufferDescriptor> d;
-    uint64_t total = 0;
     const uint32_t len = rq.remaining;  // 3.3.5.13: the bytes to read through the channel
-    if (rq.length || len > cfg_.max_io ||
-        smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
-            smbd::Error::kNone ||
-        total < len)
-      return nt::kInvalidParameter;
+    if (rq.length || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
     try {
       mover().read_from(d, len);
     } catch (const smbd::TransportError&) {
@@ -275,7 +280,6 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
       return nt::kIoDeviceError;
     }
     ++stats_.rdma_reads;
-    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;
     data = std::span<const uint8_t>(mover().data(), len);
   } else {
     ++stats_.inline_writes;
@@ -305,7 +309,9 @@ uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>
   struct stat sb {};
   if (fstat(o->fd, &sb) != 0) return errno_status();
   if (rq.info_type == smb2::kInfoFile) {
-    st = file_info(rq.info_class, sb, o->delete_on_close, &data);
+    std::string name = "\\" + o->rel;
+    std::replace(name.begin(), name.end(), '/', '\\');
+    st = file_info(rq.info_class, sb, o->delete_on_close, name, &data);
   } else if (rq.info_type == smb2::kInfoFilesystem) {
     struct statvfs v {};
     if (fstatvfs(o->fd, &v) != 0) return errno_status();

@@ -132,8 +132,10 @@ void append_read_response(std::span<const uint8_t> data, uint32_t rdma_bytes,
   p[2] = uint8_t(kHeaderSize + 16);  // DataOffset (also with an RDMA channel, as ksmbd)
   le::store32(p + 4, uint32_t(data.size()));
   le::store32(p + 8, rdma_bytes);  // DataRemaining
+  // No padding byte when the data went by RDMA: Linux cifs takes the
+  // response as 80 bytes plus DataRemaining and would read a 81st byte as
+  // the start of the next message (ksmbd sends 80 bytes too).
   out->insert(out->end(), data.begin(), data.end());
-  if (data.empty()) out->push_back(0);
 }
 
 ParseError parse_write(std::span<const uint8_t> m, WriteReq* r) {

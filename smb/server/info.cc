@@ -54,7 +54,8 @@ FileTimes times_of(const struct stat& st) {
   return t;
 }
 
-uint32_t file_info(uint8_t cls, const struct stat& st, bool del, std::vector<uint8_t>* out) {
+uint32_t file_info(uint8_t cls, const struct stat& st, bool del, const std::string& name,
+                   std::vector<uint8_t>* out) {
   const FileTimes t = times_of(st);
   out->clear();
   switch (cls) {
@@ -80,6 +81,9 @@ uint32_t file_info(uint8_t cls, const struct stat& st, bool del, std::vector<uin
       standard(p + 40, st, t, del);
       le::store64(p + 64, uint64_t(st.st_ino));
       le::store32(p + 76, 0x001F01FF);  // AccessFlags: FILE_ALL_ACCESS
+      const auto n = ntlm::utf16le(name);
+      le::store32(out->data() + 96, uint32_t(n.size()));
+      out->insert(out->end(), n.begin(), n.end());
       return nt::kSuccess;
     }
     case 34: {  // FileNetworkOpenInformation

@@ -20,8 +20,10 @@ FileTimes times_of(const struct stat& st);
 
 // File classes (InfoType 1). Returns an NTSTATUS; `out` the encoded class.
 // `delete_pending` feeds FileStandardInformation.
+// `name`: the open's path from the share root ("\\" for the root), as
+// FileAllInformation ends with it (cifs refuses the class without a name).
 uint32_t file_info(uint8_t info_class, const struct stat& st, bool delete_pending,
-                   std::vector<uint8_t>* out);
+                   const std::string& name, std::vector<uint8_t>* out);
 // File-system classes (InfoType 2).
 uint32_t fs_info(uint8_t info_class, const struct statvfs& vfs, const struct stat& root,
                  std::vector<uint8_t>* out);

@@ -12,7 +12,7 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME,
-# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE
+# INTEROP_NDK_SMBD, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE
 # (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
@@ -84,6 +84,9 @@ CASES=(
   "verbs exercise_siw 120" "verbs exercise_rxe 150"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
+  # SMB Direct (issue 29): Linux cifs in the guest mounts ndk-smbd on the host
+  # (smb_cifs_cases.sh)
+  "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240"
 )
 
 # ---------------------------------------------------------------- parts
@@ -102,6 +105,8 @@ CASES=(
 . "$HERE/wdk_cases.sh"
 # shellcheck source=tests/interop/verbs_cases.sh
 . "$HERE/verbs_cases.sh"
+# shellcheck source=tests/interop/smb_cifs_cases.sh
+. "$HERE/smb_cifs_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

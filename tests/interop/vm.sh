@@ -87,6 +87,13 @@ cmd_up() {
     ht_nvme=$(free_port)
     extra+=(--fwd "$hp_nvme:4420" --to-host "4420:$ht_nvme")
   fi
+  # smb-cifs: cifs always dials 5445; the guest's 10.0.2.100:5445 -> HT_SMB
+  # (ndk-smbd on the host).
+  local ht_smb=""
+  if [ "$GROUP" = smb-cifs ]; then
+    ht_smb=$(free_port)
+    extra+=(--to-host "5445:$ht_smb")
+  fi
   cat >"$d/env" <<EOF
 VM_NAME=$name
 HP_RPING=$hp_rping
@@ -96,6 +103,7 @@ HT_B=$ht_b
 PCAP=$d/eth0.pcap
 HP_NVME=$hp_nvme
 HT_NVME=$ht_nvme
+HT_SMB=$ht_smb
 EOF
   echo "$name" >"$d/vm_name"
   local t0 rc=0 out

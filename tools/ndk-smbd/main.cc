@@ -35,7 +35,7 @@ void on_signal(int) { g_stop = true; }
 struct Options {
   std::string dir, name = "share", address = "127.0.0.1", users, json;
   uint16_t port = 5445;
-  bool guest = false, quiet = false;
+  bool guest = false, quiet = false, trace = false;
   uint32_t max_io = 1u << 20;
   unsigned max_connections = 16, max_handshakes = 16;
   double duration = 0;
@@ -75,6 +75,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e7));
   app.add_option("--json", o.json, "write counters as JSON at exit to FILE (- for stdout)");
   app.add_flag("-q,--quiet", o.quiet, "no start-up line");
+  app.add_flag("--trace", o.trace, "one line per SMB2 request on stderr");
+  bool version = false;
+  app.add_flag("-V,--version", version, "print the version and exit");
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "-V" || std::string(argv[i]) == "--version") {
       std::cout << tools::version_text("ndk-smbd") << "\n";
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
     cfg.share_name = o.name;
     cfg.guest = o.guest;
     cfg.max_io = o.max_io;
+    cfg.trace = o.trace;
     if (!o.users.empty()) cfg.users = load_users(o.users);
     for (size_t i = 0; i < cfg.server_guid.size(); ++i)
       cfg.server_guid[i] = uint8_t(std::hash<std::string>{}(o.dir + o.name) >> (i % 8 * 8));
