@@ -4,7 +4,11 @@
 # with clang: every component, warnings on (-Wall -Wextra) but not errors,
 # so the whole build runs and every warning is seen. Builds only (the tests
 # run on the flavours of scripts/test). Lists each warning and fails if
-# there is any.
+# there is any. gcc builds the installed components only (library, tools,
+# NVMe-oF, SMB, the WDK kit): the tests and benchmarks are compiled by gcc
+# with -Werror three times already (plain, asan, tsan), and leaving them out
+# here keeps CI within its hour. clang builds everything: it is the only
+# clang build of the tests.
 #   scripts/ci-release-builds.sh [gcc|clang]...   (default: both)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,8 +22,8 @@ fi
 status=0
 for cc in "${compilers[@]}"; do
   case "$cc" in
-    gcc) c=gcc cxx=g++ ;;
-    clang) c=clang cxx=clang++ ;;
+    gcc) c=gcc cxx=g++ extra=(-DBUILD_TESTING=OFF -DSOFTNDK_BUILD_BENCH=OFF) ;;
+    clang) c=clang cxx=clang++ extra=(-DBUILD_TESTING=ON -DSOFTNDK_BUILD_BENCH=ON) ;;
     *) echo "unknown compiler $cc" >&2; exit 2 ;;
   esac
   dir="$root/build/release-$cc"
@@ -28,8 +32,8 @@ for cc in "${compilers[@]}"; do
   # A fresh build directory: warnings are only printed when a file compiles.
   rm -rf "$dir"
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$c \
-    -DCMAKE_CXX_COMPILER=$cxx -DBUILD_TESTING=ON -DSOFTNDK_BUILD_TOOLS=ON \
-    -DSOFTNDK_BUILD_BENCH=ON "${launcher[@]}" >"$log" 2>&1 ||
+    -DCMAKE_CXX_COMPILER=$cxx -DSOFTNDK_BUILD_TOOLS=ON "${extra[@]}" \
+    "${launcher[@]}" >"$log" 2>&1 ||
     { cat "$log"; echo "release-$cc: configure failed"; status=1; continue; }
   # ccache replays a cached compile's warnings, so a warm cache still reports them.
   if ! cmake --build "$dir" -j"$(nproc)" >>"$log" 2>&1; then

@@ -30,7 +30,7 @@ void append_ioctl_request(const IoctlRequest& r, std::vector<uint8_t>* out) {
   le::store16(p, 57);
   le::store16(p + 2, 0);
   le::store32(p + 4, r.ctl_code);
-  std::copy(r.file_id.begin(), r.file_id.end(), p + 8);
+  detail::put_file_id(p + 8, r.file_id);
   le::store32(p + 24, in_off);
   le::store32(p + 28, uint32_t(r.input.size()));
   le::store32(p + 32, r.max_input_response);
@@ -48,7 +48,7 @@ ParseError parse_ioctl_request(std::span<const uint8_t> m, IoctlRequest* r) {
   const uint8_t* p = m.data() + kHeaderSize;
   if (le::load16(p) != 57) return ParseError::kBadStructureSize;
   r->ctl_code = le::load32(p + 4);
-  std::copy(p + 8, p + 24, r->file_id.begin());
+  r->file_id = detail::get_file_id(p + 8);
   r->max_input_response = le::load32(p + 32);
   r->max_output_response = le::load32(p + 44);
   r->flags = le::load32(p + 48);
@@ -63,7 +63,7 @@ void append_ioctl_response(const IoctlResponse& r, std::vector<uint8_t>* out) {
   le::store16(p, 49);
   le::store16(p + 2, 0);
   le::store32(p + 4, r.ctl_code);
-  std::copy(r.file_id.begin(), r.file_id.end(), p + 8);
+  detail::put_file_id(p + 8, r.file_id);
   le::store32(p + 24, off);  // InputOffset (no input echoed)
   le::store32(p + 28, 0);
   le::store32(p + 32, off);  // OutputOffset
@@ -78,7 +78,7 @@ ParseError parse_ioctl_response(std::span<const uint8_t> m, IoctlResponse* r) {
   const uint8_t* p = m.data() + kHeaderSize;
   if (le::load16(p) != 49) return ParseError::kBadStructureSize;
   r->ctl_code = le::load32(p + 4);
-  std::copy(p + 8, p + 24, r->file_id.begin());
+  r->file_id = detail::get_file_id(p + 8);
   r->flags = le::load32(p + 40);
   return buffer_at(m, kHeaderSize + 48, le::load32(p + 32), le::load32(p + 36), &r->output);
 }

@@ -5,12 +5,11 @@
 // parsed message.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "header.h"
+#include "command.h"
 
 namespace smb::smb2 {
 
@@ -19,9 +18,8 @@ inline constexpr uint32_t kFsctlDfsGetReferrals = 0x00060194;
 inline constexpr uint32_t kFsctlQueryNetworkInterfaceInfo = 0x001401FC;
 inline constexpr uint32_t kIoctlIsFsctl = 0x00000001;
 
-using FileId = std::array<uint8_t, 16>;
-inline constexpr FileId kNoFileId = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+// The FileId of an FSCTL that names no file (2.2.31).
+inline constexpr FileId kNoFileId = {~uint64_t{0}, ~uint64_t{0}};
 
 struct IoctlRequest {
   uint32_t ctl_code = 0;

@@ -20,7 +20,7 @@ void append_set_info_request(const SetInfoRequest& r, std::vector<uint8_t>* out)
   le::store16(p + 8, uint16_t(kHeaderSize + 32));
   le::store16(p + 10, 0);
   le::store32(p + 12, r.additional_information);
-  std::copy(r.file_id.begin(), r.file_id.end(), p + 16);
+  detail::put_file_id(p + 16, r.file_id);
   out->insert(out->end(), r.buffer.begin(), r.buffer.end());
   if (r.buffer.empty()) out->push_back(0);
 }
@@ -34,7 +34,7 @@ ParseError parse_set_info_request(std::span<const uint8_t> m, SetInfoRequest* r)
   const uint32_t len = le::load32(p + 4);
   const uint16_t off = le::load16(p + 8);
   r->additional_information = le::load32(p + 12);
-  std::copy(p + 16, p + 32, r->file_id.begin());
+  r->file_id = detail::get_file_id(p + 16);
   if (len && (off < kHeaderSize + 32 || !within(m.size(), off, len)))
     return ParseError::kOutOfBounds;
   r->buffer = len ? m.subspan(off, len) : std::span<const uint8_t>{};

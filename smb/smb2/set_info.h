@@ -4,25 +4,19 @@
 // parsed message; its layout (the FileInformationClass) is the caller's.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "header.h"
+#include "command.h"
 
 namespace smb::smb2 {
-
-inline constexpr uint8_t kInfoFile = 0x01;
-inline constexpr uint8_t kInfoFilesystem = 0x02;
-inline constexpr uint8_t kInfoSecurity = 0x03;
-inline constexpr uint8_t kInfoQuota = 0x04;
 
 struct SetInfoRequest {
   uint8_t info_type = kInfoFile;
   uint8_t info_class = 0;
   uint32_t additional_information = 0;
-  std::array<uint8_t, 16> file_id{};
+  FileId file_id;
   std::span<const uint8_t> buffer;
 };
 void append_set_info_request(const SetInfoRequest& r, std::vector<uint8_t>* out);

@@ -298,6 +298,7 @@ class Stream final : public provider::QpEngine,
   void tx_shutdown();   // tx_mu_: FIN, after held bytes
   void tap_tx(const iovec* iov, int niov, size_t n, bool boundary);
   void tap_rx(const iovec* iov, int niov, size_t n, bool boundary);  // rx_mu_
+  void tap_rx_staged(const uint8_t* p, size_t n);                    // rx_mu_
   void tap_rx(const uint8_t* p, size_t n, bool boundary) {
     iovec v{const_cast<uint8_t*>(p), n};
     tap_rx(&v, 1, n, boundary);

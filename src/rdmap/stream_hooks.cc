@@ -73,6 +73,11 @@ void Stream::tap_rx(const iovec* iov, int niov, size_t n, bool boundary) {
     if (t != nullptr) t->rx(iov, niov, n, boundary);
 }
 
+void Stream::tap_rx_staged(const uint8_t* p, size_t n) {
+  for (auto& t : taps_)
+    if (t != nullptr) t->rx_staged(p, n);
+}
+
 // ---- transmit ---------------------------------------------------------------------
 
 ssize_t Stream::emit_hooked(msghdr* m) {

@@ -164,6 +164,9 @@ bool Stream::run_rx(size_t budget, bool stop_on_completion) {
 
 bool Stream::feed(std::span<const uint8_t>& in) {
   while (!in.empty()) {
+    // A tap attached mid-stream whose reads all began inside an FPDU starts
+    // at the first FPDU the parser begins here.
+    if (rx_hooked_ && parser_.at_fpdu_boundary()) tap_rx_staged(in.data(), in.size());
     wire::Event ev = parser_.next(in);
     if (ev.kind != wire::EventKind::kNeedMore && tx_gated_.load(std::memory_order_relaxed)) {
       // The initiator's first FPDU (or a bad one, to be answered with a

@@ -12,8 +12,10 @@
 //
 // A tap attached to a running stream starts each direction at the next
 // FPDU boundary (the transmitter's next batch; the receiver's next read
-// while its parser waits for a new FPDU), so the trace never begins in the
-// middle of an FPDU. When both ends of a connection trace into one file
+// while its parser waits for a new FPDU, or the first FPDU its parser
+// starts among bytes already staged), so the trace never begins in the
+// middle of an FPDU and does not miss FPDUs that arrived in one read
+// with the end of the previous one. When both ends of a connection trace into one file
 // (an adapter trace with both ends in that adapter instance), the first
 // tap records it and the other stays silent, so each packet is in the file
 // once. Not thread-safe: the stream calls tx() under its
@@ -54,6 +56,15 @@ class WireTap {
     if (!owner_ || (!rx_live_ && !boundary)) return;
     rx_live_ = true;
     flow_.data(*file_, false, iov, niov, n);
+  }
+  // Bytes already received (staged before the tap went live) that start at
+  // an FPDU boundary: recorded only by a tap still waiting for one, since a
+  // live tap recorded them when they were read.
+  void rx_staged(const uint8_t* p, size_t n) {
+    if (!owner_ || rx_live_) return;
+    rx_live_ = true;
+    iovec v{const_cast<uint8_t*>(p), n};
+    flow_.data(*file_, false, &v, 1, n);
   }
 
  private:
