@@ -16,6 +16,7 @@
 #include "nt_status.h"
 #include "ntlm/ntlmv2_verify.h"
 #include "ntlm/spnego.h"
+#include "smb2/echo.h"
 #include "smb2/error_response.h"
 #include "smb2/ioctl.h"
 #include "smb2/negotiate.h"
@@ -113,7 +114,7 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         if (!related) {
           cur_session_ = h.session_id;
           cur_tree_ = h.tree_id;
-          cur_file_.fill(0xff);
+          cur_file_ = kNoFileId;
           related_status = nt::kSuccess;
         } else {
           if (h.session_id != ~uint64_t(0)) cur_session_ = h.session_id;
@@ -189,7 +190,7 @@ uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
   if (!negotiated_) return nt::kInvalidParameter;
   if (h.command == kEcho) {
     if (parse_echo(m) != ParseError::kNone) return nt::kInvalidParameter;
-    append_flush_response(out);
+    append_echo(out);
     return nt::kSuccess;
   }
   if (h.command == kSessionSetup) return session_setup(h, m, out);

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "file_requests.h"
 #include "ntlm/ntlmssp.h"
 #include "share.h"
+#include "smb2/command.h"
 #include "smb2/header.h"
 #include "smb2/keys.h"
 #include "smbd/rdma_channel.h"
@@ -94,7 +94,7 @@ class Connection {
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   bool cancel_ignored(const smb2::Header& h);
-  Open* find_open(const FileId& id);
+  Open* find_open(const smb2::FileId& id);
   void close_open(uint64_t key);
   smbd::RdmaMover& mover();
 
@@ -117,7 +117,7 @@ class Connection {
   // The compound's current session/tree/file (related requests inherit them).
   uint64_t cur_session_ = 0;
   uint32_t cur_tree_ = 0;
-  FileId cur_file_{};
+  smb2::FileId cur_file_{};
   bool fatal_ = false;  // a validate-negotiate mismatch: drop the connection
   std::string fatal_reason_;
 };

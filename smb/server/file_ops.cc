@@ -16,13 +16,22 @@
 #include "info.h"
 #include "nt_status.h"
 #include "ntlm/ntlmv2_verify.h"
+#include "smb2/close.h"
+#include "smb2/create.h"
+#include "smb2/flush.h"
+#include "smb2/ioctl.h"
+#include "smb2/query_directory.h"
+#include "smb2/query_info.h"
+#include "smb2/read.h"
 #include "smb2/set_info.h"
+#include "smb2/write.h"
 #include "smbd/buffer_descriptor.h"
 #include "smbd/le.h"
 
 namespace smb::server {
 
 namespace le = smbd::le;
+using namespace smb::smb2;
 
 namespace {
 
@@ -34,12 +43,7 @@ constexpr uint32_t kActionSuperseded = 0, kActionOpened = 1, kActionCreated = 2,
                    kActionOverwritten = 3;
 constexpr size_t kMaxDescriptors = 16;
 
-FileId id_of(uint64_t key) {
-  FileId id{};
-  le::store64(id.data(), key);
-  le::store64(id.data() + 8, key);
-  return id;
-}
+FileId id_of(uint64_t key) { return FileId{key, key}; }
 
 uint32_t errno_status() { return status_from_errno(errno); }
 
@@ -64,13 +68,10 @@ bool dir_empty(int fd) {
 }  // namespace
 
 Connection::Open* Connection::find_open(const FileId& id) {
-  const FileId& use = (id == FileId{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                    0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-                          ? cur_file_
-                          : id;
-  auto it = opens_.find(le::load64(use.data()));
-  if (it == opens_.end() || le::load64(use.data() + 8) != it->first ||
-      it->second.session != cur_session_)
+  // A related request names the compound's file with the all-ones FileId.
+  const FileId use = id == kNoFileId ? cur_file_ : id;
+  auto it = opens_.find(use.persistent);
+  if (it == opens_.end() || use.volatile_ != it->first || it->second.session != cur_session_)
     return nullptr;
   cur_file_ = use;
   return &it->second;
@@ -94,11 +95,11 @@ void Connection::close_open(uint64_t key) {
 
 uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
                             std::vector<uint8_t>* out) {
-  CreateReq rq;
-  if (parse_create(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  CreateRequest rq;
+  if (parse_create_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
   std::string rel;
   if (uint32_t st = share_path(rq.name, &rel); st != nt::kSuccess) return st;
-  if (rq.disposition > kOverwriteIf) return nt::kInvalidParameter;
+  if (rq.create_disposition > kOverwriteIf) return nt::kInvalidParameter;
   if (opens_.size() >= kMaxOpens) return nt::kInsufficientResources;
   uint32_t action = kActionOpened;
   int fd = share_.open_beneath(rel, O_PATH);
@@ -112,31 +113,33 @@ uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
     fd = -1;
     const bool dir = S_ISDIR(st.st_mode);
     if (!dir && !S_ISREG(st.st_mode)) return nt::kAccessDenied;  // devices, fifos, sockets
-    if (rq.disposition == kCreate) return nt::kObjectNameCollision;
-    if ((rq.options & kDirectoryFile) && !dir) return nt::kNotADirectory;
-    if ((rq.options & kNonDirectoryFile) && dir) return nt::kFileIsADirectory;
+    if (rq.create_disposition == kCreate) return nt::kObjectNameCollision;
+    if ((rq.create_options & kDirectoryFile) && !dir) return nt::kNotADirectory;
+    if ((rq.create_options & kNonDirectoryFile) && dir) return nt::kFileIsADirectory;
     if (dir) {
-      if (rq.disposition != kOpen && rq.disposition != kOpenIf) return nt::kInvalidParameter;
+      if (rq.create_disposition != kOpen && rq.create_disposition != kOpenIf)
+        return nt::kInvalidParameter;
       fd = share_.open_beneath(rel, O_RDONLY | O_DIRECTORY);
     } else {
       fd = share_.open_beneath(rel, O_RDWR);
       if (fd == -EACCES) fd = share_.open_beneath(rel, O_RDONLY);
-      if (fd >= 0 && (rq.disposition == kSupersede || rq.disposition == kOverwrite ||
-                      rq.disposition == kOverwriteIf)) {
+      if (fd >= 0 && (rq.create_disposition == kSupersede || rq.create_disposition == kOverwrite ||
+                      rq.create_disposition == kOverwriteIf)) {
         if (ftruncate(fd, 0) != 0) {
           const uint32_t s = errno_status();
           ::close(fd);
           return s;
         }
-        action = rq.disposition == kSupersede ? kActionSuperseded : kActionOverwritten;
+        action = rq.create_disposition == kSupersede ? kActionSuperseded : kActionOverwritten;
       }
     }
     if (fd < 0) return status_from_errno(-fd);
   } else {
     if (fd != -ENOENT) return status_from_errno(-fd);
-    if (rq.disposition == kOpen || rq.disposition == kOverwrite) return nt::kObjectNameNotFound;
+    if (rq.create_disposition == kOpen || rq.create_disposition == kOverwrite)
+      return nt::kObjectNameNotFound;
     if (rel.empty()) return nt::kObjectNameCollision;
-    if (rq.options & kDirectoryFile) {
+    if (rq.create_options & kDirectoryFile) {
       std::string leaf;
       int parent = share_.open_parent(rel, &leaf);
       if (parent < 0)
@@ -163,7 +166,7 @@ uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
   o.fd = fd;
   o.rel = rel;
   o.dir = S_ISDIR(st.st_mode);
-  o.delete_on_close = rq.options & kDeleteOnClose;
+  o.delete_on_close = rq.create_options & kDeleteOnClose;
   o.tree = cur_tree_;
   o.session = cur_session_;
   if (o.delete_on_close && o.dir && !dir_empty(fd)) {
@@ -171,26 +174,48 @@ uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
     return nt::kDirectoryNotEmpty;
   }
   cur_file_ = id_of(key);
-  append_create_response(action, times_of(st), cur_file_, out);
+  const FileTimes t = times_of(st);
+  CreateResponse rs;
+  rs.create_action = action;
+  rs.creation_time = t.creation;
+  rs.last_access_time = t.access;
+  rs.last_write_time = t.write;
+  rs.change_time = t.change;
+  rs.allocation_size = t.allocation;
+  rs.end_of_file = t.eof;
+  rs.file_attributes = t.attributes;
+  rs.file_id = cur_file_;
+  append_create_response(rs, out);  // no oplock, no create contexts
   return nt::kSuccess;
 }
 
 uint32_t Connection::close(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  FileReq rq;
-  if (parse_close(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.id);
+  CloseRequest rq;
+  if (parse_close_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   struct stat st {};
-  const bool have = fstat(o->fd, &st) == 0;
-  close_open(le::load64(cur_file_.data()));
-  append_close_response(have ? (rq.flags & 1) : 0, times_of(st), out);
+  CloseResponse rs;
+  if (fstat(o->fd, &st) == 0 && (rq.flags & kClosePostqueryAttrib)) {
+    const FileTimes t = times_of(st);
+    rs.flags = kClosePostqueryAttrib;
+    rs.creation_time = t.creation;
+    rs.last_access_time = t.access;
+    rs.last_write_time = t.write;
+    rs.change_time = t.change;
+    rs.allocation_size = t.allocation;
+    rs.end_of_file = t.eof;
+    rs.file_attributes = t.attributes;
+  }
+  close_open(cur_file_.persistent);
+  append_close_response(rs, out);
   return nt::kSuccess;
 }
 
 uint32_t Connection::flush(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  FileReq rq;
-  if (parse_flush(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.id);
+  FlushRequest rq;
+  if (parse_flush_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (fsync(o->fd) != 0 && errno != EINVAL) return errno_status();
   append_flush_response(out);
@@ -198,8 +223,8 @@ uint32_t Connection::flush(std::span<const uint8_t> m, std::vector<uint8_t>* out
 }
 
 uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
-  ReadReq rq;
-  if (parse_read(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  ReadRequest rq;
+  if (parse_read_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
   const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
   if (rq.channel && !rdma) return nt::kInvalidParameter;
   std::vector<smbd::BufferDescriptor> d;
@@ -216,7 +241,7 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
   } else if (rq.length + 80 > t_.negotiated().max_fragmented_send_size) {
     return nt::kInvalidParameter;  // too large to answer inline: the client must use RDMA
   }
-  Open* o = find_open(rq.id);
+  Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (o->dir) return nt::kInvalidDeviceRequest;
   if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
@@ -233,7 +258,7 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
     if (k == 0) break;
     got += size_t(k);
   }
-  if ((got == 0 && rq.length) || got < rq.minimum) return nt::kEndOfFile;
+  if ((got == 0 && rq.length) || got < rq.minimum_count) return nt::kEndOfFile;
   stats_.bytes_read += got;
   if (rdma) {
     try {
@@ -244,17 +269,23 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
       return nt::kIoDeviceError;
     }
     ++stats_.rdma_writes;
-    append_read_response({}, uint32_t(got), out);
+    // 80 bytes, no padding: Linux cifs takes the rest of the PDU as the
+    // next message (docs/smb-direct.md); the codec appends no padding.
+    ReadResponse rs;
+    rs.data_remaining = uint32_t(got);
+    append_read_response(rs, out);
   } else {
     ++stats_.inline_reads;
-    append_read_response(std::span(inline_buf).first(got), 0, out);
+    ReadResponse rs;
+    rs.data = std::span(inline_buf).first(got);
+    append_read_response(rs, out);
   }
   return nt::kSuccess;
 }
 
 uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
-  WriteReq rq;
-  if (parse_write(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  WriteRequest rq;
+  if (parse_write_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
   const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
   if (rq.channel && !rdma) return nt::kInvalidParameter;
   std::vector<smbd::BufferDescriptor> d;
@@ -265,13 +296,13 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
       return nt::kInvalidParameter;
     if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;  // as for READ
   }
-  Open* o = find_open(rq.id);
+  Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (o->dir) return nt::kInvalidDeviceRequest;
   std::span<const uint8_t> data = rq.data;
   if (rdma) {
-    const uint32_t len = rq.remaining;  // 3.3.5.13: the bytes to read through the channel
-    if (rq.length || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
+    const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
+    if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
     try {
       mover().read_from(d, len);
     } catch (const smbd::TransportError&) {
@@ -295,27 +326,29 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     put += size_t(k);
   }
   stats_.bytes_written += put;
-  append_write_response(uint32_t(put), out);
+  WriteResponse rs;
+  rs.count = uint32_t(put);
+  append_write_response(rs, out);
   return nt::kSuccess;
 }
 
 uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  QueryInfoReq rq;
-  if (parse_query_info(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.id);
+  QueryInfoRequest rq;
+  if (parse_query_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   std::vector<uint8_t> data;
   uint32_t st;
   struct stat sb {};
   if (fstat(o->fd, &sb) != 0) return errno_status();
-  if (rq.info_type == smb2::kInfoFile) {
+  if (rq.info_type == kInfoFile) {
     std::string name = "\\" + o->rel;
     std::replace(name.begin(), name.end(), '/', '\\');
-    st = file_info(rq.info_class, sb, o->delete_on_close, name, &data);
-  } else if (rq.info_type == smb2::kInfoFilesystem) {
+    st = file_info(rq.file_info_class, sb, o->delete_on_close, name, &data);
+  } else if (rq.info_type == kInfoFilesystem) {
     struct statvfs v {};
     if (fstatvfs(o->fd, &v) != 0) return errno_status();
-    st = fs_info(rq.info_class, v, sb, &data);
+    st = fs_info(rq.file_info_class, v, sb, &data);
   } else {
     ++stats_.not_supported;
     return nt::kNotSupported;  // security descriptors, quotas
@@ -324,14 +357,15 @@ uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>
     ++stats_.not_supported;
     return st;
   }
-  if (data.size() > rq.output_length) {
+  if (data.size() > rq.output_buffer_length) {
     // Classes ending in a name are cut (STATUS_BUFFER_OVERFLOW, 3.3.5.20.1);
     // a buffer too small for the fixed part is refused.
+    const bool fs = rq.info_type == kInfoFilesystem;
     const bool named =
-        rq.info_type == smb2::kInfoFilesystem && (rq.info_class == 1 || rq.info_class == 5);
-    const size_t fixed = rq.info_class == 1 ? 18 : 12;
-    if (!named || rq.output_length < fixed) return nt::kInfoLengthMismatch;
-    data.resize(rq.output_length);
+        fs ? (rq.file_info_class == 1 || rq.file_info_class == 5) : rq.file_info_class == 18;
+    const size_t fixed = fs ? (rq.file_info_class == 1 ? 18 : 12) : 100;
+    if (!named || rq.output_buffer_length < fixed) return nt::kInfoLengthMismatch;
+    data.resize(rq.output_buffer_length);
     append_query_info_response(data, out);
     return nt::kBufferOverflow;
   }
@@ -344,7 +378,7 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
   if (smb2::parse_set_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
   Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
-  if (rq.info_type != smb2::kInfoFile) {
+  if (rq.info_type != kInfoFile) {
     ++stats_.not_supported;
     return nt::kNotSupported;
   }
@@ -418,12 +452,12 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
 }
 
 uint32_t Connection::query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  QueryDirReq rq;
-  if (parse_query_directory(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.id);
+  QueryDirectoryRequest rq;
+  if (parse_query_directory_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (!o->dir) return nt::kInvalidParameter;
-  if (!dir_class_supported(rq.info_class)) {
+  if (!dir_class_supported(rq.file_information_class)) {
     ++stats_.not_supported;
     return nt::kInvalidInfoClass;
   }
@@ -460,8 +494,8 @@ uint32_t Connection::query_directory(std::span<const uint8_t> m, std::vector<uin
     }
     std::vector<uint8_t> tmp = data;
     const size_t at = (tmp.size() + 7) & ~size_t(7);
-    dir_entry(rq.info_class, n, st, &tmp);
-    if (tmp.size() > rq.output_length) {
+    dir_entry(rq.file_information_class, n, st, &tmp);
+    if (tmp.size() > rq.output_buffer_length) {
       if (!any) return nt::kInfoLengthMismatch;
       break;
     }

@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "file_requests.h"
-
 namespace smb::server {
 
+struct FileTimes {
+  uint64_t creation = 0, access = 0, write = 0, change = 0;
+  uint64_t allocation = 0, eof = 0;
+  uint32_t attributes = 0;
+};
 FileTimes times_of(const struct stat& st);
 
 // File classes (InfoType 1). Returns an NTSTATUS; `out` the encoded class.

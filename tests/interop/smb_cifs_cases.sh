@@ -109,7 +109,7 @@ case_cifs_tree() {
   g_run 180 "set -e
 rm -rf /tmp/tree; mkdir -p /tmp/tree/a/b /tmp/tree/c
 printf x >/tmp/tree/one-byte; head -c 4095 /dev/urandom >/tmp/tree/a/odd-4095
-head -c 1048577 /dev/urandom >/tmp/tree/a/b/mib-plus-1; cp /etc/services /tmp/tree/c/
+head -c 1048577 /dev/urandom >/tmp/tree/a/b/mib-plus-1; head -c 70001 /dev/urandom >/tmp/tree/c/services
 cp -r /tmp/tree /mnt/s/tree
 diff -r /tmp/tree /mnt/s/tree && echo tree-equal
 ls -l /mnt/s/tree /mnt/s/tree/a
