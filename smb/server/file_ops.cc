@@ -45,6 +45,18 @@ constexpr size_t kMaxDescriptors = 16;
 
 FileId id_of(uint64_t key) { return FileId{key, key}; }
 
+// The times, sizes and attributes CREATE and CLOSE answers share.
+template <class Response>
+void put_times(const FileTimes& t, Response* r) {
+  r->creation_time = t.creation;
+  r->last_access_time = t.access;
+  r->last_write_time = t.write;
+  r->change_time = t.change;
+  r->allocation_size = t.allocation;
+  r->end_of_file = t.eof;
+  r->file_attributes = t.attributes;
+}
+
 uint32_t errno_status() { return status_from_errno(errno); }
 
 bool dir_empty(int fd) {
@@ -174,16 +186,9 @@ uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
     return nt::kDirectoryNotEmpty;
   }
   cur_file_ = id_of(key);
-  const FileTimes t = times_of(st);
   CreateResponse rs;
   rs.create_action = action;
-  rs.creation_time = t.creation;
-  rs.last_access_time = t.access;
-  rs.last_write_time = t.write;
-  rs.change_time = t.change;
-  rs.allocation_size = t.allocation;
-  rs.end_of_file = t.eof;
-  rs.file_attributes = t.attributes;
+  put_times(times_of(st), &rs);
   rs.file_id = cur_file_;
   append_create_response(rs, out);  // no oplock, no create contexts
   return nt::kSuccess;
@@ -197,15 +202,8 @@ uint32_t Connection::close(std::span<const uint8_t> m, std::vector<uint8_t>* out
   struct stat st {};
   CloseResponse rs;
   if (fstat(o->fd, &st) == 0 && (rq.flags & kClosePostqueryAttrib)) {
-    const FileTimes t = times_of(st);
     rs.flags = kClosePostqueryAttrib;
-    rs.creation_time = t.creation;
-    rs.last_access_time = t.access;
-    rs.last_write_time = t.write;
-    rs.change_time = t.change;
-    rs.allocation_size = t.allocation;
-    rs.end_of_file = t.eof;
-    rs.file_attributes = t.attributes;
+    put_times(times_of(st), &rs);
   }
   close_open(cur_file_.persistent);
   append_close_response(rs, out);
