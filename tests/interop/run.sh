@@ -12,9 +12,9 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME, INTEROP_NDK_SMB,
-# INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE, INTEROP_VERBS_EXERCISE,
-# INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF, INTEROP_NDKINFO
-# (the verbs backend and the tools that run on it in the guest; vm.sh)
+# INTEROP_NDK_SMBD, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
+# INTEROP_VERBS_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF,
+# INTEROP_NDKINFO (the verbs backend and the tools that run on it in the guest; vm.sh)
 # (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
@@ -94,6 +94,9 @@ CASES=(
   # (smb_restart and smb_bench in smb_cases.sh are not registered yet: see
   # docs/smb-direct.md, limits)
   "smb smb_guest 300" "smb smb_user 600" "smb smb_rdma_noinv 480" "smb smb_listing 300"
+  # SMB Direct (issue 29): Linux cifs in the guest mounts ndk-smbd on the host
+  # (smb_cifs_cases.sh)
+  "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240"
 )
 
 # ---------------------------------------------------------------- parts
@@ -114,6 +117,8 @@ CASES=(
 . "$HERE/verbs_cases.sh"
 # shellcheck source=tests/interop/smb_cases.sh
 . "$HERE/smb_cases.sh"
+# shellcheck source=tests/interop/smb_cifs_cases.sh
+. "$HERE/smb_cifs_cases.sh"
 
 # ---------------------------------------------------------------- driver
 cmd_case() {

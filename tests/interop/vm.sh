@@ -111,6 +111,13 @@ cmd_up() {
     hp_smb=$(free_port)
     extra+=(--fwd "$hp_smb:5445")
   fi
+  # smb-cifs: cifs always dials 5445; the guest's 10.0.2.100:5445 -> HT_SMB
+  # (ndk-smbd on the host).
+  local ht_smb=""
+  if [ "$GROUP" = smb-cifs ]; then
+    ht_smb=$(free_port)
+    extra+=(--to-host "5445:$ht_smb")
+  fi
   cat >"$d/env" <<EOF
 VM_NAME=$name
 HP_RPING=$hp_rping
@@ -121,6 +128,7 @@ PCAP=$d/eth0.pcap
 HP_NVME=$hp_nvme
 HT_NVME=$ht_nvme
 HP_SMB=$hp_smb
+HT_SMB=$ht_smb
 EOF
   echo "$name" >"$d/vm_name"
   local t0 rc=0 out

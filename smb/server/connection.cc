@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+// connection.cc - the SMB2 dispatcher of ndk-smbd: compounds, credits,
+// signing, NEGOTIATE, SESSION_SETUP, TREE_CONNECT, IOCTL and the small
+// commands. The file commands are in file_ops.cc.
+#include "connection.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include "nt_status.h"
+#include "ntlm/ntlmv2_verify.h"
+#include "ntlm/spnego.h"
+#include "smb2/echo.h"
+#include "smb2/error_response.h"
+#include "smb2/ioctl.h"
+#include "smb2/negotiate.h"
+#include "smb2/session_setup.h"
+#include "smb2/tree_connect.h"
+#include "smbd/le.h"
+
+namespace smb::server {
+
+namespace le = smbd::le;
+using namespace smb::smb2;
+
+std::map<std::string, std::string> load_users(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read the users file " + path);
+  std::map<std::string, std::string> users;
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0)
+      throw std::runtime_error(path + ":" + std::to_string(n) + ": expected user:password");
+    std::string user = line.substr(0, colon);
+    std::transform(user.begin(), user.end(), user.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    users[user] = line.substr(colon + 1);
+  }
+  return users;
+}
+
+namespace {
+
+uint64_t now_filetime() {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  return uint64_t(ns / 100) + 116444736000000000ull;
+}
+
+void random_bytes(uint8_t* p, size_t n) {
+  while (n) {
+    ssize_t k = getrandom(p, n, 0);
+    if (k <= 0) throw std::runtime_error("getrandom failed");
+    p += k;
+    n -= size_t(k);
+  }
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+Connection::Connection(const ServerConfig& cfg, const Share& share, smbd::Transport& t,
+                       ServerStats& stats)
+    : cfg_(cfg), share_(share), t_(t), stats_(stats) {}
+
+Connection::~Connection() {
+  for (auto& [k, o] : opens_)
+    if (o.fd >= 0) ::close(o.fd);
+}
+
+smbd::RdmaMover& Connection::mover() {
+  if (!mover_) mover_ = std::make_unique<smbd::RdmaMover>(t_, cfg_.max_io);
+  return *mover_;
+}
+
+std::string Connection::serve(const std::atomic<bool>& stop) {
+  std::vector<uint8_t> msg;
+  try {
+    while (!stop) {
+      if (!t_.receive(&msg, softndk::tools::deadline_in(0.5))) continue;
+      // The compound, request by request (MS-SMB2 3.3.5.2.7).
+      std::vector<uint8_t> resp;
+      uint32_t inv = 0;
+      size_t off = 0;
+      uint32_t related_status = nt::kSuccess;
+      for (;;) {
+        auto m = std::span<const uint8_t>(msg).subspan(off);
+        Header h;
+        if (parse_header(m, &h) != ParseError::kNone)
+          return std::string("not an SMB2 message (") + (m.size() < 4 ? "short" : "ProtocolId") +
+                 "): connection dropped";
+        if (h.flags & kFlagResponse) return "an SMB2 response from the client: connection dropped";
+        if (h.next_command) {
+          if (h.next_command % 8 || h.next_command < kHeaderSize || h.next_command > m.size())
+            return "bad NextCommand in a compound: connection dropped";
+          m = m.first(h.next_command);
+        }
+        const bool related = h.flags & kFlagRelated;
+        if (!related) {
+          cur_session_ = h.session_id;
+          cur_tree_ = h.tree_id;
+          cur_file_ = kNoFileId;
+          related_status = nt::kSuccess;
+        } else {
+          if (h.session_id != ~uint64_t(0)) cur_session_ = h.session_id;
+          if (h.tree_id != ~uint32_t(0)) cur_tree_ = h.tree_id;
+        }
+        const size_t at = resp.size();
+        Header rh = h;
+        rh.flags = kFlagResponse | (h.flags & kFlagRelated);
+        rh.next_command = 0;
+        rh.signature = {};
+        rh.credits = uint16_t(std::clamp<uint16_t>(h.credits, 1, 128));
+        rh.session_id = cur_session_;
+        rh.tree_id = cur_tree_;
+        append_header(rh, &resp);
+        std::vector<uint8_t> body;
+        uint32_t st;
+        if (cancel_ignored(h)) {
+          resp.resize(at);  // CANCEL gets no response (3.3.5.16)
+          if (!h.next_command) break;
+          off += h.next_command;
+          continue;
+        }
+        if (related && related_status != nt::kSuccess)
+          st = related_status;  // the failure of the request it depends on (3.3.5.2.7.2)
+        else
+          st = dispatch(h, m, &body, &inv);
+        if (fatal_) return fatal_reason_;
+        if (cfg_.trace)
+          std::fprintf(stderr, "ndk-smbd: cmd %u mid %llu%s -> 0x%08x (%zu bytes)\n", h.command,
+                       (unsigned long long)h.message_id, related ? " related" : "", st,
+                       body.size());
+        if (st != nt::kSuccess && st != nt::kMoreProcessingRequired && st != nt::kBufferOverflow) {
+          body.clear();
+          append_error_response(&body);
+          if (related || h.next_command) related_status = st;
+        }
+        le::store32(resp.data() + at + 8, st);
+        if (h.command == kSessionSetup) le::store64(resp.data() + at + 40, cur_session_);
+        if (h.command == kTreeConnect && st == nt::kSuccess)
+          le::store32(resp.data() + at + 36, cur_tree_);
+        resp.insert(resp.end(), body.begin(), body.end());
+        const bool last = h.next_command == 0;
+        if (!last)
+          while ((resp.size() - at) % 8) resp.push_back(0);
+        // Sign when the request was signed and the session has a key.
+        auto s = sessions_.find(cur_session_);
+        if ((h.flags & kFlagSigned) && s != sessions_.end() && s->second.has_key &&
+            h.command != kNegotiate) {
+          le::store32(resp.data() + at + 16, le::load32(resp.data() + at + 16) | kFlagSigned);
+          if (!last) le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));
+          sign(s->second.signing_key, std::span<uint8_t>(resp).subspan(at));
+        } else if (!last) {
+          le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));
+        }
+        if (last) break;
+        off += h.next_command;
+      }
+      if (resp.empty()) continue;
+      if (inv) ++stats_.send_invalidates;
+      t_.send(resp, inv ? &inv : nullptr);
+    }
+    return "stopped";
+  } catch (const smbd::TransportError& e) {
+    return e.what();
+  }
+}
+
+bool Connection::cancel_ignored(const Header& h) { return h.command == kCancel; }
+
+uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
+                              std::vector<uint8_t>* out, uint32_t* inv) {
+  if (h.command == kNegotiate) return negotiate(m, out);
+  if (!negotiated_) return nt::kInvalidParameter;
+  if (h.command == kEcho) {
+    if (parse_echo(m) != ParseError::kNone) return nt::kInvalidParameter;
+    append_echo(out);
+    return nt::kSuccess;
+  }
+  if (h.command == kSessionSetup) return session_setup(h, m, out);
+  auto s = sessions_.find(cur_session_);
+  if (s == sessions_.end() || !s->second.valid) return nt::kUserSessionDeleted;
+  switch (h.command) {
+    case kLogoff:
+      if (parse_logoff(m) != ParseError::kNone) return nt::kInvalidParameter;
+      for (auto it = opens_.begin(); it != opens_.end();) {
+        auto next = std::next(it);
+        if (it->second.session == cur_session_) close_open(it->first);
+        it = next;
+      }
+      sessions_.erase(s);
+      append_logoff(out);
+      return nt::kSuccess;
+    case kTreeConnect:
+      return tree_connect(h, m, out);
+    default:
+      break;
+  }
+  auto t = trees_.find(cur_tree_);
+  if (t == trees_.end()) return nt::kNetworkNameDeleted;
+  switch (h.command) {
+    case kTreeDisconnect:
+      if (parse_tree_disconnect(m) != ParseError::kNone) return nt::kInvalidParameter;
+      for (auto it = opens_.begin(); it != opens_.end();) {
+        auto next = std::next(it);
+        if (it->second.tree == cur_tree_) close_open(it->first);
+        it = next;
+      }
+      trees_.erase(t);
+      append_tree_disconnect(out);
+      return nt::kSuccess;
+    case kIoctl:
+      return ioctl(m, out);
+    default:
+      break;
+  }
+  if (t->second.ipc) {
+    ++stats_.not_supported;
+    return nt::kNotSupported;  // no named pipes
+  }
+  switch (h.command) {
+    case kCreate:
+      return create(h, m, out);
+    case kClose:
+      return close(m, out);
+    case kFlush:
+      return flush(m, out);
+    case kRead:
+      return read(m, out, inv);
+    case kWrite:
+      return write(m, out, inv);
+    case kQueryInfo:
+      return query_info(m, out);
+    case kSetInfo:
+      return set_info(m, out);
+    case kQueryDirectory:
+      return query_directory(m, out);
+    default:
+      ++stats_.not_supported;
+      return nt::kNotSupported;  // LOCK, CHANGE_NOTIFY, OPLOCK_BREAK, unknown
+  }
+}
+
+uint32_t Connection::negotiate(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  if (negotiated_) {
+    fatal_ = true;  // 3.3.5.3.1: a second NEGOTIATE ends the connection
+    fatal_reason_ = "a second NEGOTIATE on the connection: dropped";
+    return nt::kInvalidParameter;
+  }
+  NegotiateRequest rq;
+  if (parse_negotiate_request(m, &rq) != ParseError::kNone || rq.dialects.empty())
+    return nt::kInvalidParameter;
+  // 3.0.2, else 3.0. 3.1.1 (preauth integrity, its signing-key context) is
+  // not served: a client offering only 3.1.1 gets STATUS_NOT_SUPPORTED.
+  for (uint16_t d : {kDialect302, kDialect300})
+    if (std::find(rq.dialects.begin(), rq.dialects.end(), d) != rq.dialects.end()) {
+      dialect_ = d;
+      break;
+    }
+  if (!dialect_) return nt::kNotSupported;
+  negotiated_ = true;
+  client_caps_ = rq.capabilities;
+  client_security_mode_ = rq.security_mode;
+  client_guid_ = rq.client_guid;
+  client_dialects_ = rq.dialects;
+  ntlm::NegTokenInit init;
+  init.mech_types.push_back({std::begin(ntlm::kOidNtlmssp), std::end(ntlm::kOidNtlmssp)});
+  const auto token = ntlm::build_neg_token_init(init);
+  NegotiateResponse rs;
+  rs.security_mode = kSigningEnabled;
+  rs.dialect = dialect_;
+  rs.server_guid = cfg_.server_guid;
+  rs.capabilities = kServerCapabilities;
+  rs.max_transact_size = 65536;
+  rs.max_read_size = rs.max_write_size = cfg_.max_io;
+  rs.system_time = now_filetime();
+  rs.security_buffer = token;
+  append_negotiate_response(rs, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
+                                   std::vector<uint8_t>* out) {
+  SessionSetupRequest rq;
+  if (parse_session_setup_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  if (rq.flags & kSessionFlagBinding) return nt::kNotSupported;  // no multichannel
+  // The NTLMSSP message: raw (Linux cifs) or inside SPNEGO.
+  bool spnego = false;
+  std::vector<uint8_t> token;
+  switch (ntlm::token_kind(rq.security_buffer)) {
+    case ntlm::TokenKind::kRawNtlmssp:
+      token.assign(rq.security_buffer.begin(), rq.security_buffer.end());
+      break;
+    case ntlm::TokenKind::kNegTokenInit: {
+      ntlm::NegTokenInit ti;
+      if (ntlm::parse_neg_token_init(rq.security_buffer, &ti) != ntlm::SpnegoError::kNone)
+        return nt::kInvalidParameter;
+      token = std::move(ti.mech_token);
+      spnego = true;
+      break;
+    }
+    case ntlm::TokenKind::kNegTokenResp: {
+      ntlm::NegTokenResp tr;
+      if (ntlm::parse_neg_token_resp(rq.security_buffer, &tr) != ntlm::SpnegoError::kNone)
+        return nt::kInvalidParameter;
+      token = std::move(tr.response_token);
+      spnego = true;
+      break;
+    }
+    default:
+      return nt::kInvalidParameter;
+  }
+  const uint32_t type = ntlm::message_type(token);
+  if (type == 1) {
+    ntlm::NegotiateMessage nm;
+    if (ntlm::parse_negotiate(token, &nm) != ntlm::NtlmError::kNone) return nt::kInvalidParameter;
+    if (sessions_.size() >= 64) return nt::kInsufficientResources;
+    cur_session_ = next_session_++;
+    Session& s = sessions_[cur_session_];
+    s.spnego = spnego;
+    ntlm::ChallengeMessage& c = s.sent;
+    random_bytes(c.server_challenge.data(), 8);
+    c.flags = ntlm::kNegotiateUnicode | ntlm::kRequestTarget | ntlm::kNegotiateNtlm |
+              ntlm::kNegotiateAlwaysSign | ntlm::kTargetTypeServer |
+              ntlm::kNegotiateExtendedSessionSecurity | ntlm::kNegotiateTargetInfo |
+              ntlm::kNegotiate128 | ntlm::kNegotiate56 |
+              (nm.flags & (ntlm::kNegotiateSign | ntlm::kNegotiateSeal | ntlm::kNegotiateKeyExch));
+    c.target_name = ntlm::utf16le("NDK-SMBD");
+    uint8_t ts[8];
+    le::store64(ts, now_filetime());
+    c.target_info = ntlm::build_av_pairs({{ntlm::kAvNbDomainName, ntlm::utf16le("NDK-SMBD")},
+                                          {ntlm::kAvNbComputerName, ntlm::utf16le("NDK-SMBD")},
+                                          {ntlm::kAvDnsDomainName, ntlm::utf16le("ndk-smbd")},
+                                          {ntlm::kAvDnsComputerName, ntlm::utf16le("ndk-smbd")},
+                                          {ntlm::kAvTimestamp, {ts, ts + 8}}});
+    auto blob = ntlm::build_challenge(c);
+    if (spnego) {
+      ntlm::NegTokenResp r;
+      r.neg_state = ntlm::kAcceptIncomplete;
+      r.supported_mech.assign(std::begin(ntlm::kOidNtlmssp), std::end(ntlm::kOidNtlmssp));
+      r.response_token = std::move(blob);
+      blob = ntlm::build_neg_token_resp(r);
+    }
+    SessionSetupResponse rs;
+    rs.security_buffer = blob;
+    append_session_setup_response(rs, out);
+    return nt::kMoreProcessingRequired;
+  }
+  if (type != 3) return nt::kInvalidParameter;
+  auto it = sessions_.find(h.session_id);
+  if (it == sessions_.end() || it->second.valid) return nt::kUserSessionDeleted;
+  cur_session_ = h.session_id;
+  Session& s = it->second;
+  ntlm::AuthenticateMessage a;
+  if (ntlm::parse_authenticate(token, &a) != ntlm::NtlmError::kNone) {
+    sessions_.erase(it);
+    return nt::kInvalidParameter;
+  }
+  const bool unicode = a.flags & ntlm::kNegotiateUnicode;
+  const std::string user =
+      unicode ? ntlm::utf8_from_utf16le(a.user) : std::string(a.user.begin(), a.user.end());
+  const std::string domain =
+      unicode ? ntlm::utf8_from_utf16le(a.domain) : std::string(a.domain.begin(), a.domain.end());
+  auto u = cfg_.users.find(lower(user));
+  bool ok = false;
+  if (u != cfg_.users.end()) {
+    smb2::Key16 key{};
+    ok = ntlm::verify_ntlmv2(ntlm::nt_owf_v2(user, domain, u->second), s.sent.server_challenge,
+                             a.nt_response, a.flags, a.encrypted_random_session_key, &key);
+    if (ok) {
+      s.signing_key = signing_key_30(key);
+      s.has_key = true;
+    }
+  } else if (cfg_.guest) {
+    ok = true;  // unknown or empty user: the guest session, unsigned
+    s.guest = true;
+  }
+  if (!ok) {
+    ++stats_.logon_failures;
+    sessions_.erase(it);
+    return nt::kLogonFailure;
+  }
+  s.valid = true;
+  ++stats_.sessions;
+  std::vector<uint8_t> blob;
+  if (s.spnego) {
+    ntlm::NegTokenResp r;
+    r.neg_state = ntlm::kAcceptCompleted;
+    blob = ntlm::build_neg_token_resp(r);
+  }
+  SessionSetupResponse rs;
+  rs.session_flags = s.guest ? kSessionFlagIsGuest : 0;
+  rs.security_buffer = blob;
+  append_session_setup_response(rs, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::tree_connect(const Header&, std::span<const uint8_t> m,
+                                  std::vector<uint8_t>* out) {
+  TreeConnectRequest rq;
+  if (parse_tree_connect_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  const std::string path = ntlm::utf8_from_utf16le(rq.path);
+  const size_t slash = path.rfind('\\');
+  const std::string name = lower(slash == std::string::npos ? path : path.substr(slash + 1));
+  TreeConnectResponse rs;
+  bool ipc = false;
+  if (name == "ipc$") {
+    ipc = true;
+    rs.share_type = kShareTypePipe;
+  } else if (name != lower(cfg_.share_name)) {
+    return nt::kBadNetworkName;
+  }
+  if (trees_.size() >= 64) return nt::kInsufficientResources;
+  cur_tree_ = next_tree_++;
+  trees_[cur_tree_].ipc = ipc;
+  rs.maximal_access = 0x001F01FF;
+  append_tree_connect_response(rs, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::ioctl(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  IoctlRequest rq;
+  if (parse_ioctl_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  if (rq.ctl_code == kFsctlDfsGetReferrals) return nt::kFsDriverRequired;  // not a DFS server
+  if (rq.ctl_code != kFsctlValidateNegotiateInfo) {
+    ++stats_.not_supported;
+    return nt::kInvalidDeviceRequest;
+  }
+  ValidateNegotiateRequest vn;
+  if (parse_validate_negotiate_request(rq.input, &vn) != ParseError::kNone)
+    return nt::kInvalidParameter;
+  // 3.3.5.15.12: any difference from what NEGOTIATE saw ends the connection.
+  if (vn.capabilities != client_caps_ || vn.guid != client_guid_ ||
+      vn.security_mode != client_security_mode_ || vn.dialects != client_dialects_) {
+    fatal_ = true;
+    fatal_reason_ = "FSCTL_VALIDATE_NEGOTIATE_INFO differs from the NEGOTIATE: dropped";
+    return nt::kAccessDenied;
+  }
+  ValidateNegotiateResponse vr;
+  vr.capabilities = kServerCapabilities;
+  vr.guid = cfg_.server_guid;
+  vr.security_mode = kSigningEnabled;
+  vr.dialect = dialect_;
+  const auto data = validate_negotiate_response_data(vr);
+  IoctlResponse rs;
+  rs.ctl_code = rq.ctl_code;
+  rs.file_id = rq.file_id;
+  rs.output = data;
+  append_ioctl_response(rs, out);
+  return nt::kSuccess;
+}
+
+}  // namespace smb::server

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// connection.h - one SMB2/3 connection of ndk-smbd over an MS-SMBD
+// transport: NEGOTIATE (3.0, 3.0.2), SESSION_SETUP (NTLMSSP raw or in
+// SPNEGO; NTLMv2 users from a file, guest optional), TREE_CONNECT (the one
+// share and IPC$), IOCTL validate-negotiate, CREATE/CLOSE, READ/WRITE
+// inline and over the RDMA channel, QUERY_INFO/SET_INFO, QUERY_DIRECTORY,
+// FLUSH, ECHO, LOGOFF, TREE_DISCONNECT, compounded requests; anything else
+// gets STATUS_NOT_SUPPORTED. One thread serves a connection.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ntlm/ntlmssp.h"
+#include "share.h"
+#include "smb2/command.h"
+#include "smb2/header.h"
+#include "smb2/keys.h"
+#include "smbd/rdma_channel.h"
+#include "smbd/transport.h"
+
+namespace smb::server {
+
+struct ServerConfig {
+  std::string share_name = "share";
+  bool guest = false;
+  std::map<std::string, std::string> users;  // lower-case user name -> password
+  uint32_t max_io = 1u << 20;                // MaxRead/WriteSize (and the RDMA buffer)
+  std::array<uint8_t, 16> server_guid{};
+  bool trace = false;  // one stderr line per request: command, message id, status
+};
+
+struct ServerStats {
+  std::atomic<uint64_t> connections{0}, sessions{0}, logon_failures{0};
+  std::atomic<uint64_t> rdma_reads{0}, rdma_writes{0}, inline_reads{0}, inline_writes{0};
+  std::atomic<uint64_t> bytes_read{0}, bytes_written{0}, send_invalidates{0};
+  std::atomic<uint64_t> not_supported{0};
+};
+
+// Loads "user:password" lines ('#' comments, blank lines). Throws
+// std::runtime_error naming the file and line.
+std::map<std::string, std::string> load_users(const std::string& path);
+
+class Connection {
+ public:
+  Connection(const ServerConfig& cfg, const Share& share, smbd::Transport& t, ServerStats& stats);
+  ~Connection();
+  // Serves until the peer disconnects, a protocol error, or `stop`.
+  // Returns why it ended.
+  std::string serve(const std::atomic<bool>& stop);
+
+ private:
+  struct Session {
+    bool valid = false, guest = false, has_key = false, spnego = false;
+    std::array<uint8_t, 8> challenge{};
+    ntlm::ChallengeMessage sent;
+    smb2::Key16 signing_key{};
+  };
+  struct Tree {
+    bool ipc = false;
+  };
+  struct Open {
+    int fd = -1;
+    std::string rel;
+    bool dir = false, delete_on_close = false;
+    uint32_t tree = 0;
+    uint64_t session = 0;
+    std::vector<std::string> listing;  // QUERY_DIRECTORY state
+    size_t listed = 0;
+    bool listing_ready = false;
+  };
+  // One request of a compound; builds its response body into `out` and
+  // returns the status. `inv` gets a token to invalidate with the Send.
+  uint32_t dispatch(const smb2::Header& h, std::span<const uint8_t> m, std::vector<uint8_t>* out,
+                    uint32_t* inv);
+  uint32_t negotiate(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t session_setup(const smb2::Header& h, std::span<const uint8_t> m,
+                         std::vector<uint8_t>* out);
+  uint32_t tree_connect(const smb2::Header& h, std::span<const uint8_t> m,
+                        std::vector<uint8_t>* out);
+  uint32_t ioctl(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  // file_ops.cc
+  uint32_t create(const smb2::Header& h, std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  bool cancel_ignored(const smb2::Header& h);
+  Open* find_open(const smb2::FileId& id);
+  void close_open(uint64_t key);
+  smbd::RdmaMover& mover();
+
+  const ServerConfig& cfg_;
+  const Share& share_;
+  smbd::Transport& t_;
+  ServerStats& stats_;
+  std::unique_ptr<smbd::RdmaMover> mover_;
+  bool negotiated_ = false;
+  uint16_t dialect_ = 0;
+  uint32_t client_caps_ = 0;
+  uint16_t client_security_mode_ = 0;
+  std::array<uint8_t, 16> client_guid_{};
+  std::vector<uint16_t> client_dialects_;
+  std::map<uint64_t, Session> sessions_;
+  std::map<uint32_t, Tree> trees_;
+  std::map<uint64_t, Open> opens_;
+  uint64_t next_session_ = 1, next_open_ = 1;
+  uint32_t next_tree_ = 1;
+  // The compound's current session/tree/file (related requests inherit them).
+  uint64_t cur_session_ = 0;
+  uint32_t cur_tree_ = 0;
+  smb2::FileId cur_file_{};
+  bool fatal_ = false;  // a validate-negotiate mismatch: drop the connection
+  std::string fatal_reason_;
+};
+
+inline constexpr uint32_t kMaxOpens = 4096;
+inline constexpr uint32_t kServerCapabilities = 0x00000004;  // SMB2_GLOBAL_CAP_LARGE_MTU
+
+}  // namespace smb::server

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: Apache-2.0
+// file_ops.cc - ndk-smbd's file commands: CREATE, CLOSE, FLUSH, READ and
+// WRITE (inline and over the RDMA channel), QUERY_INFO, SET_INFO,
+// QUERY_DIRECTORY. Every path goes through Share (confined to the export).
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "connection.h"
+#include "info.h"
+#include "nt_status.h"
+#include "ntlm/ntlmv2_verify.h"
+#include "smb2/close.h"
+#include "smb2/create.h"
+#include "smb2/flush.h"
+#include "smb2/ioctl.h"
+#include "smb2/query_directory.h"
+#include "smb2/query_info.h"
+#include "smb2/read.h"
+#include "smb2/set_info.h"
+#include "smb2/write.h"
+#include "smbd/buffer_descriptor.h"
+#include "smbd/le.h"
+
+namespace smb::server {
+
+namespace le = smbd::le;
+using namespace smb::smb2;
+
+namespace {
+
+// CreateDisposition / CreateOptions / CreateAction (MS-SMB2 2.2.13, 2.2.14).
+constexpr uint32_t kSupersede = 0, kOpen = 1, kCreate = 2, kOpenIf = 3, kOverwrite = 4,
+                   kOverwriteIf = 5;
+constexpr uint32_t kDirectoryFile = 0x1, kNonDirectoryFile = 0x40, kDeleteOnClose = 0x1000;
+constexpr uint32_t kActionSuperseded = 0, kActionOpened = 1, kActionCreated = 2,
+                   kActionOverwritten = 3;
+constexpr size_t kMaxDescriptors = 16;
+
+FileId id_of(uint64_t key) { return FileId{key, key}; }
+
+// The times, sizes and attributes CREATE and CLOSE answers share.
+template <class Response>
+void put_times(const FileTimes& t, Response* r) {
+  r->creation_time = t.creation;
+  r->last_access_time = t.access;
+  r->last_write_time = t.write;
+  r->change_time = t.change;
+  r->allocation_size = t.allocation;
+  r->end_of_file = t.eof;
+  r->file_attributes = t.attributes;
+}
+
+uint32_t errno_status() { return status_from_errno(errno); }
+
+bool dir_empty(int fd) {
+  int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return false;
+  DIR* dir = fdopendir(d);
+  if (!dir) {
+    ::close(d);
+    return false;
+  }
+  bool empty = true;
+  while (dirent* e = readdir(dir))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") {
+      empty = false;
+      break;
+    }
+  closedir(dir);
+  return empty;
+}
+
+}  // namespace
+
+Connection::Open* Connection::find_open(const FileId& id) {
+  // A related request names the compound's file with the all-ones FileId.
+  const FileId use = id == kNoFileId ? cur_file_ : id;
+  auto it = opens_.find(use.persistent);
+  if (it == opens_.end() || use.volatile_ != it->first || it->second.session != cur_session_)
+    return nullptr;
+  cur_file_ = use;
+  return &it->second;
+}
+
+void Connection::close_open(uint64_t key) {
+  auto it = opens_.find(key);
+  if (it == opens_.end()) return;
+  Open& o = it->second;
+  if (o.delete_on_close) {
+    std::string leaf;
+    int parent = share_.open_parent(o.rel, &leaf);
+    if (parent >= 0) {
+      unlinkat(parent, leaf.c_str(), o.dir ? AT_REMOVEDIR : 0);
+      ::close(parent);
+    }
+  }
+  if (o.fd >= 0) ::close(o.fd);
+  opens_.erase(it);
+}
+
+uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
+                            std::vector<uint8_t>* out) {
+  CreateRequest rq;
+  if (parse_create_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  std::string rel;
+  if (uint32_t st = share_path(rq.name, &rel); st != nt::kSuccess) return st;
+  if (rq.create_disposition > kOverwriteIf) return nt::kInvalidParameter;
+  if (opens_.size() >= kMaxOpens) return nt::kInsufficientResources;
+  uint32_t action = kActionOpened;
+  int fd = share_.open_beneath(rel, O_PATH);
+  struct stat st {};
+  if (fd >= 0) {
+    if (fstat(fd, &st) != 0) {
+      ::close(fd);
+      return errno_status();
+    }
+    ::close(fd);
+    fd = -1;
+    const bool dir = S_ISDIR(st.st_mode);
+    if (!dir && !S_ISREG(st.st_mode)) return nt::kAccessDenied;  // devices, fifos, sockets
+    if (rq.create_disposition == kCreate) return nt::kObjectNameCollision;
+    if ((rq.create_options & kDirectoryFile) && !dir) return nt::kNotADirectory;
+    if ((rq.create_options & kNonDirectoryFile) && dir) return nt::kFileIsADirectory;
+    if (dir) {
+      if (rq.create_disposition != kOpen && rq.create_disposition != kOpenIf)
+        return nt::kInvalidParameter;
+      fd = share_.open_beneath(rel, O_RDONLY | O_DIRECTORY);
+    } else {
+      fd = share_.open_beneath(rel, O_RDWR);
+      if (fd == -EACCES) fd = share_.open_beneath(rel, O_RDONLY);
+      if (fd >= 0 && (rq.create_disposition == kSupersede || rq.create_disposition == kOverwrite ||
+                      rq.create_disposition == kOverwriteIf)) {
+        if (ftruncate(fd, 0) != 0) {
+          const uint32_t s = errno_status();
+          ::close(fd);
+          return s;
+        }
+        action = rq.create_disposition == kSupersede ? kActionSuperseded : kActionOverwritten;
+      }
+    }
+    if (fd < 0) return status_from_errno(-fd);
+  } else {
+    if (fd != -ENOENT) return status_from_errno(-fd);
+    if (rq.create_disposition == kOpen || rq.create_disposition == kOverwrite)
+      return nt::kObjectNameNotFound;
+    if (rel.empty()) return nt::kObjectNameCollision;
+    if (rq.create_options & kDirectoryFile) {
+      std::string leaf;
+      int parent = share_.open_parent(rel, &leaf);
+      if (parent < 0)
+        return parent == -ENOENT ? nt::kObjectPathNotFound : status_from_errno(-parent);
+      const int r = mkdirat(parent, leaf.c_str(), 0755);
+      const int e = errno;
+      ::close(parent);
+      if (r != 0) return status_from_errno(e);
+      fd = share_.open_beneath(rel, O_RDONLY | O_DIRECTORY);
+    } else {
+      fd = share_.open_beneath(rel, O_RDWR | O_CREAT | O_EXCL, 0644);
+      if (fd == -ENOENT) return nt::kObjectPathNotFound;
+    }
+    if (fd < 0) return status_from_errno(-fd);
+    action = kActionCreated;
+  }
+  if (fstat(fd, &st) != 0) {
+    const uint32_t s = errno_status();
+    ::close(fd);
+    return s;
+  }
+  const uint64_t key = next_open_++;
+  Open& o = opens_[key];
+  o.fd = fd;
+  o.rel = rel;
+  o.dir = S_ISDIR(st.st_mode);
+  o.delete_on_close = rq.create_options & kDeleteOnClose;
+  o.tree = cur_tree_;
+  o.session = cur_session_;
+  if (o.delete_on_close && o.dir && !dir_empty(fd)) {
+    close_open(key);
+    return nt::kDirectoryNotEmpty;
+  }
+  cur_file_ = id_of(key);
+  CreateResponse rs;
+  rs.create_action = action;
+  put_times(times_of(st), &rs);
+  rs.file_id = cur_file_;
+  append_create_response(rs, out);  // no oplock, no create contexts
+  return nt::kSuccess;
+}
+
+uint32_t Connection::close(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  CloseRequest rq;
+  if (parse_close_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  struct stat st {};
+  CloseResponse rs;
+  if (fstat(o->fd, &st) == 0 && (rq.flags & kClosePostqueryAttrib)) {
+    rs.flags = kClosePostqueryAttrib;
+    put_times(times_of(st), &rs);
+  }
+  close_open(cur_file_.persistent);
+  append_close_response(rs, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::flush(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  FlushRequest rq;
+  if (parse_flush_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  if (fsync(o->fd) != 0 && errno != EINVAL) return errno_status();
+  append_flush_response(out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
+  ReadRequest rq;
+  if (parse_read_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
+  if (rq.channel && !rdma) return nt::kInvalidParameter;
+  std::vector<smbd::BufferDescriptor> d;
+  if (rdma) {
+    uint64_t total = 0;
+    if (smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
+        smbd::Error::kNone)
+      return nt::kInvalidParameter;
+    // The answer invalidates the client's buffer whatever its status: a
+    // client that asked for remote invalidation (cifs with 3.0.2) never
+    // invalidates it itself and cannot reuse it otherwise.
+    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;
+    if (total < rq.length) return nt::kInvalidParameter;
+  } else if (rq.length + 80 > t_.negotiated().max_fragmented_send_size) {
+    return nt::kInvalidParameter;  // too large to answer inline: the client must use RDMA
+  }
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  if (o->dir) return nt::kInvalidDeviceRequest;
+  if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
+    return nt::kInvalidParameter;
+  std::vector<uint8_t> inline_buf;
+  uint8_t* buf = rdma ? mover().data() : (inline_buf.resize(rq.length), inline_buf.data());
+  size_t got = 0;
+  while (got < rq.length) {
+    ssize_t k = pread(o->fd, buf + got, rq.length - got, off_t(rq.offset + got));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return errno_status();
+    }
+    if (k == 0) break;
+    got += size_t(k);
+  }
+  if ((got == 0 && rq.length) || got < rq.minimum_count) return nt::kEndOfFile;
+  stats_.bytes_read += got;
+  if (rdma) {
+    try {
+      mover().write_to(d, uint32_t(got));
+    } catch (const smbd::TransportError&) {
+      throw;
+    } catch (const std::exception&) {
+      return nt::kIoDeviceError;
+    }
+    ++stats_.rdma_writes;
+    // 80 bytes, no padding: Linux cifs takes the rest of the PDU as the
+    // next message (docs/smb-direct.md); the codec appends no padding.
+    ReadResponse rs;
+    rs.data_remaining = uint32_t(got);
+    append_read_response(rs, out);
+  } else {
+    ++stats_.inline_reads;
+    ReadResponse rs;
+    rs.data = std::span(inline_buf).first(got);
+    append_read_response(rs, out);
+  }
+  return nt::kSuccess;
+}
+
+uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
+  WriteRequest rq;
+  if (parse_write_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
+  if (rq.channel && !rdma) return nt::kInvalidParameter;
+  std::vector<smbd::BufferDescriptor> d;
+  uint64_t total = 0;
+  if (rdma) {
+    if (smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
+        smbd::Error::kNone)
+      return nt::kInvalidParameter;
+    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;  // as for READ
+  }
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  if (o->dir) return nt::kInvalidDeviceRequest;
+  std::span<const uint8_t> data = rq.data;
+  if (rdma) {
+    const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
+    if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
+    try {
+      mover().read_from(d, len);
+    } catch (const smbd::TransportError&) {
+      throw;
+    } catch (const std::exception&) {
+      return nt::kIoDeviceError;
+    }
+    ++stats_.rdma_reads;
+    data = std::span<const uint8_t>(mover().data(), len);
+  } else {
+    ++stats_.inline_writes;
+  }
+  if (rq.offset > uint64_t(INT64_MAX) - data.size()) return nt::kInvalidParameter;
+  size_t put = 0;
+  while (put < data.size()) {
+    ssize_t k = pwrite(o->fd, data.data() + put, data.size() - put, off_t(rq.offset + put));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return errno_status();
+    }
+    put += size_t(k);
+  }
+  stats_.bytes_written += put;
+  WriteResponse rs;
+  rs.count = uint32_t(put);
+  append_write_response(rs, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  QueryInfoRequest rq;
+  if (parse_query_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  std::vector<uint8_t> data;
+  uint32_t st;
+  struct stat sb {};
+  if (fstat(o->fd, &sb) != 0) return errno_status();
+  if (rq.info_type == kInfoFile) {
+    std::string name = "\\" + o->rel;
+    std::replace(name.begin(), name.end(), '/', '\\');
+    st = file_info(rq.file_info_class, sb, o->delete_on_close, name, &data);
+  } else if (rq.info_type == kInfoFilesystem) {
+    struct statvfs v {};
+    if (fstatvfs(o->fd, &v) != 0) return errno_status();
+    st = fs_info(rq.file_info_class, v, sb, &data);
+  } else {
+    ++stats_.not_supported;
+    return nt::kNotSupported;  // security descriptors, quotas
+  }
+  if (st != nt::kSuccess) {
+    ++stats_.not_supported;
+    return st;
+  }
+  if (data.size() > rq.output_buffer_length) {
+    // Classes ending in a name are cut (STATUS_BUFFER_OVERFLOW, 3.3.5.20.1);
+    // a buffer too small for the fixed part is refused.
+    const bool fs = rq.info_type == kInfoFilesystem;
+    const bool named =
+        fs ? (rq.file_info_class == 1 || rq.file_info_class == 5) : rq.file_info_class == 18;
+    const size_t fixed = fs ? (rq.file_info_class == 1 ? 18 : 12) : 100;
+    if (!named || rq.output_buffer_length < fixed) return nt::kInfoLengthMismatch;
+    data.resize(rq.output_buffer_length);
+    append_query_info_response(data, out);
+    return nt::kBufferOverflow;
+  }
+  append_query_info_response(data, out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  smb2::SetInfoRequest rq;
+  if (smb2::parse_set_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  if (rq.info_type != kInfoFile) {
+    ++stats_.not_supported;
+    return nt::kNotSupported;
+  }
+  const auto& b = rq.buffer;
+  switch (rq.info_class) {
+    case 4: {  // FileBasicInformation: times (0 and -1 mean "leave")
+      if (b.size() < 36) return nt::kInfoLengthMismatch;
+      struct timespec ts[2];
+      const uint64_t at = le::load64(b.data() + 8), wt = le::load64(b.data() + 16);
+      auto pick = [](uint64_t ft, struct timespec* t) {
+        if (ft == 0 || ft >= 0xFFFFFFFFFFFFFFFEull)
+          t->tv_nsec = UTIME_OMIT;
+        else
+          *t = from_filetime(ft);
+      };
+      pick(at, &ts[0]);
+      pick(wt, &ts[1]);
+      if (futimens(o->fd, ts) != 0) return errno_status();
+      break;
+    }
+    case 10: {  // FileRenameInformation (SMB2 form, 2.4.37.2)
+      if (b.size() < 20) return nt::kInfoLengthMismatch;
+      const bool replace = b[0];
+      const uint32_t n = le::load32(b.data() + 16);
+      if (n > b.size() - 20) return nt::kInvalidParameter;
+      std::string to;
+      if (uint32_t s = share_path(b.subspan(20, n), &to); s != nt::kSuccess) return s;
+      if (to.empty() || o->rel.empty()) return nt::kAccessDenied;
+      std::string from_leaf, to_leaf;
+      int fp = share_.open_parent(o->rel, &from_leaf);
+      if (fp < 0) return status_from_errno(-fp);
+      int tp = share_.open_parent(to, &to_leaf);
+      if (tp < 0) {
+        ::close(fp);
+        return tp == -ENOENT ? nt::kObjectPathNotFound : status_from_errno(-tp);
+      }
+      const int r =
+          renameat2(fp, from_leaf.c_str(), tp, to_leaf.c_str(), replace ? 0 : RENAME_NOREPLACE);
+      const int e = errno;
+      ::close(fp);
+      ::close(tp);
+      if (r != 0) return status_from_errno(e);
+      o->rel = to;
+      break;
+    }
+    case 13:    // FileDispositionInformation
+    case 64: {  // FileDispositionInformationEx (flag 0x1: delete)
+      if (b.empty() || (rq.info_class == 64 && b.size() < 4)) return nt::kInfoLengthMismatch;
+      const bool del = rq.info_class == 13 ? b[0] != 0 : (le::load32(b.data()) & 1) != 0;
+      if (del && o->rel.empty()) return nt::kAccessDenied;  // the share root stays
+      if (del && o->dir && !dir_empty(o->fd)) return nt::kDirectoryNotEmpty;
+      o->delete_on_close = del;
+      break;
+    }
+    case 19:  // FileAllocationInformation: nothing to reserve
+      if (b.size() < 8) return nt::kInfoLengthMismatch;
+      break;
+    case 20: {  // FileEndOfFileInformation
+      if (b.size() < 8) return nt::kInfoLengthMismatch;
+      const uint64_t eof = le::load64(b.data());
+      if (o->dir || eof > uint64_t(INT64_MAX)) return nt::kInvalidParameter;
+      if (ftruncate(o->fd, off_t(eof)) != 0) return errno_status();
+      break;
+    }
+    default:
+      ++stats_.not_supported;
+      return nt::kNotSupported;
+  }
+  smb2::append_set_info_response(out);
+  return nt::kSuccess;
+}
+
+uint32_t Connection::query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
+  QueryDirectoryRequest rq;
+  if (parse_query_directory_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
+  Open* o = find_open(rq.file_id);
+  if (!o) return nt::kFileClosed;
+  if (!o->dir) return nt::kInvalidParameter;
+  if (!dir_class_supported(rq.file_information_class)) {
+    ++stats_.not_supported;
+    return nt::kInvalidInfoClass;
+  }
+  const std::string pattern = ntlm::utf8_from_utf16le(rq.pattern);
+  if (!o->listing_ready || (rq.flags & (kRestartScans | kReopen))) {
+    o->listing.clear();
+    o->listed = 0;
+    int d = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) return errno_status();
+    DIR* dir = fdopendir(d);
+    if (!dir) {
+      ::close(d);
+      return errno_status();
+    }
+    while (dirent* e = readdir(dir)) {
+      const std::string n = e->d_name;
+      if (pattern.empty() || pattern == "*" || fnmatch(pattern.c_str(), n.c_str(), 0) == 0)
+        o->listing.push_back(n);
+    }
+    closedir(dir);
+    std::sort(o->listing.begin(), o->listing.end());
+    o->listing_ready = true;
+    if (o->listing.empty()) return nt::kNoSuchFile;
+  }
+  std::vector<uint8_t> data;
+  size_t last = 0;
+  bool any = false;
+  while (o->listed < o->listing.size()) {
+    const std::string& n = o->listing[o->listed];
+    struct stat st {};
+    if (fstatat(o->fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      ++o->listed;  // gone meanwhile
+      continue;
+    }
+    std::vector<uint8_t> tmp = data;
+    const size_t at = (tmp.size() + 7) & ~size_t(7);
+    dir_entry(rq.file_information_class, n, st, &tmp);
+    if (tmp.size() > rq.output_buffer_length) {
+      if (!any) return nt::kInfoLengthMismatch;
+      break;
+    }
+    if (any) le::store32(tmp.data() + last, uint32_t(at - last));
+    data.swap(tmp);
+    last = at;
+    any = true;
+    ++o->listed;
+    if (rq.flags & kReturnSingleEntry) break;
+  }
+  if (!any) return nt::kNoMoreFiles;
+  append_query_directory_response(data, out);
+  return nt::kSuccess;
+}
+
+}  // namespace smb::server

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/interop/smb_cifs_cases.sh - group smb-cifs of run.sh (sourced by it):
+# Linux cifs in the guest mounts ndk-smbd on the host over SMB Direct
+# (mount -t cifs -o rdma). cifs always dials 10.0.2.100:5445; the group's VM
+# forwards that port to 127.0.0.1:$HT_SMB (vm.sh). Each case starts its own
+# ndk-smbd (a fresh share in the case dir, counters as JSON at exit), mounts,
+# works, unmounts and stops the server with SIGTERM.
+#
+# SMB Direct and the RDMA channel really used: DebugData must list the
+# connection with its "SMBDirect" block and "RDMA", and the server's counters
+# must show RDMA Reads (WRITE data) and RDMA Writes (READ data).
+
+NDK_SMBD=${INTEROP_NDK_SMBD:-}
+SMB_USER=smbtest
+SMB_PASS=ndk-smbd-Pw1
+# cache=none: every read and write goes to the server (section h of the
+# interop README mounts ksmbd the same way); r/wsize: README problem 7.
+SMB_OPTS="rdma,vers=3.02,cache=none,username=$SMB_USER,password=$SMB_PASS,rsize=1044480,wsize=1044480"
+
+smbd_start() {
+  if [ -z "$NDK_SMBD" ] || [ ! -x "$NDK_SMBD" ]; then
+    check "ndk-smbd built (INTEROP_NDK_SMBD)" false
+    return 1
+  fi
+  mkdir -p "$CDIR/export"
+  echo "$SMB_USER:$SMB_PASS" >"$CDIR/users"
+  "$NDK_SMBD" --share "$CDIR/export" --users "$CDIR/users" -a 127.0.0.1 -p "$HT_SMB" \
+    --duration 280 --json "$CDIR/smbd.json" >"$CDIR/smbd.out" 2>"$CDIR/smbd.err" &
+  SMBD_PID=$!
+  HOST_PIDS+=("$SMBD_PID")
+  local end=$((SECONDS + 10))
+  until grep -q 'ndk-smbd:' "$CDIR/smbd.out" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.1; done
+  sed 's/^/  smbd| /' "$CDIR/smbd.out"
+  check "ndk-smbd listening" grep -q "127.0.0.1:$HT_SMB" "$CDIR/smbd.out"
+}
+
+smbd_stop() {
+  kill -TERM "$SMBD_PID" 2>/dev/null || true
+  local rc=0
+  wait "$SMBD_PID" || rc=$?
+  sed 's/^/  smbd| /' "$CDIR/smbd.err" | tail -n 10
+  check "ndk-smbd exited 0 at SIGTERM" test "$rc" -eq 0
+  [ -s "$CDIR/smbd.json" ] && jq -c . "$CDIR/smbd.json" | sed 's/^/  smbd-stats| /'
+  return 0
+}
+
+# The mount, twice if need be: the first rdma_resolve_addr() to the
+# --to-host address after boot can time out (README section e).
+SMB_MOUNT="mkdir -p /mnt/s; modprobe cifs; ping -c 1 -W 2 $TO_HOST_IP >/dev/null 2>&1;
+for i in 1 2; do timeout 60 mount -t cifs //$TO_HOST_IP/share /mnt/s -o $SMB_OPTS && break; sleep 1; done
+mountpoint -q /mnt/s || exit 3
+grep -A3 -E '^[0-9]+\) ' /proc/fs/cifs/DebugData | head -n 4
+grep -E 'SMBDirect|^RDMA|Dialect' /proc/fs/cifs/DebugData"
+
+smb_mounted_checks() { # OUT: the guest output of SMB_MOUNT
+  check "cifs mounted the share" test "$1" -eq 0
+  check "DebugData: an SMB Direct connection (SMBDirect block)" has "$CDIR/mount.txt" 'SMBDirect'
+  check "DebugData: transport RDMA" has "$CDIR/mount.txt" '^RDMA'
+}
+
+smb_counters_checks() {
+  check "server: WRITE data pulled by RDMA Read" jtrue "$CDIR/smbd.json" '.[0].rdma_reads > 0'
+  check "server: READ data pushed by RDMA Write" jtrue "$CDIR/smbd.json" '.[0].rdma_writes > 0'
+  check "server: replies by Send with Invalidate (3.0.2 asks for it)" \
+    jtrue "$CDIR/smbd.json" '.[0].send_invalidates > 0'
+  check "server: no logon failure" jtrue "$CDIR/smbd.json" '.[0].logon_failures == 0'
+}
+
+case_cifs_dd() {
+  smbd_start || return 0
+  local rc=0 t0
+  t0=$(now)
+  g_run 150 "$SMB_MOUNT" >"$CDIR/mount.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/mount.txt"
+  smb_mounted_checks $rc
+  rc=0
+  g_run 240 "set -e
+dd if=/dev/urandom of=/tmp/src.bin bs=1M count=64 status=none
+dd if=/tmp/src.bin of=/mnt/s/big.bin bs=1M oflag=direct 2>&1 | tail -n 1
+dd if=/mnt/s/big.bin of=/tmp/back.bin bs=1M iflag=direct 2>&1 | tail -n 1
+echo src=\$(md5sum </tmp/src.bin | cut -d' ' -f1)
+echo back=\$(md5sum </tmp/back.bin | cut -d' ' -f1)
+ls -l /mnt/s
+grep -E 'SMBDirect|MR mr_ready' /proc/fs/cifs/DebugData
+umount /mnt/s && echo umounted" >"$CDIR/dd.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/dd.txt"
+  local src back host
+  src=$(sed -n 's/^src=//p' "$CDIR/dd.txt")
+  back=$(sed -n 's/^back=//p' "$CDIR/dd.txt")
+  host=$(md5sum <"$CDIR/export/big.bin" 2>/dev/null | cut -d' ' -f1)
+  check "guest script rc 0" test "$rc" -eq 0
+  check "64 MiB O_DIRECT write: the server's file equals the source ($host)" test -n "$src" -a "$src" = "$host"
+  check "64 MiB O_DIRECT read back equals the source ($back)" test -n "$src" -a "$src" = "$back"
+  check "server file is 64 MiB" test "$(stat -c %s "$CDIR/export/big.bin" 2>/dev/null)" = 67108864
+  check "umount" has "$CDIR/dd.txt" '^umounted'
+  smbd_stop
+  smb_counters_checks
+  echo "  case wall time $(since "$t0") s"
+  guest_no_oops
+}
+
+case_cifs_tree() {
+  smbd_start || return 0
+  local rc=0
+  g_run 150 "$SMB_MOUNT" >"$CDIR/mount.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/mount.txt"
+  smb_mounted_checks $rc
+  rc=0
+  g_run 180 "set -e
+rm -rf /tmp/tree; mkdir -p /tmp/tree/a/b /tmp/tree/c
+printf x >/tmp/tree/one-byte; head -c 4095 /dev/urandom >/tmp/tree/a/odd-4095
+head -c 1048577 /dev/urandom >/tmp/tree/a/b/mib-plus-1; head -c 70001 /dev/urandom >/tmp/tree/c/services
+cp -r /tmp/tree /mnt/s/tree
+diff -r /tmp/tree /mnt/s/tree && echo tree-equal
+ls -l /mnt/s/tree /mnt/s/tree/a
+mv /mnt/s/tree/c/services /mnt/s/tree/c/svc
+mv /mnt/s/tree/a /mnt/s/tree/a2
+test -f /mnt/s/tree/c/svc && test ! -e /mnt/s/tree/c/services && test -d /mnt/s/tree/a2/b && echo renamed
+rm /mnt/s/tree/one-byte
+test ! -e /mnt/s/tree/one-byte && echo removed
+rm -r /mnt/s/tree/a2
+ls -lR /mnt/s
+umount /mnt/s && echo umounted" >"$CDIR/tree.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/tree.txt" | head -n 40
+  check "guest script rc 0" test "$rc" -eq 0
+  check "cp -r: diff -r equal" has "$CDIR/tree.txt" '^tree-equal'
+  check "mv of a file and a directory" has "$CDIR/tree.txt" '^renamed'
+  check "rm" has "$CDIR/tree.txt" '^removed'
+  check "host: the tree as the guest left it" test -f "$CDIR/export/tree/c/svc" -a ! -e "$CDIR/export/tree/a2" -a ! -e "$CDIR/export/tree/one-byte"
+  check "host: the renamed file has its content" test -s "$CDIR/export/tree/c/svc"
+  check "umount" has "$CDIR/tree.txt" '^umounted'
+  smbd_stop
+  check "server: WRITE data pulled by RDMA Read" jtrue "$CDIR/smbd.json" '.[0].rdma_reads > 0'
+  guest_no_oops
+}

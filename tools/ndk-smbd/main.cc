@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// main.cc - ndk-smbd: an SMB2/3 server over SMB Direct on softndk, for
+// testing SMB Direct clients (Linux cifs, ndk-smb). One exported
+// directory; see ndk-smbd(1) and docs/smb-direct.md.
+//
+// Service slots: a connection request is first a handshake (MPA, the
+// MS-SMBD negotiate, bounded by the transport's timeouts); handshakes are
+// counted and bounded apart from established connections (--max-handshakes,
+// --max-connections), so peers that stall before negotiating never hold the
+// slots of clients being served (issue 28 item 4).
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <list>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "connection.h"
+#include "ndkapp/net_util.h"
+#include "ndkapp/session.h"
+#include "ndkapp/version.h"
+
+namespace tools = softndk::tools;
+using namespace smb::server;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+struct Options {
+  std::string dir, name = "share", address = "127.0.0.1", users, json;
+  uint16_t port = 5445;
+  bool guest = false, quiet = false, trace = false;
+  uint32_t max_io = 1u << 20;
+  unsigned max_connections = 16, max_handshakes = 16;
+  double duration = 0;
+};
+
+struct Worker {
+  std::thread th;
+  std::shared_ptr<std::atomic<bool>> done;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "ndk-smbd - SMB2/3 server over SMB Direct (MS-SMBD over softndk's iWARP): exports one\n"
+      "directory to SMB Direct clients such as Linux cifs (mount -t cifs -o rdma). For testing\n"
+      "SMB Direct clients and RDMA file transfer; not a general file server.",
+      "ndk-smbd"};
+  app.add_option("--share", o.dir, "the directory to export")->required();
+  app.add_option("--name", o.name, "share name clients connect to (default share)");
+  app.add_option("-a,--address", o.address,
+                 "softndk adapter to listen on: interface name or local address (default "
+                 "127.0.0.1)");
+  app.add_option("-p,--port", o.port, "TCP port (default 5445, where cifs connects)");
+  app.add_option("--users", o.users, "users file: user:password lines (NTLMv2)");
+  app.add_flag("--guest", o.guest, "accept unknown and anonymous users as guest");
+  app.add_option("--max-io", o.max_io, "MaxReadSize/MaxWriteSize in bytes (default 1048576)")
+      ->check(CLI::Range(65536u, 8u << 20));
+  app.add_option("--max-connections", o.max_connections,
+                 "established connections served at once (default 16)")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--max-handshakes", o.max_handshakes,
+                 "connection requests still negotiating at once (default 16)")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--duration", o.duration, "stop after this many seconds (default: at SIGINT)")
+      ->check(CLI::Range(0.0, 1e7));
+  app.add_option("--json", o.json, "write counters as JSON at exit to FILE (- for stdout)");
+  app.add_flag("-q,--quiet", o.quiet, "no start-up line");
+  app.add_flag("--trace", o.trace, "one line per SMB2 request on stderr");
+  bool version = false;
+  app.add_flag("-V,--version", version, "print the version and exit");
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "-V" || std::string(argv[i]) == "--version") {
+      std::cout << tools::version_text("ndk-smbd") << "\n";
+      return kExitOk;
+    }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ndk-smbd: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (o.users.empty() && !o.guest) {
+    std::cerr << "ndk-smbd: give --users FILE, --guest, or both\n";
+    return kExitUsage;
+  }
+  try {
+    ServerConfig cfg;
+    cfg.share_name = o.name;
+    cfg.guest = o.guest;
+    cfg.max_io = o.max_io;
+    cfg.trace = o.trace;
+    if (!o.users.empty()) cfg.users = load_users(o.users);
+    for (size_t i = 0; i < cfg.server_guid.size(); ++i)
+      cfg.server_guid[i] = uint8_t(std::hash<std::string>{}(o.dir + o.name) >> (i % 8 * 8));
+    Share share(o.dir);
+    tools::SockAddr at;
+    std::string e;
+    if (!tools::address_of_device(o.address, o.port, at, e) &&
+        !tools::resolve(o.address, o.port, at, e))
+      throw std::runtime_error(e);
+    tools::AdapterOptions ao;
+    ao.name = at.ip();
+    ao.disconnect_timeout_s = 2;
+    tools::Adapter adapter(ao);
+    tools::Listener listener(adapter, at);
+    smbd::TransportConfig tc;
+    tc.receive_credits = 64;
+    tc.send_credit_target = 64;
+    tc.max_read_write_size = o.max_io;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    if (!o.quiet)
+      std::cout << "ndk-smbd: \\\\" << at.ip() << "\\" << o.name << " = " << o.dir << " on "
+                << at.ip() << ":" << listener.port() << " (SMB Direct)" << std::endl;
+    ServerStats stats;
+    std::atomic<unsigned> handshaking{0}, serving{0};
+    std::atomic<uint64_t> refused{0}, failed_handshakes{0};
+    const auto t_end = o.duration > 0 ? tools::deadline_in(o.duration) : tools::Deadline::max();
+    std::list<Worker> workers;
+    while (!g_stop && tools::Clock::now() < t_end) {
+      auto conn = listener.next(tools::deadline_in(0.1));
+      if (conn) {
+        if (handshaking >= o.max_handshakes || serving >= o.max_connections) {
+          ++refused;  // dropping the request rejects it
+          conn.reset();
+        } else {
+          ++handshaking;
+          auto done = std::make_shared<std::atomic<bool>>(false);
+          auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
+          workers.push_back({std::thread([&, holder, done] {
+                               std::unique_ptr<smbd::Transport> t;
+                               try {
+                                 t = smbd::Transport::accept(adapter, std::move(*holder), tc);
+                               } catch (const std::exception& ex) {
+                                 ++failed_handshakes;
+                                 if (!o.quiet)
+                                   std::cerr << "ndk-smbd: handshake: " << ex.what() << "\n";
+                               }
+                               --handshaking;
+                               if (t) {
+                                 ++serving;
+                                 ++stats.connections;
+                                 std::string why;
+                                 try {
+                                   Connection c(cfg, share, *t, stats);
+                                   why = c.serve(g_stop);
+                                 } catch (const std::exception& ex) {
+                                   why = ex.what();
+                                 }
+                                 t->disconnect();
+                                 if (!o.quiet)
+                                   std::cerr << "ndk-smbd: connection ended: " << why << "\n";
+                                 --serving;
+                               }
+                               *done = true;
+                             }),
+                             done});
+        }
+      }
+      for (auto it = workers.begin(); it != workers.end();) {
+        if (*it->done) {
+          it->th.join();
+          it = workers.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    g_stop = true;
+    listener.cancel();
+    for (auto& w : workers) w.th.join();
+    if (!o.json.empty()) {
+      nlohmann::json j = {{"connections", stats.connections.load()},
+                          {"refused", refused.load()},
+                          {"failed_handshakes", failed_handshakes.load()},
+                          {"sessions", stats.sessions.load()},
+                          {"logon_failures", stats.logon_failures.load()},
+                          {"rdma_reads", stats.rdma_reads.load()},
+                          {"rdma_writes", stats.rdma_writes.load()},
+                          {"inline_reads", stats.inline_reads.load()},
+                          {"inline_writes", stats.inline_writes.load()},
+                          {"bytes_read", stats.bytes_read.load()},
+                          {"bytes_written", stats.bytes_written.load()},
+                          {"send_invalidates", stats.send_invalidates.load()},
+                          {"not_supported", stats.not_supported.load()}};
+      const std::string s = j.dump(2) + "\n";
+      if (o.json == "-") {
+        std::cout << s;
+      } else {
+        std::ofstream f(o.json);
+        f << s;
+        if (!f) throw std::runtime_error("cannot write " + o.json);
+      }
+    }
+    return kExitOk;
+  } catch (const std::exception& ex) {
+    std::cerr << "ndk-smbd: " << ex.what() << "\n";
+    return kExitFailed;
+  }
+}
