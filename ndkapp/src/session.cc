@@ -488,6 +488,13 @@ NTSTATUS Connection::accept_status() {
 
 bool Connection::handshake_done(Qp& qp) {
   if (accept_status() != STATUS_SUCCESS) return false;
+  // On the verbs backend the device's connection manager finished the
+  // handshake before the accept completed (the peer's RTU/RTR), and no FPDU
+  // counters exist: an accepted connection is a served one.
+  SOFTNDK_BACKEND_INFO bi{};
+  bi.Size = sizeof(bi);
+  if (SoftNdkQueryBackend(a_.get(), &bi) == STATUS_SUCCESS && bi.Backend == SOFTNDK_BACKEND_VERBS)
+    return true;
   SOFTNDK_CONNECTION_INFO ci{};
   if (info(ci) && ci.RtrType != 0) return true;  // the accept waited for the RTR
   SOFTNDK_COUNTERS c{};

@@ -242,7 +242,8 @@ class Connection {
   NTSTATUS accept_status();
   // The peer finished its handshake: the accept completed and the peer's
   // first FPDU arrived (the RTR, or with no peer-to-peer MPA its first
-  // message; `qp` is the accepted QP). For HandshakeGate's servers.
+  // message; `qp` is the accepted QP). On the verbs backend: the accept
+  // completed (the device's CM ends the handshake). For HandshakeGate's servers.
   bool handshake_done(Qp& qp);
   // Ends the connection without a graceful disconnect (closing it resets
   // it): for a peer dropped in its handshake, whose FIN would only be
