@@ -29,7 +29,10 @@ using tools_test::count_lines;
 using tools_test::Proc;
 using tools_test::run;
 
-void wait_listening() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+// The server listens (bounded; read from /proc/net/tcp, no connection).
+void wait_listening(const std::string& port) {
+  ASSERT_TRUE(tools_test::wait_tcp_listening(std::stoi(port))) << "no listener on port " << port;
+}
 
 // What a process holds, from /proc.
 struct Usage {
@@ -105,7 +108,7 @@ constexpr int kSequentialClients = 1000;
 TEST(NdkpingServer, ThousandSequentialClientsStayFlat) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   const long idle_threads = usage_of(server.pid()).threads;
   ASSERT_GT(idle_threads, 0) << "server not running";
   auto start = std::chrono::steady_clock::now();
@@ -143,7 +146,7 @@ TEST(NdkpingServer, RefusesClientsBeyondMaxClients) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "--max-clients", "2", "-a", "127.0.0.1", "-p", port,
                "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   std::vector<std::unique_ptr<Proc>> longs;
   for (int i = 0; i < 2; ++i) longs.push_back(std::make_unique<Proc>(ping_client(port, "0")));
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
@@ -176,7 +179,7 @@ TEST(NdkpingServer, RefusesClientsBeyondMaxClients) {
 TEST(NdkpingServer, AddressSpaceLimitRefusesAndKeepsServing) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   // Warm up first (malloc arenas, cached thread stacks, the library's
   // pools): the limit is then set on a server in its steady state.
   std::vector<std::unique_ptr<Proc>> warm;
@@ -244,7 +247,7 @@ struct ServerEnd {
 ServerEnd one_server_run(const std::vector<std::string>& client, const std::string& port,
                          const std::string& count = "0") {
   Proc server({NDKPING_BIN, "-s", "-a", "127.0.0.1", "-p", port, "-C", count, "--timeout", "5"});
-  wait_listening();
+  wait_listening(port);
   auto c = run(client, 30);
   auto s = server.wait(30);
   EXPECT_FALSE(s.timed_out);

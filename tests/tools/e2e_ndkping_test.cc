@@ -18,14 +18,17 @@ using tools_test::count_lines;
 using tools_test::Proc;
 using tools_test::run;
 
-void wait_listening() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+// The server listens (bounded; read from /proc/net/tcp, no connection).
+void wait_listening(const std::string& port) {
+  ASSERT_TRUE(tools_test::wait_tcp_listening(std::stoi(port))) << "no listener on port " << port;
+}
 
 void ping_pair(const std::string& size, int count) {
   std::string port = std::to_string(tools_test::free_port());
   std::string c = std::to_string(count);
   Proc server({NDKPING_BIN, "-s", "-a", "127.0.0.1", "-p", port, "-C", c, "-S", size, "-v", "-V",
                "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   auto cl = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", c, "-S", size, "-v", "-V",
                  "--timeout", "10"},
                 60);
@@ -49,7 +52,7 @@ TEST(NdkpingE2e, VerifiedPingsMultiFpdu) { ping_pair("100000", 5); }
 TEST(NdkpingE2e, PersistentServerSequentialAndConcurrent) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   for (int i = 0; i < 2; ++i) {
     auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "3", "-V"}, 60);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -70,7 +73,7 @@ TEST(NdkpingE2e, PersistentServerSequentialAndConcurrent) {
 TEST(NdkpingE2e, PersistentServerServesWhileAnotherClientRuns) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   Proc long_client({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "100000000", "-V"});
   usleep(500 * 1000);
   auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "3", "-V"}, 30);
@@ -85,7 +88,7 @@ TEST(NdkpingE2e, PersistentServerServesWhileAnotherClientRuns) {
 TEST(NdkpingE2e, PortInUse) {
   std::string port = std::to_string(tools_test::free_port());
   Proc first({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
-  wait_listening();
+  wait_listening(port);
   auto r = run({NDKPING_BIN, "-s", "-a", "127.0.0.1", "-p", port, "-C", "1", "--timeout", "3"}, 20);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 1);

@@ -134,6 +134,26 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
+bool wait_tcp_listening(int port, double seconds) {
+  char want[8];
+  std::snprintf(want, sizeof want, ":%04X", port);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    std::ifstream f("/proc/net/tcp");
+    std::string line;
+    std::getline(f, line);  // the column names
+    while (std::getline(f, line)) {
+      std::istringstream in(line);
+      std::string slot, local, remote, state;
+      in >> slot >> local >> remote >> state;
+      if (state == "0A" && local.size() > 5 && local.compare(local.size() - 5, 5, want) == 0)
+        return true;
+    }
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 SilentListener::SilentListener() {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};

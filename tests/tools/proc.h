@@ -46,6 +46,11 @@ ProcResult run(const std::vector<std::string>& argv, double seconds);
 // A TCP port nobody listens on right now (bind to 0, read, close).
 int free_port();
 
+// Waits (at most `seconds`) until a socket listens on TCP `port`, read
+// from /proc/net/tcp so that no connection disturbs the server; false if
+// none did in time.
+bool wait_tcp_listening(int port, double seconds = 20);
+
 // A TCP listener on 127.0.0.1 that never accepts and never answers: the
 // kernel completes the handshake, so a client's connect succeeds and its
 // MPA Request goes unanswered - a host that does not answer, on loopback.
