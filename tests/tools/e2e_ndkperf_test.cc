@@ -172,7 +172,7 @@ TEST(NdkperfE2e, ServerAndClientProcesses) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPERF_BIN, "write_bw", "--server", "-d", "127.0.0.1", "-p", port, "-s", "4096",
                "-n", "300", "--timeout", "10"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(tools_test::wait_tcp_listening(std::stoi(port))) << "no listener on " << port;
   auto c = run({NDKPERF_BIN, "write_bw", "127.0.0.1", "-p", port, "-s", "4096", "-n", "300",
                 "--json", "--quiet", "--timeout", "10"},
                60);
@@ -189,7 +189,7 @@ TEST(NdkperfE2e, PeerOfAnotherTestIsRefused) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPERF_BIN, "write_bw", "--server", "-d", "127.0.0.1", "-p", port, "-s", "4096",
                "--timeout", "5"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(tools_test::wait_tcp_listening(std::stoi(port))) << "no listener on " << port;
   auto c =
       run({NDKPERF_BIN, "read_bw", "127.0.0.1", "-p", port, "-s", "4096", "--timeout", "5"}, 40);
   EXPECT_FALSE(c.timed_out);
@@ -207,7 +207,7 @@ TEST(NdkperfE2e, SizeMismatchIsRefused) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPERF_BIN, "send_bw", "--server", "-d", "127.0.0.1", "-p", port, "-s", "4096",
                "--timeout", "5"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(tools_test::wait_tcp_listening(std::stoi(port))) << "no listener on " << port;
   auto c = run({NDKPERF_BIN, "send_bw", "127.0.0.1", "-p", port, "-s", "64", "--timeout", "5"}, 40);
   EXPECT_NE(c.exit_code, 0);
   EXPECT_EQ(count_lines(c.err), 1) << c.err;
