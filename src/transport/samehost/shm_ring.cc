@@ -116,7 +116,8 @@ ssize_t ShmRing::write(const iovec* iov, int niov, bool arm) {
       // Up to the end of the data area, then from its start.
       const uint64_t at = prod_ & mask;
       const size_t first = std::min<size_t>(want, kRingDataSize - at);
-      std::memcpy(data_ + at, src, first);
+      // An empty entry may have a null base: memcpy must not see it.
+      if (first > 0) std::memcpy(data_ + at, src, first);
       if (want > first) std::memcpy(data_, src + first, want - first);
       prod_ += want;
       room -= static_cast<int64_t>(want);
@@ -174,7 +175,9 @@ ssize_t ShmRing::read(const iovec* iov, int niov) {
     uint8_t* dst = static_cast<uint8_t*>(iov[i].iov_base);
     const uint64_t at = cons_ & mask;
     const size_t first = std::min<size_t>(want, kRingDataSize - at);
-    std::memcpy(dst, data_ + at, first);
+    // RingPath::peek() reads into an empty {nullptr, 0} entry to check the
+    // producer index: memcpy must not see the null base.
+    if (first > 0) std::memcpy(dst, data_ + at, first);
     if (want > first) std::memcpy(dst + first, data_, want - first);
     cons_ += want;
     avail -= static_cast<int64_t>(want);
