@@ -88,6 +88,9 @@ CASES=(
   # softndk's own tools on the verbs backend (libsoftndk-verbs.so) in the
   # guest: over siw0 and rxe0, and over siw0 against the host's software iWARP
   "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180" "verbs perf_rxe 200"
+  # softndk's consumers on the verbs backend (verbs_apps_cases.sh): ndk-nvmet
+  # attached by the guest kernel's nvme-rdma over siw0
+  "verbs nvmet_siw 300"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
   # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)
@@ -115,6 +118,8 @@ CASES=(
 . "$HERE/wdk_cases.sh"
 # shellcheck source=tests/interop/verbs_cases.sh
 . "$HERE/verbs_cases.sh"
+# shellcheck source=tests/interop/verbs_apps_cases.sh
+. "$HERE/verbs_apps_cases.sh"
 # shellcheck source=tests/interop/smb_cases.sh
 . "$HERE/smb_cases.sh"
 # shellcheck source=tests/interop/smb_cifs_cases.sh

@@ -288,44 +288,56 @@ case_wire_siw() {
 }
 
 # perftest as the same-run baseline of ndkperf on the verbs backend, on one
-# device (rxe0), bracketed: ib_write_bw, ndkperf write_bw, ib_write_bw; the
-# backend's overhead as the ratio ndkperf / mean(ib_write_bw). Under TCG the
-# absolute figures mean little; the ratio is what is recorded (not gated:
-# a timing ratio on a shared 2-core host is no pass/fail criterion).
+# device (rxe0), bracketed: perftest, ndkperf, perftest; the backend's
+# overhead as the ratio ndkperf / mean(perftest). Under TCG the absolute
+# figures mean little; the ratio is what is recorded (not gated: a timing
+# ratio on a shared 2-core host is no pass/fail criterion).
+#   perf_rxe       ib_write_bw -R  vs ndkperf write_bw, 64 KiB x 200 (MiB/s)
+#   perf_rxe_read  ib_read_bw -R   vs ndkperf read_bw,  64 KiB x 200 (MiB/s)
+#   perf_rxe_lat   ib_send_lat -R  vs ndkperf send_lat, 64 B x 1000: median
+#                  half round trip (perftest's t_typical), us
+# perftest's MB/sec is MiB/s (2^20; "--report_gbits ... instead of
+# MiB/sec"); ndkperf's JSON mbps is 10^6 B/s: converted before the ratio.
 # retry OUT ERR CMD...: a client whose server may not listen yet; retried
 # (bounded) only while it is refused, any other failure ends it.
 # shellcheck disable=SC2016 # expanded in the guest
 VPERF_RETRY='retry() { local o=$1 e=$2; shift 2; for i in $(seq 1 40); do
     timeout 60 "$@" >"$o" 2>"$e" && return 0
     grep -qi "refused\|Unable to perform rdma_client" "$o" "$e" || return 1; sleep 0.25; done; return 1; }'
-case_perf_rxe() {
+# vperf_bracket TEST PERFTEST SIZE ITERS PORT COLUMN UNIT: one bracket;
+# COLUMN is perftest's result column at SIZE (4: BW average, 5: t_typical).
+vperf_bracket() {
+  local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 a=$VERBS_RXE_NET.1 rc=0
   need_vkit || return 0
   g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
-  local a=$VERBS_RXE_NET.1 n=200 s=65536 rc=0
-  rm -f "$SHARE/npc.json"
+  rm -f "$SHARE/npc-$t.json"
   g_run 170 "$VPERF_RETRY
-    ibw() { timeout 60 ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F >ibs.\$1.txt 2>&1 &
-            retry ibc.\$1.txt ibc.\$1.err ib_write_bw -R -d rxe0 -p \$1 -s $s -n $n -F $a; wait
-            awk '\$1 == $s {print \$4}' ibc.\$1.txt; }
-    b1=\$(ibw 18601)
-    timeout 60 $VKIT ./vkit/ndkperf write_bw --server -d $a -p 18600 -s $s -n $n --quiet >nps.txt 2>&1 &
-    retry npc.json npc.err $VKIT ./vkit/ndkperf write_bw $a -d $a -p 18600 -s $s -n $n --json --quiet; wait
-    b2=\$(ibw 18602)
-    echo \"ib_write_bw_1 \$b1\"; echo \"ib_write_bw_2 \$b2\"
-    tail -3 npc.err" >"$CDIR/perf.txt" 2>&1 || rc=$?
-  cp "$SHARE/npc.json" "$CDIR/ndkperf.json" 2>/dev/null || true
+    ib() { timeout 60 $ib -R -d rxe0 -p \$1 -s $s -n $n -F >ibs.\$1.txt 2>&1 &
+           retry ibc.\$1.txt ibc.\$1.err $ib -R -d rxe0 -p \$1 -s $s -n $n -F $a; wait
+           awk '\$1 == $s {print \$$col}' ibc.\$1.txt; }
+    b1=\$(ib $((p + 1)))
+    timeout 60 $VKIT ./vkit/ndkperf $t --server -d $a -p $p -s $s -n $n --quiet >nps-$t.txt 2>&1 &
+    retry npc-$t.json npc-$t.err $VKIT ./vkit/ndkperf $t $a -d $a -p $p -s $s -n $n --json --quiet; wait
+    b2=\$(ib $((p + 2)))
+    echo \"base_1 \$b1\"; echo \"base_2 \$b2\"
+    tail -3 npc-$t.err" >"$CDIR/perf.txt" 2>&1 || rc=$?
+  cp "$SHARE/npc-$t.json" "$CDIR/ndkperf.json" 2>/dev/null || true
   # (jq runs here: the guest has none)
-  echo "ndkperf $(jq -r '[.. | .mbps? // empty][0] // empty' "$CDIR/ndkperf.json" 2>/dev/null)" >>"$CDIR/perf.txt"
+  local q='[.. | objects | .mbps? // empty][0] // empty | . * 1000000 / 1048576'
+  [ "$unit" = us ] && q='[.. | objects | .latency_us? | objects | .median][0] // empty'
+  echo "ndkperf $(jq -r "$q" "$CDIR/ndkperf.json" 2>/dev/null)" >>"$CDIR/perf.txt"
   sed 's/^/  perf| /' "$CDIR/perf.txt" | tail -n 8
-  local b1 b2 nd
-  b1=$(awk '$1 == "ib_write_bw_1" {print $2}' "$CDIR/perf.txt")
-  b2=$(awk '$1 == "ib_write_bw_2" {print $2}' "$CDIR/perf.txt")
+  local b1 b2 nd ratio
+  b1=$(awk '$1 == "base_1" {print $2}' "$CDIR/perf.txt")
+  b2=$(awk '$1 == "base_2" {print $2}' "$CDIR/perf.txt")
   nd=$(awk '$1 == "ndkperf" {print $2}' "$CDIR/perf.txt")
   check "perf run exit 0" test "$rc" -eq 0
-  check "ib_write_bw and ndkperf write_bw (verbs) reported MB/s" \
+  check "$ib and ndkperf $t (verbs) reported $unit" \
     awk -v a="$b1" -v b="$b2" -v c="$nd" 'BEGIN { exit !(a > 0 && b > 0 && c > 0) }'
-  local ratio
   ratio=$(awk -v a="$b1" -v b="$b2" -v c="$nd" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", c / ((a + b) / 2) }')
-  echo "  perf| write_bw $s B x $n on rxe0: ndkperf(verbs) $nd MB/s, ib_write_bw $b1 / $b2 MB/s: ratio $ratio"
-  echo "verbs write_bw rxe0 $s: ndkperf $nd ib_write_bw $b1 $b2 ratio $ratio" >>"$STATE/verbs-perf.txt"
+  echo "  perf| $t $s B x $n on rxe0: ndkperf(verbs) $nd $unit, $ib -R $b1 / $b2 $unit: ratio $ratio"
+  echo "verbs $t rxe0 $s x $n: ndkperf $nd $ib $b1 $b2 $unit ratio $ratio" >>"$STATE/verbs-perf.txt"
 }
+case_perf_rxe() { vperf_bracket write_bw ib_write_bw 65536 200 18600 4 MiB/s; }
+case_perf_rxe_read() { vperf_bracket read_bw ib_read_bw 65536 200 18610 4 MiB/s; }
+case_perf_rxe_lat() { vperf_bracket send_lat ib_send_lat 64 1000 18620 5 us; }

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/interop/verbs_apps_cases.sh - group verbs of run.sh, part 2 (sourced
+# by it after verbs_cases.sh; issue 30 item 5): softndk's real consumers on
+# the verbs backend in the guest, from the share's vkit/ with
+# SOFTNDK_BACKEND=verbs (verbs_cases.sh, need_vkit):
+#
+#   nvmet_siw   ndk-nvmet on verbs over siw0, attached by the guest kernel's
+#               nvme-rdma (nvme connect -t rdma), dd and fio with
+#               verification, nvme disconnect, the target's counters.
+
+VNVMF_NQN=nqn.2026-11.io.softndk:verbs
+VNVMF_PORT=4431
+
+# vnvmet_start ADDRESS: ndk-nvmet (verbs backend) in the guest, a RAM
+# namespace; waits (bounded) for its start-up line. Sets VNVMET_JOB.
+vnvmet_start() {
+  rm -f "$SHARE/nvmet-verbs.json" "$SHARE/nvmet.pid"
+  g_bg VNVMET_JOB "echo \$\$ >nvmet.pid; exec $VKIT ./vkit/ndk-nvmet -a $1 -p $VNVMF_PORT \
+    -n $VNVMF_NQN --ns ram:64M --allow-any-host --queues 2 --kato 30000 --duration 170 \
+    --json nvmet-verbs.json"
+  local end=$((SECONDS + 30))
+  until g_out "$VNVMET_JOB" | grep -q 'ndk-nvmet:.* on ' || [ $SECONDS -ge $end ] ||
+    [ -e "$SHARE/req/$VNVMET_JOB.rc" ]; do
+    sleep 0.2
+  done
+  g_out "$VNVMET_JOB" | sed 's/^/  nvmet| /'
+  check "ndk-nvmet (verbs) listening on $1:$VNVMF_PORT" bash -c "grep -q 'on $1:$VNVMF_PORT' '$SHARE/req/$VNVMET_JOB.out'"
+}
+
+# vnvmet_stop: SIGTERM, its exit status and counters.
+vnvmet_stop() {
+  g_run 10 "kill -TERM \$(cat nvmet.pid)" >/dev/null 2>&1 || true
+  local rc=0
+  g_wait "$VNVMET_JOB" 30 || rc=$?
+  g_out "$VNVMET_JOB" >"$CDIR/nvmet.out"
+  sed 's/^/  nvmet| /' "$CDIR/nvmet.out" | tail -n 12
+  check "ndk-nvmet exited 0 at SIGTERM" test "$rc" -eq 0
+  cp "$SHARE/nvmet-verbs.json" "$CDIR/nvmet.json" 2>/dev/null || true
+  [ -s "$CDIR/nvmet.json" ] && jq -c . "$CDIR/nvmet.json" | cut -c1-400 | sed 's/^/  nvmet-stats| /'
+  return 0
+}
+
+# The Linux NVMe-oF host (nvme-rdma over siw0) in the guest against
+# ndk-nvmet on the verbs backend over the same siw0: the kernel's RDMA
+# stack on both ends of the wire, softndk's NDK object model in between.
+case_nvmet_siw() {
+  need_vkit || return 0
+  if [ ! -x "$SHARE/vkit/ndk-nvmet" ]; then
+    check "ndk-nvmet in the verbs kit (INTEROP_NDK_NVMET)" false
+    return 0
+  fi
+  vnvmet_start 10.0.2.15
+  local find rc=0
+  find=$(find_dev "$VNVMF_NQN")
+  g_run 90 "$NVMF_GUEST_SETUP; nvme connect -t rdma -a 10.0.2.15 -s $VNVMF_PORT -n $VNVMF_NQN; rc=\$?
+    $find; echo \"dev=\$dev\"; lsblk -o NAME,SIZE,MODEL 2>/dev/null | grep -i nvme; exit \$rc" \
+    >"$CDIR/connect.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/connect.txt"
+  local dev
+  dev=$(sed -n 's/^dev=//p' "$CDIR/connect.txt" | tail -n 1)
+  check "nvme connect -t rdma (nvme-rdma over siw0): rc 0" test "$rc" -eq 0
+  check "namespace block device appeared ($dev), 64 MiB" grep -qE 'nvme.* 64M ' "$CDIR/connect.txt"
+  if [ -n "$dev" ]; then
+    # 4 MiB of random data written with O_DIRECT, read back, compared.
+    rc=0
+    g_run 90 "set -e; head -c 4194304 /dev/urandom >/tmp/vpat
+      dd if=/tmp/vpat of=$dev bs=1M count=4 oflag=direct conv=fsync status=none
+      echo 3 >/proc/sys/vm/drop_caches
+      dd if=$dev of=/tmp/vback bs=1M count=4 iflag=direct status=none
+      cmp /tmp/vpat /tmp/vback && echo 'dd: 4 MiB written and read back identical'" \
+      >"$CDIR/dd.txt" 2>&1 || rc=$?
+    sed 's/^/  dd| /' "$CDIR/dd.txt"
+    check "dd 4 MiB write + read back (O_DIRECT): identical" grep -q 'identical' "$CDIR/dd.txt"
+    # fio: random 4 KiB writes at depth 8 over 8 MiB, each block verified.
+    rc=0
+    g_run 150 "fio --name=vverify --filename=$dev --direct=1 --ioengine=libaio --rw=randwrite \
+      --bs=4k --iodepth=8 --size=8M --verify=crc32c --verify_state_save=0 \
+      --output-format=json >/tmp/vfio.json; rc=\$?; cat /tmp/vfio.json; exit \$rc" \
+      >"$CDIR/fio.json" 2>&1 || rc=$?
+    jq -r '.jobs[0] | "  fio: \(.write.iops|floor) write IOPS, \(.read.iops|floor) read IOPS (verify), error \(.error)"' \
+      "$CDIR/fio.json" 2>/dev/null || tail -n 5 "$CDIR/fio.json"
+    check "fio randwrite 4k QD8 8 MiB --verify=crc32c: rc 0" test "$rc" -eq 0
+    check "fio: no error, reads verified the writes" jq_ok "$CDIR/fio.json" \
+      '.jobs[0].error == 0 and .jobs[0].read.io_bytes >= 8388608'
+  fi
+  rc=0
+  g_run 60 "nvme disconnect -n $VNVMF_NQN" >"$CDIR/disconnect.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/disconnect.txt"
+  check "nvme disconnect: 1 controller" grep -q 'disconnected 1 controller' "$CDIR/disconnect.txt"
+  vnvmet_stop
+  guest_no_oops
+}
