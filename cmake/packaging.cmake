@@ -7,6 +7,9 @@
 #                          (softndk::softndk and softndk::wdk), softndk.pc
 #   softndk-tools   tools  ndkinfo, ndkperf, ndkping, ndk-nvmet, ndk-nvme,
 #                          softndk-wdk-run and their manual pages
+#   libsoftndk-verbs verbs the verbs backend plugin (lib/<triplet>/softndk/
+#                          libsoftndk-verbs.so, docs/verbs.md), made when the
+#                          build has it (libibverbs-dev and librdmacm-dev)
 # One -dev package for both libraries: the CMake package exports both targets
 # from one file, which needs both .so links, and the kit's headers live in
 # their own directory (softndk/wdk/), seen only by who links softndk::wdk.
@@ -49,10 +52,14 @@ set(_components lib wdk dev)
 if(SOFTNDK_BUILD_TOOLS)
   list(APPEND _components tools)
 endif()
+if(TARGET softndk-verbs)
+  list(APPEND _components verbs)
+endif()
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${_lib_pkg})
 set(CPACK_DEBIAN_WDK_PACKAGE_NAME ${_wdk_pkg})
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libsoftndk-dev)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME softndk-tools)
+set(CPACK_DEBIAN_VERBS_PACKAGE_NAME libsoftndk-verbs)
 foreach(_c ${_components})
   string(TOUPPER ${_c} _C)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/debian/copyright ${_doc_out}/changelog.Debian.gz
@@ -147,5 +154,21 @@ ndkperf (perftest-style benchmark with a raw-TCP baseline), ndkping
 ndk-nvme (NVMe over Fabrics RDMA host with a load generator) and
 softndk-wdk-run (the host that runs a driver built against the WDK
 compatibility kit).")
+
+# libsoftndk-verbs: a plugin that libsoftndk loads with dlopen (never
+# linked), so dpkg-shlibdeps sees only rdma-core (libibverbs1, librdmacm1);
+# the loader accepts only the plugin of its own build (the provider
+# interface is no ABI: docs/verbs.md), hence the exact version.
+set(CPACK_DEBIAN_VERBS_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_VERBS_PACKAGE_DEPENDS "${_lib_pkg} (= ${_deb_version})")
+set(CPACK_COMPONENT_VERBS_DESCRIPTION
+    "NDKPI over software iWARP - verbs backend (rdma-core)
+softndk is the Windows Network Direct Kernel Provider Interface (NDKPI) as a
+C/C++ library on Linux over software iWARP.
+This package holds the verbs backend, a plugin that libsoftndk loads when an
+adapter is opened with SOFTNDK_BACKEND=verbs (or auto on a host with a
+hardware RNIC): the same NDK object model served by rdma-core (libibverbs
+and librdmacm) over an RDMA device - mlx5, irdma, cxgb4, or the kernel's
+siw and rxe.")
 
 include(CPack)

@@ -8,7 +8,7 @@ t0=$(date +%s)
 step() { echo "=== $* ($(( $(date +%s) - t0 ))s)"; }
 install() { apt-get install -y -q --no-install-recommends "$@" >/dev/null; }
 b=/src/build/package  # the build directory scripts/package uses
-pkgs=(libsoftndk0 libsoftndk-wdk0 libsoftndk-dev softndk-tools)
+pkgs=(libsoftndk0 libsoftndk-wdk0 libsoftndk-dev softndk-tools libsoftndk-verbs)
 
 step "ci-chroot: library only, with: $(dpkg-query -W -f='${Package} ' g++ cmake pkg-config libisal-dev libmnl-dev)"
 cmake -S /src -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
@@ -16,20 +16,22 @@ cmake -S /src -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
 cmake --build "$b" -j"$(nproc)" >/dev/null
 test -e "$b/src/libsoftndk.so.0" && test -e "$b/src/libsoftndk.a"
 
-step "ci-chroot: + CLI11, nlohmann-json (tools), dpkg-dev, file (packaging): scripts/package"
-install libcli11-dev nlohmann-json3-dev dpkg-dev file
+step "ci-chroot: + CLI11, nlohmann-json (tools), libibverbs-dev, librdmacm-dev (verbs backend), dpkg-dev, file (packaging): scripts/package"
+install libcli11-dev nlohmann-json3-dev libibverbs-dev librdmacm-dev dpkg-dev file
 /src/scripts/package /debs
 
 step "ci-chroot: remove the build dependencies, apt-get install ./*.deb"
 apt-get purge -y -q libisal-dev libmnl-dev pkg-config libcli11-dev nlohmann-json3-dev \
-  dpkg-dev file >/dev/null
+  libibverbs-dev librdmacm-dev dpkg-dev file >/dev/null
 apt-get autoremove -y -q --purge >/dev/null
-if dpkg-query -W -f='${Status}\n' libisal2 2>/dev/null | grep -q 'ok installed'; then
-  echo "FAIL: libisal2 still installed; the dependency check would prove nothing"; exit 1
-fi
+for p in libisal2 libibverbs1 librdmacm1; do
+  if dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q 'ok installed'; then
+    echo "FAIL: $p still installed; the dependency check would prove nothing"; exit 1
+  fi
+done
 (cd /debs && apt-get install -y -q --no-install-recommends ./*.deb >/dev/null)
 dpkg-query -W -f='${Package} ${Version}\n' "${pkgs[@]}" \
-  libisal2 libmnl0 libisal-dev libmnl-dev pkg-config
+  libisal2 libmnl0 libibverbs1 librdmacm1 libisal-dev libmnl-dev pkg-config
 for p in "${pkgs[@]}"; do
   for f in copyright changelog.Debian.gz; do
     test -s "/usr/share/doc/$p/$f" || { echo "FAIL: $p has no /usr/share/doc/$p/$f"; exit 1; }
@@ -51,7 +53,8 @@ for so in libsoftndk.so.0:libsoftndk0 libsoftndk_wdk.so.0:libsoftndk-wdk0; do
     { echo "FAIL: the SONAME of $libdir/$name is not $name"; exit 1; }
   test -L "$libdir/${name%.0}" || { echo "FAIL: no link ${name%.0} (libsoftndk-dev)"; exit 1; }
 done
-for bin in "$libdir/libsoftndk_wdk.so.0" /usr/bin/softndk-wdk-run /usr/bin/ndkperf; do
+for bin in "$libdir/libsoftndk_wdk.so.0" /usr/bin/softndk-wdk-run /usr/bin/ndkperf \
+  "$libdir/softndk/libsoftndk-verbs.so"; do
   deps=$(ldd "$bin")
   if grep 'not found' <<<"$deps"; then echo "FAIL: $bin: unresolved libraries"; exit 1; fi
 done
@@ -111,6 +114,14 @@ for t in ndkinfo ndkperf ndkping softndk-wdk-run; do
   $t --version
 done
 timeout 60 ndkinfo -d lo >/dev/null
+# The verbs backend: libsoftndk finds the plugin in <libdir>/softndk and
+# loads it (libibverbs1 and librdmacm1 came with it), which then says that
+# no RDMA device serves lo - not that the plugin is missing.
+rc=0
+SOFTNDK_BACKEND=verbs timeout 60 ndkinfo -d lo >/tmp/ndkinfo-verbs.txt 2>&1 || rc=$?
+cat /tmp/ndkinfo-verbs.txt
+grep 'no RDMA device serves lo' /tmp/ndkinfo-verbs.txt >/dev/null && [ $rc != 0 ] ||
+  { echo "FAIL: SOFTNDK_BACKEND=verbs did not load $libdir/softndk/libsoftndk-verbs.so"; exit 1; }
 # The demo's loopback runs (send/write/read bw, send_lat, TCP baseline,
 # plot), shortened to 0.2 s a point.
 timeout 300 ndkperf --demo -D 0.2 --quiet --plot /tmp/ndkperf-demo.svg

@@ -11,7 +11,7 @@ pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
       nettle-dev tshark gnuplot-nox iperf3 ucx-utils iproute2 python3 libibverbs-dev librdmacm-dev jq file)
 if [ "${1:-}" = package ]; then
   pkgs=(g++ make cmake pkg-config dpkg-dev file libisal-dev libmnl-dev libcli11-dev
-        nlohmann-json3-dev)
+        nlohmann-json3-dev libibverbs-dev librdmacm-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -96,7 +97,20 @@ struct Incoming {
   }
 };
 
+// Where the suites run: adapter "lo" and 127.0.0.1, unless the environment
+// names another adapter and address (SOFTNDK_TEST_ADAPTER, SOFTNDK_TEST_IP):
+// the interop VM runs the suites on the verbs backend over the guest's siw0
+// and rxe0 that way (tests/interop/verbs_apps_cases.sh, docs/verbs.md).
+inline const char* env_or(const char* name, const char* dflt) {
+  const char* e = std::getenv(name);
+  return e != nullptr && *e != '\0' ? e : dflt;
+}
+inline const char* test_adapter() { return env_or("SOFTNDK_TEST_ADAPTER", "lo"); }
+inline const char* test_ip() { return env_or("SOFTNDK_TEST_IP", "127.0.0.1"); }
+
+// 127.0.0.1 stands for the suite's address (test_ip()).
 inline sockaddr_in v4(const char* ip, uint16_t port) {
+  if (std::strcmp(ip, "127.0.0.1") == 0) ip = test_ip();
   sockaddr_in s{};
   s.sin_family = AF_INET;
   s.sin_port = htons(port);

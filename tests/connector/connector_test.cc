@@ -59,7 +59,7 @@ class ConnTest : public ::testing::Test {
     p.MpaFlags = mpa_flags;
     p.ConnectTimeoutMs = 3000;
     p.DisconnectTimeoutMs = 2000;
-    ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a_), STATUS_SUCCESS);
+    ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &p, &a_), STATUS_SUCCESS);
   }
   const NDK_ADAPTER_DISPATCH* d() { return a_->Dispatch; }
 

@@ -55,7 +55,7 @@ class EndsTest : public ::testing::Test {
     p.ConnectTimeoutMs = connect_timeout_ms;
     p.DisconnectTimeoutMs = 2000;
     NDK_ADAPTER* a = nullptr;
-    EXPECT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
+    EXPECT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &p, &a), STATUS_SUCCESS);
     adapters_.push_back(a);
     return a;
   }

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "ndk/adapter.h"
@@ -19,6 +20,14 @@ namespace ndktest {
 using softndk::Waiter;
 
 inline constexpr NDK_VERSION kVersion{NDK_VERSION_MAJOR, NDK_VERSION_MINOR};
+
+// The suite's adapter: "lo", or SOFTNDK_TEST_ADAPTER (the interop VM runs the
+// suite on the verbs backend over the guest's siw0 / rxe0 that way:
+// tests/interop/verbs_apps_cases.sh, docs/verbs.md).
+inline const char* test_adapter() {
+  const char* e = std::getenv("SOFTNDK_TEST_ADAPTER");
+  return e != nullptr && *e != '\0' ? e : "lo";
+}
 
 inline SOFTNDK_OPEN_PARAMETERS params(ULONG flags = 0) {
   SOFTNDK_OPEN_PARAMETERS p{};
@@ -58,7 +67,7 @@ class NdkTest : public ::testing::Test {
     if (a_ != nullptr) SoftNdkCloseAdapter(a_);
     a_ = nullptr;
     auto p = params(flags);
-    ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a_), STATUS_SUCCESS);
+    ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &p, &a_), STATUS_SUCCESS);
   }
   softndk::ndk::Adapter* adapter() {
     softndk::ndk::Adapter* a;
