@@ -91,6 +91,11 @@ CASES=(
   # softndk's consumers on the verbs backend (verbs_apps_cases.sh): ndk-nvmet
   # attached by the guest kernel's nvme-rdma over siw0
   "verbs nvmet_siw 300"
+  # the NDK conformance suites on the verbs backend, less the exclusions of
+  # verbs_conformance.exclude (docs/verbs.md)
+  "verbs conformance_siw 600" "verbs conformance_rxe 600"
+  # perftest beside ndkperf on rxe0: read bandwidth and send latency
+  "verbs perf_rxe_read 200" "verbs perf_rxe_lat 200"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
   # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)

@@ -90,3 +90,54 @@ case_nvmet_siw() {
   vnvmet_stop
   guest_no_oops
 }
+
+# ---- the NDK conformance suites on the verbs backend -----------------------
+# ndk_conformance_tests (tests/ndk: the object model) and connector_tests
+# (tests/connector: connectors, listeners, data through the public C ABI),
+# built on the host, run in the guest with SOFTNDK_BACKEND=verbs on the
+# adapter and address SOFTNDK_TEST_ADAPTER / SOFTNDK_TEST_IP name (the suites'
+# own defaults: "lo", 127.0.0.1). Every test runs except those listed in
+# verbs_conformance.exclude (BINARY TEST DEVICES REASON), each explained in
+# docs/verbs.md, "The conformance suites on the verbs backend"; the rest must
+# pass.
+VCONF_EXCLUDE=$HERE/verbs_conformance.exclude
+vconf_filter() { # BINARY DEVICE: the gtest exclusions of that binary on that device
+  awk -v b="$1" -v d="$2" '!/^#/ && NF >= 4 && $1 == b && ("," $3 ",") ~ ("," d ",") {
+    printf "%s%s", sep, $2; sep = ":" }' "$VCONF_EXCLUDE"
+}
+vconf() { # DEVICE ADDRESS
+  local dev=$1 ip=$2 b exe filt rc n
+  for b in ndk connector; do
+    exe=ndk_conformance_tests
+    [ $b = connector ] && exe=connector_tests
+    if [ ! -x "$SHARE/vkit/$exe" ]; then
+      check "$exe in the verbs kit" false
+      continue
+    fi
+    filt=$(vconf_filter $b "$dev")
+    n=$(awk -F: '{print NF}' <<<"$filt")
+    rm -f "$SHARE/conf-$dev-$b.json"
+    rc=0
+    g_run 400 "cd /tmp; ulimit -c 0; env LD_LIBRARY_PATH=/share/vkit SOFTNDK_BACKEND=verbs \
+      SOFTNDK_VERBS_PLUGIN=/share/vkit/libsoftndk-verbs.so SOFTNDK_TEST_ADAPTER=$ip \
+      SOFTNDK_TEST_IP=$ip timeout 380 /share/vkit/$exe --gtest_filter=-$filt \
+      --gtest_output=json:/share/conf-$dev-$b.json" >"$CDIR/$b.txt" 2>&1 || rc=$?
+    cp "$SHARE/conf-$dev-$b.json" "$CDIR/$b.json" 2>/dev/null || true
+    grep -E '^\[  (PASSED|FAILED) ' "$CDIR/$b.txt" | sed "s/^/  $b| /" | head -n 20
+    echo "  $b| $(jq -r '"\(.tests) tests ran, \(.failures) failed, \(.time)"' "$CDIR/$b.json" 2>/dev/null) ($n excluded on $dev)"
+    check "$exe on verbs/$dev: exit 0" test "$rc" -eq 0
+    check "$exe on verbs/$dev: every test not excluded passed" \
+      jq_ok "$CDIR/$b.json" '.tests > 0 and .failures == 0 and .errors == 0'
+  done
+}
+
+case_conformance_siw() {
+  need_vkit || return 0
+  vconf siw 10.0.2.15
+}
+
+case_conformance_rxe() {
+  need_vkit || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  vconf rxe "$VERBS_RXE_NET.1"
+}

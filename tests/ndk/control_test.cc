@@ -119,7 +119,7 @@ TEST_F(Control, QueryPortBufferProtocol) {
 
 TEST_F(Control, ExclusiveCapabilityLockConflictAcrossOpens) {
   NDK_ADAPTER* b = nullptr;
-  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, nullptr, &b), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, nullptr, &b), STATUS_SUCCESS);
   Req q;
   SOFTNDK_MODIFY_PORT m{SOFTNDK_PORT_CAP_TRACE_OWNER, 0};
   ASSERT_EQ(SoftNdkModifyPort(a_, 1, SOFTNDK_MODIFY_PORT_SET_CAPS, &m, &q.r), STATUS_SUCCESS);

@@ -126,7 +126,7 @@ TEST_F(CqTest, CallbackMayRearmAndIsNeverConcurrent) {
   auto p = params();
   p.EngineThreads = 2;
   NDK_ADAPTER* a = nullptr;
-  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &p, &a), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &p, &a), STATUS_SUCCESS);
   ASSERT_EQ(a->Dispatch->NdkCreateCq(a, 1024, cb, nullptr, nullptr, nullptr, nullptr, &st.cq),
             STATUS_SUCCESS);
   softndk::ndk::Cq* impl;

@@ -3,6 +3,8 @@
 // listeners as objects.
 #include <arpa/inet.h>
 
+#include <cstring>
+
 #include "ndk_fixture.h"
 
 namespace ndktest {
@@ -10,7 +12,9 @@ namespace {
 
 using Endpoint = NdkTest;
 
+// 127.0.0.1 stands for the suite's address (SOFTNDK_TEST_IP, ndk_fixture.h).
 sockaddr_in v4(const char* ip, uint16_t port) {
+  if (std::strcmp(ip, "127.0.0.1") == 0) ip = test_ip();
   sockaddr_in s{};
   s.sin_family = AF_INET;
   s.sin_port = htons(port);
@@ -34,7 +38,7 @@ TEST_F(Endpoint, EphemeralPortAndLocalAddress) {
   ASSERT_EQ(se->Dispatch->NdkGetLocalAddress(se, reinterpret_cast<SOCKADDR*>(&got), &len),
             STATUS_SUCCESS);
   EXPECT_NE(got.sin_port, 0);
-  EXPECT_EQ(got.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+  EXPECT_EQ(got.sin_addr.s_addr, v4("127.0.0.1", 0).sin_addr.s_addr);  // the suite's address
 }
 
 TEST_F(Endpoint, AddressInUseIsSharingViolation) {
@@ -88,7 +92,7 @@ TEST_F(Endpoint, ConnectorCap) {
   auto pp = params();
   pp.MaxConnectorCount = 1;
   SoftNdkCloseAdapter(a_);
-  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &pp, &a_), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &pp, &a_), STATUS_SUCCESS);
   NDK_CONNECTOR* c = nullptr;
   ASSERT_EQ(a_->Dispatch->NdkCreateConnector(a_, nullptr, nullptr, &c), STATUS_SUCCESS);
   EXPECT_EQ(a_->Dispatch->NdkCreateConnector(a_, nullptr, nullptr, &c),

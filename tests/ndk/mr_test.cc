@@ -172,7 +172,7 @@ TEST_F(MrTest, MrCapacity) {
   auto pp = params();
   pp.MaxMrCount = 2;
   SoftNdkCloseAdapter(a_);
-  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &pp, &a_), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &pp, &a_), STATUS_SUCCESS);
   NDK_PD* p = pd();
   mr(p);
   mr(p);

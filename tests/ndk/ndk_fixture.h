@@ -28,6 +28,11 @@ inline const char* test_adapter() {
   const char* e = std::getenv("SOFTNDK_TEST_ADAPTER");
   return e != nullptr && *e != '\0' ? e : "lo";
 }
+// Its address: 127.0.0.1, or SOFTNDK_TEST_IP.
+inline const char* test_ip() {
+  const char* e = std::getenv("SOFTNDK_TEST_IP");
+  return e != nullptr && *e != '\0' ? e : "127.0.0.1";
+}
 
 inline SOFTNDK_OPEN_PARAMETERS params(ULONG flags = 0) {
   SOFTNDK_OPEN_PARAMETERS p{};

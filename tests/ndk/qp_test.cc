@@ -38,7 +38,7 @@ TEST_F(QpTest, QpCap) {
   auto pp = params();
   pp.MaxQpCount = 1;
   SoftNdkCloseAdapter(a_);
-  ASSERT_EQ(SoftNdkOpenAdapter("lo", kVersion, &pp, &a_), STATUS_SUCCESS);
+  ASSERT_EQ(SoftNdkOpenAdapter(test_adapter(), kVersion, &pp, &a_), STATUS_SUCCESS);
   NDK_PD* p = pd();
   NDK_CQ* c = cq();
   qp(p, c);
