@@ -88,6 +88,14 @@ case_nvmet_siw() {
   sed 's/^/  guest| /' "$CDIR/disconnect.txt"
   check "nvme disconnect: 1 controller" grep -q 'disconnected 1 controller' "$CDIR/disconnect.txt"
   vnvmet_stop
+  # Seen once (first run of a fresh guest, the host at load 8 on 2 cores):
+  # no capsule on any queue for the host's KATO (5 s), both ends gave up,
+  # nvme-rdma reconnected and fio finished verified. Reported, not failed.
+  if jq_ok "$CDIR/nvmet.json" '.kato_expired > 0'; then
+    g_run 20 "dmesg | grep -E 'nvme nvme[0-9]+: (long keepalive|I/O .* timeout|Reconnecting|Successfully reconnected)' | tail -n 8" \
+      | sed 's/^/  dmesg| /'
+    known "keep-alive timeout under load (TCG guest): nvme-rdma reconnected, data still verified"
+  fi
   guest_no_oops
 }
 
