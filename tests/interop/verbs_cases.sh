@@ -340,12 +340,15 @@ vperf_bracket() {
 }
 case_perf_rxe() { vperf_bracket write_bw ib_write_bw 65536 200 18600 4 MiB/s; }
 case_perf_rxe_read() { vperf_bracket read_bw ib_read_bw 65536 200 18610 4 MiB/s; }
-# send_lat also on softndk's own software iWARP over the same veth address
-# (SOFTNDK_BACKEND=iwarp-sw): which part of the figure is ndkperf and the
-# object model in this guest rather than the verbs backend (recorded only).
+# send_lat also on softndk's own software iWARP over TCP at the same veth
+# address (SOFTNDK_BACKEND=iwarp-sw; SOFTNDK_SAMEHOST=off, else the two
+# ends in one guest take the shared-memory ring, no wire at all): which part
+# of the figure is ndkperf and the object model in this guest rather than
+# the verbs backend (recorded only).
 case_perf_rxe_lat() {
   vperf_bracket send_lat ib_send_lat 64 1000 18620 5 us
-  local a=$VERBS_RXE_NET.1 sw="env LD_LIBRARY_PATH=/share/vkit SOFTNDK_BACKEND=iwarp-sw"
+  local a=$VERBS_RXE_NET.1
+  local sw="env LD_LIBRARY_PATH=/share/vkit SOFTNDK_BACKEND=iwarp-sw SOFTNDK_SAMEHOST=off"
   rm -f "$SHARE/npc-sw.json"
   g_run 120 "$VPERF_RETRY
     timeout 60 $sw ./vkit/ndkperf send_lat --server -d $a -p 18625 -s 64 -n 1000 --quiet >nps-sw.txt 2>&1 &
@@ -353,6 +356,6 @@ case_perf_rxe_lat() {
     >"$CDIR/perf-sw.txt" 2>&1 || true
   local sw_us
   sw_us=$(jq -r '[.. | objects | .latency_us? | objects | .median][0] // empty' "$SHARE/npc-sw.json" 2>/dev/null)
-  echo "  perf| send_lat 64 B x 1000 on $a, ndkperf on software iWARP (same guest, same address): $sw_us us"
+  echo "  perf| send_lat 64 B x 1000 on $a, ndkperf on software iWARP over TCP (same guest, same address): $sw_us us ($(jq -r '.results[0].path' "$SHARE/npc-sw.json" 2>/dev/null))"
   echo "iwarp-sw send_lat $a 64 x 1000: ndkperf $sw_us us" >>"$STATE/verbs-perf.txt"
 }
