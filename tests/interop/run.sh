@@ -14,7 +14,8 @@
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME, INTEROP_NDK_SMB,
 # INTEROP_NDK_SMBD, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
 # INTEROP_VERBS_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF,
-# INTEROP_NDKINFO (the verbs backend and the tools that run on it in the guest; vm.sh)
+# INTEROP_NDKINFO, INTEROP_NDK_CONFORMANCE, INTEROP_CONNECTOR_TESTS (the verbs
+# backend, the tools and the conformance suites that run on it in the guest; vm.sh)
 # (empty if not built).
 #
 # One VM per group, driven through a small guest agent: the VM's command is
