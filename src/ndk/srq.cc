@@ -59,7 +59,7 @@ ULONG Srq::queued() {
 
 NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
   if (depth > adapter()->info().MaxSrqDepth) return STATUS_INVALID_PARAMETER;
-  if (engine_) {
+  if (auto e = engine()) {
     // A device SRQ: the limit is the device's (ibv_modify_srq IBV_SRQ_LIMIT);
     // its size stays what NdkCreateSrq gave (docs/verbs.md: not every
     // device resizes an SRQ, so none is resized here).
@@ -71,7 +71,7 @@ NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
       threshold_ = threshold;
       armed_ = true;
     }
-    return engine_->arm(threshold);
+    return e->arm(threshold);
   }
   std::vector<ReceiveRequest> ring;
   if (depth != 0) {
@@ -117,7 +117,8 @@ NTSTATUS Srq::enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
 
 NTSTATUS Srq::post(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   NTSTATUS s = enqueue(ctx, sgl, nsge);
-  if (s == STATUS_SUCCESS && engine_) engine_->srq_posted();  // outside mu_
+  if (s != STATUS_SUCCESS) return s;
+  if (auto e = engine()) e->srq_posted();  // outside mu_: the engine takes it with srq_take
   return s;
 }
 
@@ -172,7 +173,16 @@ void Srq::begin_teardown() {
     std::lock_guard lk(mu_);
     stopped_ = true;
   }
-  if (engine_) engine_->detach();  // the device SRQ goes with its last QP
+  if (auto e = engine()) e->detach();  // no more calls into this object
+}
+
+void Srq::on_closed() {
+  std::shared_ptr<provider::SrqEngine> e;
+  {
+    std::lock_guard lk(mu_);
+    e.swap(engine_);
+  }
+  // The device SRQ goes once the connections of its QPs let go too.
 }
 
 }  // namespace softndk::ndk

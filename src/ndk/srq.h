@@ -43,7 +43,10 @@ class Srq final : public Object, public provider::SrqHost {
   ULONG depth();
   ULONG queued();
   ULONG max_sge() const { return max_sge_; }
-  std::shared_ptr<provider::SrqEngine> engine() const { return engine_; }
+  std::shared_ptr<provider::SrqEngine> engine() {
+    std::lock_guard lk(mu_);
+    return engine_;
+  }
   // provider::SrqHost
   bool srq_take(ReceiveRequest* out) override;
   void srq_limit_reached() override;
@@ -51,6 +54,7 @@ class Srq final : public Object, public provider::SrqHost {
  private:
   Srq(Pd* pd, ULONG max_sge, NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx);
   void begin_teardown() override;
+  void on_closed() override;
   NTSTATUS enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge);
   void notify_locked(NTSTATUS status);
   void run_notifications();
@@ -69,8 +73,10 @@ class Srq final : public Object, public provider::SrqHost {
   bool armed_ = false;
   bool failed_ = false;
   bool stopped_ = false;
-  NotifyQueue notes_;                            // serialized delivery
-  std::shared_ptr<provider::SrqEngine> engine_;  // set at create, never changed
+  NotifyQueue notes_;  // serialized delivery
+  // Set at create; dropped when the SRQ has closed (its QPs closed before
+  // it), while the adapter's engine is still there to destroy the device SRQ.
+  std::shared_ptr<provider::SrqEngine> engine_;
 };
 
 }  // namespace softndk::ndk

@@ -222,7 +222,7 @@ class VerbsProvider final : public provider::Provider {
   // (verbs takes only MR lkeys in SGEs). False: not a window token.
   bool window_sge_lkey(uint32_t token, uint64_t addr, uint64_t len, uint32_t* lkey);
   void srq_created(ibv_srq* s, std::weak_ptr<VerbsSrq> v);
-  void srq_gone(ibv_srq* s);  // loop thread
+  void srq_gone(ibv_srq* s);
 
   // For the connection classes.
   Loop& loop() { return *loop_; }

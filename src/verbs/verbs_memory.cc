@@ -11,6 +11,18 @@
 namespace softndk::verbs {
 
 namespace {
+// Every SRQ of the process by its ibv_srq: rdma_cm shares one device
+// context among all ids of a process, so two adapters on one device read
+// the same async fd and either may receive another's SRQ event.
+struct SrqRegistry {
+  std::mutex mu;
+  std::map<ibv_srq*, std::weak_ptr<VerbsSrq>> srqs;
+};
+SrqRegistry& srq_registry() {
+  static auto* r = new SrqRegistry;  // never destroyed: used until the last adapter closes
+  return *r;
+}
+
 // The arena is a full-rights MR: the windows bound over it carry the
 // rights the consumer asked for (window_access()).
 constexpr int kArenaAccess =
@@ -151,13 +163,15 @@ NTSTATUS VerbsProvider::create_srq(provider::SrqHost* host, uint32_t depth, uint
 }
 
 void VerbsProvider::srq_created(ibv_srq* s, std::weak_ptr<VerbsSrq> v) {
-  std::lock_guard lk(mem_mu_);
-  srqs_[s] = std::move(v);
+  SrqRegistry& r = srq_registry();
+  std::lock_guard lk(r.mu);
+  r.srqs[s] = std::move(v);
 }
 
 void VerbsProvider::srq_gone(ibv_srq* s) {
-  std::lock_guard lk(mem_mu_);
-  srqs_.erase(s);
+  SrqRegistry& r = srq_registry();
+  std::lock_guard lk(r.mu);
+  r.srqs.erase(s);
 }
 
 void VerbsProvider::on_async_event() {
@@ -166,9 +180,11 @@ void VerbsProvider::on_async_event() {
     if (ibv_get_async_event(bind_id_->verbs, &ev) != 0) return;  // EAGAIN: drained
     std::shared_ptr<VerbsSrq> srq;
     if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED) {
-      std::lock_guard lk(mem_mu_);
-      auto it = srqs_.find(ev.element.srq);
-      if (it != srqs_.end()) srq = it->second.lock();
+      // Possibly another adapter's SRQ on the same device (the registry).
+      SrqRegistry& r = srq_registry();
+      std::lock_guard lk(r.mu);
+      auto it = r.srqs.find(ev.element.srq);
+      if (it != r.srqs.end()) srq = it->second.lock();
     }
     // Acked before the handler: ibv_destroy_srq waits for unacked events
     // of its SRQ, and the last reference may go in the handler.

@@ -13,7 +13,7 @@
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME, INTEROP_NDK_SMB,
 # INTEROP_NDK_SMBD, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
-# INTEROP_VERBS_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF,
+# INTEROP_VERBS_EXERCISE, INTEROP_VERBS_NDK_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF,
 # INTEROP_NDKINFO (the verbs backend and the tools that run on it in the guest; vm.sh)
 # (empty if not built).
 #
@@ -88,6 +88,8 @@ CASES=(
   # softndk's own tools on the verbs backend (libsoftndk-verbs.so) in the
   # guest: over siw0 and rxe0, and over siw0 against the host's software iWARP
   "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180" "verbs perf_rxe 200"
+  # fast register, windows, invalidation, SRQs through the NDK API (issue 30)
+  "verbs ndk_fr_rxe 150" "verbs ndk_fr_siw 150"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
   # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)

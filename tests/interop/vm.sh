@@ -59,7 +59,8 @@ write_agent() { # SHARE
     for lib in $(ldd "$INTEROP_SOFTNDK_SO" | awk '/libisal|libmnl/ {print $3}'); do
       cp -L "$lib" "$1/vkit/$(basename "$lib")"
     done
-    for t in "${NDKPING:-}" "${INTEROP_NDKPERF:-}" "${INTEROP_NDKINFO:-}"; do
+    for t in "${NDKPING:-}" "${INTEROP_NDKPERF:-}" "${INTEROP_NDKINFO:-}" \
+      "${INTEROP_VERBS_NDK_EXERCISE:-}"; do
       [ -n "$t" ] && [ -x "$t" ] && cp "$t" "$1/vkit/"
     done
   fi
