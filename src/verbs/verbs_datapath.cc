@@ -4,6 +4,8 @@
 // model's rings, flush and stop (verbs_backend.h).
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include "verbs/verbs_backend.h"
 
@@ -154,9 +156,15 @@ void VerbsConnection::reregister_locked(const provider::WorkRequest& wr, uint64_
   if (mr == nullptr) {
     st = STATUS_NOT_SUPPORTED;  // an NdkInvalidate of a window: no windows here
   } else if (wr.type == NdkOperationTypeInvalidate) {
-    if (uint64_t h = mr->device_handle(); h != 0)
-      ibv_dereg_mr(reinterpret_cast<ibv_mr*>(static_cast<uintptr_t>(h)));
-    mr->set_device_keys(0, 0, 0);
+    if (uint64_t h = mr->device_handle(); h != 0) {
+      int rc = ibv_dereg_mr(reinterpret_cast<ibv_mr*>(static_cast<uintptr_t>(h)));
+      if (rc != 0) {
+        std::fprintf(stderr, "softndk verbs: degraded-mode invalidate: ibv_dereg_mr: %s\n",
+                     std::strerror(rc));
+        st = STATUS_INVALID_DEVICE_REQUEST;  // the registration stays valid: say so
+      }
+    }
+    if (st == STATUS_SUCCESS) mr->set_device_keys(0, 0, 0);
   } else {
     std::vector<NDK_LOGICAL_ADDRESS> pages = mr->take_fr_pages(wr.fr_ticket);
     FrBind fb;

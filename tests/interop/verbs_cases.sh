@@ -372,12 +372,14 @@ case_ndk_fr_rxe() {
     nja fr_rxe write_through_fr_token read_through_fr_token
   check "local invalidate, FastRegister again with the same token, Write verified" \
     nja fr_rxe local_invalidate fast_register_again_same_token write_after_refastregister
+  check "Read with local invalidate into a fast-registered sink: data verified, one completion, the sink re-binds" \
+    nja fr_rxe sink_fast_register read_with_local_invalidate sink_fast_register_after_read_invalidate
   check "memory window: NdkBind, the peer's Write through it verified, NdkInvalidate" \
     nja fr_rxe bind_mw write_through_mw invalidate_mw
-  check "Send with Invalidate, then the peer's Write through the dead token fails" \
-    nja fr_rxe send_with_invalidate write_after_remote_invalidate_fails
-  check "local invalidate, then the peer's Write through the dead token fails" \
-    nj fr_rxe write_after_local_invalidate_fails
+  check "Send with Invalidate, then the peer's Read through the dead token fails" \
+    nja fr_rxe send_with_invalidate read_after_remote_invalidate_fails
+  check "local invalidate, then the peer's Read through the dead token fails" \
+    nj fr_rxe read_after_local_invalidate_fails
 }
 
 case_ndk_fr_siw() {
@@ -395,6 +397,10 @@ case_ndk_fr_siw() {
   check "degraded mode: exit 0, every step held" test "$NDKX_RC" -eq 0
   check "degraded mode: FastRegister, the peer's Write and Read through the new token verified" \
     nja fr_siw_degraded fast_register write_through_fr_token read_through_fr_token
-  check "degraded mode: local invalidate, then the peer's Write fails" \
-    nj fr_siw_degraded write_after_local_invalidate_fails
+  check "degraded mode: local invalidate, then the peer's Read through its token fails" \
+    nj fr_siw_degraded read_after_local_invalidate_fails
+  check "degraded mode: the token changes with each FastRegister (the mode's documented cost)" \
+    nj fr_siw_degraded fast_register '.token_stable == false'
+  check "degraded mode: a peer's Send with Invalidate drops the registration (siw), the Read through it fails" \
+    nj fr_siw_degraded read_after_remote_invalidate '.refused == true'
 }
