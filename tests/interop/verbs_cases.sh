@@ -359,6 +359,8 @@ nja() { # FILE OP...: every step is there and ok
 case_ndk_fr_rxe() {
   need_ndk_exercise || return 0
   g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  vinfo "$VERBS_RXE_NET.1"
+  check "ndkinfo: fast register type2-window on rxe0" grep -q 'fast register.*type2-window' "$CDIR/ndkinfo.txt"
   ndk_exercise fr_rxe "$VERBS_RXE_NET.1" 7311
   check "exit 0: every step held" test "$NDKX_RC" -eq 0
   check "type-2 windows: FRMRPageCount, MaxWindowSize and read-with-local-invalidate reported" \
@@ -386,6 +388,8 @@ case_ndk_fr_siw() {
   need_ndk_exercise || return 0
   # Default: no type-2 windows on siw, so NdkInitializeFastRegisterMr fails
   # with the documented STATUS_NOT_SUPPORTED (the exercise stops there).
+  vinfo 10.0.2.15
+  check "ndkinfo: fast register unsupported on siw0 by default" grep -q 'fast register.*unsupported' "$CDIR/ndkinfo.txt"
   ndk_exercise fr_siw 10.0.2.15 7312
   check "default: FRMRPageCount 0, no windows" nj fr_siw open '.FRMRPageCount == 0 and .MaxWindowSize == 0'
   check "default: two QPs on one SRQ and the limit event on siw too" \
