@@ -49,9 +49,7 @@
 //     deregister_memory() (on a backend thread, completing through the NDK
 //     request callback) and the tokens the consumer gets are the device's
 //     keys; the object model's StagTable then holds no checked entries for
-//     those MRs. Fast-register MRs and memory windows stay above the line
-//     (the software engine's) and are refused on such an engine
-//     (STATUS_NOT_SUPPORTED) until it implements them;
+//     those MRs. Fast-register MRs and memory windows: version 3 (below);
 //   - receives: QpHost::set_receive_notice() registers an engine that posts
 //     receives to a device as they are posted: every NdkReceive then calls
 //     QpEngine::rq_posted() after queueing it (no call, no lock otherwise);
