@@ -37,6 +37,7 @@ NTSTATUS Srq::create(Pd* pd, ULONG depth, ULONG max_sge, ULONG threshold,
   if (p.device_srq()) {
     NTSTATUS s = p.create_srq(srq.get(), depth, max_sge, &srq->engine_);
     if (s != STATUS_SUCCESS) return s;
+    srq->device_ = true;
     if (threshold > 0 && (s = srq->engine_->arm(threshold)) != STATUS_SUCCESS) {
       srq->engine_->detach();
       return s;
@@ -59,7 +60,7 @@ ULONG Srq::queued() {
 
 NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
   if (depth > adapter()->info().MaxSrqDepth) return STATUS_INVALID_PARAMETER;
-  if (auto e = engine()) {
+  if (auto e = device_ ? engine() : nullptr) {
     // A device SRQ: the limit is the device's (ibv_modify_srq IBV_SRQ_LIMIT);
     // its size stays what NdkCreateSrq gave (docs/verbs.md: not every
     // device resizes an SRQ, so none is resized here).
@@ -118,6 +119,7 @@ NTSTATUS Srq::enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
 NTSTATUS Srq::post(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   NTSTATUS s = enqueue(ctx, sgl, nsge);
   if (s != STATUS_SUCCESS) return s;
+  if (!device_) return s;
   if (auto e = engine()) e->srq_posted();  // outside mu_: the engine takes it with srq_take
   return s;
 }

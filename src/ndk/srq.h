@@ -77,6 +77,7 @@ class Srq final : public Object, public provider::SrqHost {
   // Set at create; dropped when the SRQ has closed (its QPs closed before
   // it), while the adapter's engine is still there to destroy the device SRQ.
   std::shared_ptr<provider::SrqEngine> engine_;
+  bool device_ = false;  // engine_ was set at create (never changes): the software path skips it
 };
 
 }  // namespace softndk::ndk

@@ -251,6 +251,7 @@ class VerbsProvider final : public provider::Provider {
   std::mutex mem_mu_;                        // arenas_, windows_, srqs_
   std::multimap<uint64_t, ibv_mr*> arenas_;  // by address
   std::map<uint32_t, int> windows_;          // live window rkeys
+  std::atomic<int> window_count_{0};
   std::map<ibv_srq*, std::weak_ptr<VerbsSrq>> srqs_;
   NDK_ADAPTER_INFO info_{};
   DeviceFacts facts_;

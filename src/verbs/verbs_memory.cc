@@ -72,6 +72,7 @@ NTSTATUS VerbsProvider::alloc_window(WindowKeys* out) {
     std::lock_guard lk(mem_mu_);
     ++windows_[mw->rkey];
   }
+  window_count_.fetch_add(1, std::memory_order_release);
   out->rkey = mw->rkey;
   out->handle = reinterpret_cast<uintptr_t>(mw);
   return STATUS_SUCCESS;
@@ -84,6 +85,7 @@ void VerbsProvider::free_window(uint64_t handle) {
     auto it = windows_.find(mw->rkey);
     if (it != windows_.end() && --it->second == 0) windows_.erase(it);
   }
+  window_count_.fetch_sub(1, std::memory_order_release);
   loop_->post([mw] { ibv_dealloc_mw(mw); });
 }
 
@@ -133,6 +135,8 @@ ibv_mr* VerbsProvider::find_arena(uint64_t addr, uint64_t len) {
 }
 
 bool VerbsProvider::window_sge_lkey(uint32_t token, uint64_t addr, uint64_t len, uint32_t* lkey) {
+  // Posts of an adapter without windows take no lock here.
+  if (window_count_.load(std::memory_order_acquire) == 0) return false;
   {
     std::lock_guard lk(mem_mu_);
     if (windows_.find(token) == windows_.end()) return false;
