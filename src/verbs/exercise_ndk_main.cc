@@ -46,9 +46,9 @@ void step(const char* op, bool ok, NTSTATUS st, const std::string& extra = {}) {
   if (!ok) g_all_ok = false;
 }
 
-// The next completion of `cq`, bounded (10 s): false if none came.
+// The next completion of `cq`, bounded (30 s): false if none came.
 bool next_result(NDK_CQ* cq, NDK_RESULT_EX* r) {
-  auto end = std::chrono::steady_clock::now() + 10s;
+  auto end = std::chrono::steady_clock::now() + 30s;  // TCG guests under load
   while (std::chrono::steady_clock::now() < end) {
     if (cq->Dispatch->NdkGetCqResultsEx(cq, r, 1) == 1) return true;
     std::this_thread::sleep_for(1ms);
@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
                                   &softndk::Waiter::request_cb, &cw);
     if (st != STATUS_PENDING) break;
     NDK_CONNECTOR* in = nullptr;
-    for (int t = 0; t < 10000 && in == nullptr; ++t) {
+    for (int t = 0; t < 30000 && in == nullptr; ++t) {  // 30 s
       {
         std::lock_guard lk(w.mu);
         in = w.n > i ? w.incoming[i] : nullptr;
@@ -284,12 +284,12 @@ int main(int argc, char** argv) {
                                  &softndk::Waiter::request_cb, &aw);
     if (st != STATUS_PENDING) break;
     where = "connect_completion";
-    if (!cw.wait() || (st = cw.status()) != STATUS_SUCCESS) break;
+    if (!cw.wait(30s) || (st = cw.status()) != STATUS_SUCCESS) break;
     where = "complete_connect_and_accept";
     softndk::Waiter ccw;
     st = cc->Dispatch->NdkCompleteConnect(cc, nullptr, nullptr, &softndk::Waiter::request_cb, &ccw);
-    if (st == STATUS_PENDING) st = ccw.wait() ? ccw.status() : STATUS_IO_TIMEOUT;
-    if (st == STATUS_SUCCESS) st = aw.wait() ? aw.status() : STATUS_IO_TIMEOUT;
+    if (st == STATUS_PENDING) st = ccw.wait(30s) ? ccw.status() : STATUS_IO_TIMEOUT;
+    if (st == STATUS_SUCCESS) st = aw.wait(30s) ? aw.status() : STATUS_IO_TIMEOUT;
   }
   step("connect_two_qps_on_srq", st == STATUS_SUCCESS, st,
        st == STATUS_SUCCESS ? std::string() : "\"where\": \"" + where + "\"");

@@ -89,7 +89,7 @@ CASES=(
   # guest: over siw0 and rxe0, and over siw0 against the host's software iWARP
   "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180" "verbs perf_rxe 200"
   # fast register, windows, invalidation, SRQs through the NDK API (issue 30)
-  "verbs ndk_fr_rxe 150" "verbs ndk_fr_siw 150"
+  "verbs ndk_fr_rxe 180" "verbs ndk_fr_siw 240"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
   # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)
