@@ -284,6 +284,11 @@ typedef struct _SOFTNDK_BACKEND_INFO {
   ULONG Backend; /* SOFTNDK_BACKEND_* */
   char Device[96];
   char Reason[256];
+  /* How NdkFastRegister works on this adapter (docs/verbs.md, "Fast
+   * register"), its mode name first: "software", "software-rekey",
+   * "type2-window", "register-per-fast-register" (the degraded mode of
+   * SOFTNDK_OPEN_FLAG_FR_REGISTER) or "unsupported", then a reason. */
+  char FastRegister[160];
 } SOFTNDK_BACKEND_INFO;
 NTSTATUS SoftNdkQueryBackend(NDK_ADAPTER* pNdkAdapter, SOFTNDK_BACKEND_INFO* pInfo);
 NTSTATUS SoftNdkQueryPort(NDK_ADAPTER* pNdkAdapter, UCHAR PortNumber, SIZE_T AttrSize,

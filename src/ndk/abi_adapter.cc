@@ -122,6 +122,14 @@ NTSTATUS BuildLAM(NDK_ADAPTER* p, MDL* mdl, SIZE_T length, NDK_FN_REQUEST_COMPLE
       lam->AdapterPageArray[i].QuadPart = static_cast<int64_t>(first + i * NDK_PAGE_SIZE);
     *lam_size = static_cast<ULONG>(need);
     *fbo = static_cast<ULONG>(offset);
+    if (a->provider().fr_support() == provider::Provider::FrSupport::kWindows) {
+      // A device engine with windows: the LAM's pages become the arena the
+      // fast-register windows are bound over (provider.h v3), registered on
+      // the engine's thread; the outcome comes through `done`.
+      if (done == nullptr) return STATUS_INVALID_PARAMETER;
+      return a->provider().register_lam(first, pages * NDK_PAGE_SIZE,
+                                        [done, ctx](NTSTATUS st) { done(ctx, st); });
+    }
     return a->finish_request(nullptr, done, ctx, STATUS_SUCCESS);
   });
 }
@@ -129,6 +137,10 @@ NTSTATUS BuildLAM(NDK_ADAPTER* p, MDL* mdl, SIZE_T length, NDK_FN_REQUEST_COMPLE
 void ReleaseLAM(NDK_ADAPTER* p, NDK_LOGICAL_ADDRESS_MAPPING* lam) {
   Adapter* a;
   if (Adapter::from(p, &a) != STATUS_SUCCESS || lam == nullptr) return;
+  if (lam->AdapterContext != nullptr && lam->AdapterPageCount > 0 &&
+      a->provider().fr_support() == provider::Provider::FrSupport::kWindows)
+    a->provider().release_lam(static_cast<uint64_t>(lam->AdapterPageArray[0].QuadPart),
+                              uint64_t{lam->AdapterPageCount} * NDK_PAGE_SIZE);
   lam->AdapterContext = nullptr;  // nothing is pinned: the mapping is the VA itself
 }
 

@@ -33,8 +33,7 @@ NTSTATUS CreateMw(NDK_PD* p, NDK_FN_CREATE_COMPLETION done, PVOID ctx, NDK_MW** 
     Pd* pd;
     NTSTATUS s = live(p, NdkObjectTypePd, &pd);
     if (s != STATUS_SUCCESS) return s;
-    // Windows live in the software engine's STag table (provider.h v2).
-    if (pd->adapter()->provider().registers_memory()) return STATUS_NOT_SUPPORTED;
+    // On a device engine windows are the device's (Mw::create, provider.h v3).
     return create<Mw>(pd->adapter(), Resource::kMw, done, ctx, out,
                       [&](Mw** o) { return Mw::create(pd, o); });
   });

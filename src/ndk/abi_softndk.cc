@@ -100,6 +100,28 @@ NTSTATUS SoftNdkQueryAdapter(NDK_ADAPTER* pNdkAdapter, SIZE_T AttrSize, SOFTNDK_
   });
 }
 
+namespace {
+// SOFTNDK_BACKEND_INFO.FastRegister: the mode's name, then why.
+const char* fr_mode_text(softndk::ndk::Adapter& a) {
+  using F = softndk::provider::Provider::FrSupport;
+  switch (a.provider().fr_support()) {
+    case F::kObjectModel:
+      return a.fr_rekey()
+                 ? "software-rekey: a new token per NdkFastRegister (SOFTNDK_OPEN_FLAG_FR_REKEY)"
+                 : "software: one token per fast-register MR for its life";
+    case F::kWindows:
+      return "type2-window: a type-2 memory window re-bound with its own key; the token is stable";
+    case F::kReregister:
+      return "register-per-fast-register: degraded mode (SOFTNDK_OPEN_FLAG_FR_REGISTER), the token "
+             "changes with every NdkFastRegister";
+    case F::kNone:
+      break;
+  }
+  return "unsupported: the device has no type-2 memory windows (SOFTNDK_OPEN_FLAG_FR_REGISTER "
+         "opts into register-per-fast-register)";
+}
+}  // namespace
+
 NTSTATUS SoftNdkQueryBackend(NDK_ADAPTER* pNdkAdapter, SOFTNDK_BACKEND_INFO* pInfo) {
   return guarded([&]() -> NTSTATUS {
     Adapter* a;
@@ -112,6 +134,7 @@ NTSTATUS SoftNdkQueryBackend(NDK_ADAPTER* pNdkAdapter, SOFTNDK_BACKEND_INFO* pIn
     full.Backend = a->backend().backend;
     std::snprintf(full.Device, sizeof full.Device, "%s", a->backend().device.c_str());
     std::snprintf(full.Reason, sizeof full.Reason, "%s", a->backend().why.c_str());
+    std::snprintf(full.FastRegister, sizeof full.FastRegister, "%s", fr_mode_text(*a));
     const size_t n = std::min<size_t>(pInfo->Size, sizeof full);
     const ULONG caller_size = pInfo->Size;
     std::memcpy(pInfo, &full, n);

@@ -100,8 +100,11 @@ NTSTATUS Mr::register_on_device(const MDL* mdl, SIZE_T length, ULONG flags,
   }
   hold();  // until the completion returned
   s = adapter()->provider().register_memory(
-      base, length, flags, [this, done, ctx](NTSTATUS st, provider::Provider::MemoryKeys k) {
+      base, length, flags,
+      [this, done, ctx, base, length](NTSTATUS st, provider::Provider::MemoryKeys k) {
         if (st == STATUS_SUCCESS) {
+          dev_base_.store(base, std::memory_order_release);
+          dev_len_.store(length, std::memory_order_release);
           dev_lkey_.store(k.lkey, std::memory_order_release);
           dev_rkey_.store(k.rkey, std::memory_order_release);
           dev_handle_.store(k.handle, std::memory_order_release);
@@ -137,15 +140,46 @@ NTSTATUS Mr::deregister_on_device(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
 
 NTSTATUS Mr::initialize_fast_register(ULONG pages, bool remote) {
   if (!fast_) return STATUS_INVALID_DEVICE_REQUEST;
-  // Fast register lives in the software engine's STag table; a device
-  // engine has no fast-register strategy behind the seam yet
-  // (docs/verbs.md, "What remains").
-  if (adapter()->provider().registers_memory()) return STATUS_NOT_SUPPORTED;
   if (pages == 0) return STATUS_INVALID_PARAMETER;
   if (pages > Limits::kMaxFrPages) return STATUS_IMPLEMENTATION_LIMIT;
+  provider::Provider& p = adapter()->provider();
+  if (p.registers_memory()) {
+    // A device engine (provider.h v3): the FR MR is a device window whose
+    // rkey is the token for the MR's life (NDKPI: the token read after
+    // this call stays valid across NdkFastRegister), or the degraded
+    // re-registration mode, or nothing (docs/verbs.md, "Fast register").
+    using F = provider::Provider::FrSupport;
+    switch (p.fr_support()) {
+      case F::kWindows:
+        if (pages > adapter()->info().FRMRPageCount) return STATUS_INVALID_PARAMETER;
+        if (dev_handle_.load() == 0) {
+          provider::Provider::WindowKeys k;
+          NTSTATUS s = p.alloc_window(&k);
+          if (s != STATUS_SUCCESS) return s;
+          dev_window_.store(true);
+          dev_lkey_.store(k.rkey, std::memory_order_release);
+          dev_rkey_.store(k.rkey, std::memory_order_release);
+          dev_handle_.store(k.handle, std::memory_order_release);
+          on_device_.store(true, std::memory_order_release);
+        }
+        break;
+      case F::kReregister:
+        if (pages > adapter()->info().FRMRPageCount) return STATUS_INVALID_PARAMETER;
+        on_device_.store(true, std::memory_order_release);  // tokens 0 until the first FR
+        break;
+      default:
+        return STATUS_NOT_SUPPORTED;
+    }
+  }
   fr_pages_ = pages;
   fr_remote_ = remote;
   return STATUS_SUCCESS;
+}
+
+void Mr::set_device_keys(uint32_t lkey, uint32_t rkey, uint64_t handle) {
+  dev_lkey_.store(lkey, std::memory_order_release);
+  dev_rkey_.store(rkey, std::memory_order_release);
+  dev_handle_.store(handle, std::memory_order_release);
 }
 
 NTSTATUS Mr::stage_fr_pages(const NDK_LOGICAL_ADDRESS* pages, ULONG n, uint32_t* ticket) {
@@ -187,8 +221,12 @@ uint32_t Mr::next_token() {
 }
 
 void Mr::on_closed() {
-  if (uint64_t h = dev_handle_.exchange(0); h != 0)
-    adapter()->provider().deregister_memory(h, nullptr);
+  if (uint64_t h = dev_handle_.exchange(0); h != 0) {
+    if (dev_window_.load())
+      adapter()->provider().free_window(h);
+    else
+      adapter()->provider().deregister_memory(h, nullptr);
+  }
   adapter()->stags().free(stag_.load());
 }
 

@@ -64,6 +64,12 @@ class Mr final : public Object, public provider::MemoryObject {
   // A request that never runs (failed post, flush).
   void drop_fr_pages(uint32_t ticket);
   bool registered() const { return registered_.load(std::memory_order_acquire); }
+  // provider::MemoryObject (v3): the device registration or window.
+  uint64_t device_handle() const override { return dev_handle_.load(std::memory_order_acquire); }
+  void set_device_keys(uint32_t lkey, uint32_t rkey, uint64_t handle) override;
+  // A device registration's range (NdkBind checks a window against it).
+  uint64_t device_base() const { return dev_base_.load(std::memory_order_acquire); }
+  uint64_t device_length() const { return dev_len_.load(std::memory_order_acquire); }
 
   // Checks that the MDL chain is virtually contiguous and long enough;
   // returns its base VA and total size. Shared with NdkBuildLAM.
@@ -83,6 +89,8 @@ class Mr final : public Object, public provider::MemoryObject {
   std::atomic<bool> on_device_{false};
   std::atomic<uint32_t> dev_lkey_{0}, dev_rkey_{0};
   std::atomic<uint64_t> dev_handle_{0};
+  std::atomic<uint64_t> dev_base_{0}, dev_len_{0};
+  std::atomic<bool> dev_window_{false};  // dev_handle_ is a window (FR MR, provider.h v3)
   std::atomic<ULONG> fr_pages_{0};
   std::atomic<bool> fr_remote_{false};
   std::mutex fr_mu_;  // guards the staged page arrays

@@ -41,6 +41,8 @@ class Mw final : public Object, public provider::MemoryObject {
   bool execute_bind(provider::MemoryObject* mr, uint32_t stag, uint64_t va, uint64_t length,
                     uint32_t access, const void* qp) override;
   bool invalidate_window(uint32_t stag) override { return invalidate(stag); }
+  // provider.h v3: a device engine's window (0 on the software engine).
+  uint64_t device_handle() const override { return dev_handle_; }
 
  private:
   explicit Mw(Pd* pd);
@@ -51,7 +53,8 @@ class Mw final : public Object, public provider::MemoryObject {
   Pd* pd_;
   std::atomic<uint32_t> stag_{0};
   std::mutex mu_;
-  Mr* bound_ = nullptr;  // holds a reference while set
+  Mr* bound_ = nullptr;      // holds a reference while set
+  uint64_t dev_handle_ = 0;  // the device window (set at create)
 };
 
 }  // namespace softndk::ndk

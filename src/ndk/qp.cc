@@ -318,6 +318,10 @@ NTSTATUS Qp::read(void* ctx, const NDK_SGE* sgl, ULONG nsge, uint64_t addr, uint
   return s;
 }
 
+std::shared_ptr<provider::SrqEngine> Qp::srq_engine() const {
+  return srq_ != nullptr ? srq_->engine() : nullptr;
+}
+
 NTSTATUS Qp::bind(void* ctx, Mr* mr, Mw* mw, uint64_t va, uint64_t length, ULONG flags) {
   NTSTATUS s = check_initiator(flags, kBindFlags);
   uint32_t stag = 0;
@@ -365,7 +369,9 @@ NTSTATUS Qp::fast_register(void* ctx, Mr* mr, ULONG pages, const NDK_LOGICAL_ADD
     // The token stays the one NdkGetRemoteTokenFromMr gave after
     // NdkInitializeFastRegisterMr; the entry is re-validated over the new
     // range when the WR executes (rekeying is an open flag).
-    wr.stag = adapter()->fr_rekey() ? mr->next_token() : mr->token();
+    // (A device engine's MR keeps its device token: provider.h v3.)
+    wr.stag = adapter()->fr_rekey() && !adapter()->provider().registers_memory() ? mr->next_token()
+                                                                                 : mr->token();
     wr.va = va;
     wr.fbo = fbo;
     wr.pages = pages;

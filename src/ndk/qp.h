@@ -104,6 +104,7 @@ class Qp final : public Object, public provider::QpHost {
   Cq* receive_cq() const { return rcq_; }
   Cq* initiator_cq() const { return icq_; }
   Srq* srq() const { return srq_; }
+  std::shared_ptr<provider::SrqEngine> srq_engine() const override;
   void* context() const { return cfg_.context; }
   // This QP's own SOFTNDK_COUNTERS (counters.h).
   Counters& counters() override { return counters_; }

@@ -33,6 +33,16 @@ NTSTATUS Srq::create(Pd* pd, ULONG depth, ULONG max_sge, ULONG threshold,
   srq->ring_.resize(depth);
   srq->threshold_ = threshold;
   srq->armed_ = threshold > 0;
+  provider::Provider& p = pd->adapter()->provider();
+  if (p.device_srq()) {
+    NTSTATUS s = p.create_srq(srq.get(), depth, max_sge, &srq->engine_);
+    if (s != STATUS_SUCCESS) return s;
+    srq->device_ = true;
+    if (threshold > 0 && (s = srq->engine_->arm(threshold)) != STATUS_SUCCESS) {
+      srq->engine_->detach();
+      return s;
+    }
+  }
   srq->depend_on(pd);
   *out = srq.release();
   return STATUS_SUCCESS;
@@ -50,6 +60,20 @@ ULONG Srq::queued() {
 
 NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
   if (depth > adapter()->info().MaxSrqDepth) return STATUS_INVALID_PARAMETER;
+  if (auto e = device_ ? engine() : nullptr) {
+    // A device SRQ: the limit is the device's (ibv_modify_srq IBV_SRQ_LIMIT);
+    // its size stays what NdkCreateSrq gave (docs/verbs.md: not every
+    // device resizes an SRQ, so none is resized here).
+    {
+      std::lock_guard lk(mu_);
+      if (depth != 0 && depth != ring_.size()) return STATUS_NOT_SUPPORTED;
+      if (threshold > ring_.size()) return STATUS_INVALID_PARAMETER;
+      if (threshold == 0) return STATUS_SUCCESS;
+      threshold_ = threshold;
+      armed_ = true;
+    }
+    return e->arm(threshold);
+  }
   std::vector<ReceiveRequest> ring;
   if (depth != 0) {
     try {
@@ -75,7 +99,7 @@ NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
   return STATUS_SUCCESS;
 }
 
-NTSTATUS Srq::post(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
+NTSTATUS Srq::enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   if (nsge > max_sge_ || (nsge > 0 && sgl == nullptr)) return STATUS_INVALID_PARAMETER;
   uint64_t total = 0;
   for (ULONG i = 0; i < nsge; ++i) total += sgl[i].Length;
@@ -90,6 +114,28 @@ NTSTATUS Srq::post(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   for (ULONG i = 0; i < nsge; ++i) r.sge[i] = sgl[i];
   ++count_;
   return STATUS_SUCCESS;
+}
+
+NTSTATUS Srq::post(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
+  NTSTATUS s = enqueue(ctx, sgl, nsge);
+  if (s != STATUS_SUCCESS) return s;
+  if (!device_) return s;
+  if (auto e = engine()) e->srq_posted();  // outside mu_: the engine takes it with srq_take
+  return s;
+}
+
+bool Srq::srq_take(ReceiveRequest* out) {
+  std::lock_guard lk(mu_);
+  if (count_ == 0 || failed_) return false;
+  *out = ring_[head_];
+  head_ = (head_ + 1) % ring_.size();
+  --count_;
+  return true;
+}
+
+void Srq::srq_limit_reached() {
+  std::lock_guard lk(mu_);
+  if (armed_) notify_locked(STATUS_SUCCESS);
 }
 
 bool Srq::take(ReceiveRequest* out) {
@@ -125,8 +171,20 @@ void Srq::run_notifications() {
 }
 
 void Srq::begin_teardown() {
-  std::lock_guard lk(mu_);
-  stopped_ = true;
+  {
+    std::lock_guard lk(mu_);
+    stopped_ = true;
+  }
+  if (auto e = engine()) e->detach();  // no more calls into this object
+}
+
+void Srq::on_closed() {
+  std::shared_ptr<provider::SrqEngine> e;
+  {
+    std::lock_guard lk(mu_);
+    e.swap(engine_);
+  }
+  // The device SRQ goes once the connections of its QPs let go too.
 }
 
 }  // namespace softndk::ndk

@@ -9,19 +9,24 @@
 // below); 0 keeps the current threshold and arm state.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "ndk/notify_queue.h"
 #include "ndk/object.h"
 #include "ndk/provider_names.h"
+#include "provider/provider.h"
 #include "util/reactor.h"
 
 namespace softndk::ndk {
 
 class Pd;
 
-class Srq final : public Object {
+// On a device engine (provider.h v3, device_srq()) the SRQ also has an
+// engine side: posted receives move to the device SRQ at once, the
+// threshold arms the device's limit and its event fires the notification.
+class Srq final : public Object, public provider::SrqHost {
  public:
   static NTSTATUS create(Pd* pd, ULONG depth, ULONG max_sge, ULONG threshold,
                          NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx, Srq** out);
@@ -38,10 +43,19 @@ class Srq final : public Object {
   ULONG depth();
   ULONG queued();
   ULONG max_sge() const { return max_sge_; }
+  std::shared_ptr<provider::SrqEngine> engine() {
+    std::lock_guard lk(mu_);
+    return engine_;
+  }
+  // provider::SrqHost
+  bool srq_take(ReceiveRequest* out) override;
+  void srq_limit_reached() override;
 
  private:
   Srq(Pd* pd, ULONG max_sge, NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx);
   void begin_teardown() override;
+  void on_closed() override;
+  NTSTATUS enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge);
   void notify_locked(NTSTATUS status);
   void run_notifications();
 
@@ -60,6 +74,10 @@ class Srq final : public Object {
   bool failed_ = false;
   bool stopped_ = false;
   NotifyQueue notes_;  // serialized delivery
+  // Set at create; dropped when the SRQ has closed (its QPs closed before
+  // it), while the adapter's engine is still there to destroy the device SRQ.
+  std::shared_ptr<provider::SrqEngine> engine_;
+  bool device_ = false;  // engine_ was set at create (never changes): the software path skips it
 };
 
 }  // namespace softndk::ndk

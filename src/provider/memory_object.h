@@ -35,6 +35,16 @@ class MemoryObject {
     (void)stag;
     return false;
   }
+  // v3 (device engines): the engine's handle of the object's device
+  // resource - a registered MR's registration, a window-backed FR MR's or
+  // MW's window - 0 if none.
+  virtual uint64_t device_handle() const { return 0; }
+  // v3: a fast-register MR of the degraded mode (re-registration): the
+  // engine registered its pages anew; the MR's tokens become these. Called
+  // by the engine before it completes the FastRegister (SQ order).
+  virtual void set_device_keys(uint32_t lkey, uint32_t rkey, uint64_t handle) {
+    (void)lkey, (void)rkey, (void)handle;
+  }
 
  protected:
   ~MemoryObject() = default;

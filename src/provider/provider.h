@@ -49,9 +49,7 @@
 //     deregister_memory() (on a backend thread, completing through the NDK
 //     request callback) and the tokens the consumer gets are the device's
 //     keys; the object model's StagTable then holds no checked entries for
-//     those MRs. Fast-register MRs and memory windows stay above the line
-//     (the software engine's) and are refused on such an engine
-//     (STATUS_NOT_SUPPORTED) until it implements them;
+//     those MRs. Fast-register MRs and memory windows: version 3 (below);
 //   - receives: QpHost::set_receive_notice() registers an engine that posts
 //     receives to a device as they are posted: every NdkReceive then calls
 //     QpEngine::rq_posted() after queueing it (no call, no lock otherwise);
@@ -73,6 +71,11 @@
 //      after the first commit.)
 //   2  issue 30: memory registration, receive notices, the QP at connect
 //      and accept time, adapter limits and device description (above).
+//   3  issue 30: device memory windows (fast-register MRs and NdkCreateMw
+//      as the device's type-2 windows, NdkBuildLAM as a registered arena,
+//      MemoryObject::device_handle()) and device SRQs (SrqHost/SrqEngine,
+//      QpHost::srq_engine()). The software engine keeps the defaults
+//      (device_windows() and device_srq() false) and behaves as before.
 #pragma once
 
 #include <sys/socket.h>
@@ -98,7 +101,7 @@ class Engine;
 
 namespace softndk::provider {
 
-inline constexpr uint32_t kInterfaceVersion = 2;
+inline constexpr uint32_t kInterfaceVersion = 3;
 
 // SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
 // arrive, and loading one outside the enumerators as the enum type is
@@ -132,6 +135,35 @@ class ProgressSource {
 };
 
 class QpEngine;
+
+// v3. A shared receive queue as a device engine sees it (implemented by
+// ndk::Srq): the object model keeps the ring of posted receives, the
+// engine moves them to the device SRQ as they are posted and reports the
+// device's limit event.
+class SrqHost {
+ public:
+  // The oldest queued receive (no threshold logic: the device's limit
+  // replaces the object model's count when an engine is attached).
+  virtual bool srq_take(ReceiveRequest* out) = 0;
+  // The device reported its limit (IBV_EVENT_SRQ_LIMIT_REACHED): the NDK
+  // SRQ notification, once per arming. Any engine thread.
+  virtual void srq_limit_reached() = 0;
+
+ protected:
+  ~SrqHost() = default;
+};
+
+// v3. The engine side of an SRQ (one per NDK SRQ on a device engine).
+class SrqEngine {
+ public:
+  virtual ~SrqEngine() = default;
+  // NdkSrqReceive queued a receive (consumer thread): post what is queued.
+  virtual void srq_posted() = 0;
+  // NdkModifySrq / NdkCreateSrq with a threshold: arm the device's limit.
+  virtual NTSTATUS arm(uint32_t threshold) = 0;
+  // The NDK SRQ closes: no more calls into the host from now on.
+  virtual void detach() = 0;
+};
 
 // A QP's queues, CQs, counters and settings, for its engine. Posting order
 // is kept by the object model: the engine takes requests with sq_start()
@@ -192,6 +224,9 @@ class QpHost {
   // Wire traces: the QP's (SoftNdkTraceQp) and the adapter's, null if off.
   virtual std::shared_ptr<util::PcapFile> trace_file() = 0;
   virtual std::shared_ptr<util::PcapFile> adapter_trace_file() = 0;
+  // v3. The device SRQ the QP takes its receives from (null: none, or a
+  // software engine's SRQ).
+  virtual std::shared_ptr<SrqEngine> srq_engine() const { return nullptr; }
 
  protected:
   ~QpHost() = default;
@@ -438,6 +473,46 @@ class Provider {
   virtual void deregister_memory(uint64_t handle, std::function<void(NTSTATUS)> done) {
     (void)handle;
     if (done) done(STATUS_SUCCESS);
+  }
+
+  // ---- v3 -----------------------------------------------------------------
+  // Memory windows on the device (registers_memory() engines only): when
+  // fr_support() is kWindows, NdkInitializeFastRegisterMr and NdkCreateMw
+  // allocate a device window (alloc_window) whose rkey is the token for
+  // the object's lifetime, NdkBuildLAM registers its range as an arena
+  // (register_lam; ReleaseLAM: release_lam) and NdkFastRegister binds the
+  // window over the arena in SQ order. kNone: both refused
+  // (STATUS_NOT_SUPPORTED). kReregister: the documented degraded mode
+  // (SOFTNDK_OPEN_FLAG_FR_REGISTER): no windows, NdkCreateMw refused,
+  // NdkFastRegister registers the pages anew and the token changes.
+  enum class FrSupport : uint8_t { kObjectModel, kWindows, kReregister, kNone };
+  virtual FrSupport fr_support() const { return FrSupport::kObjectModel; }
+  struct WindowKeys {
+    uint32_t rkey = 0;
+    uint64_t handle = 0;
+  };
+  // Allocates a window (no pages pinned, no waiting: in the caller).
+  virtual NTSTATUS alloc_window(WindowKeys* out) {
+    (void)out;
+    return STATUS_NOT_SUPPORTED;
+  }
+  virtual void free_window(uint64_t handle) { (void)handle; }
+  // NdkBuildLAM: STATUS_PENDING and `done` on an engine thread, or a
+  // failure now.
+  virtual NTSTATUS register_lam(uint64_t va, uint64_t length, std::function<void(NTSTATUS)> done) {
+    (void)va, (void)length, (void)done;
+    return STATUS_NOT_SUPPORTED;
+  }
+  virtual void release_lam(uint64_t va, uint64_t length) { (void)va, (void)length; }
+
+  // SRQs on the device: when device_srq() is true NdkCreateSrq creates one
+  // (create_srq, in the caller: no pages pinned beyond the queue) and the
+  // QPs created with it take their receives from it.
+  virtual bool device_srq() const { return false; }
+  virtual NTSTATUS create_srq(SrqHost* host, uint32_t depth, uint32_t max_sge,
+                              std::shared_ptr<SrqEngine>* out) {
+    (void)host, (void)depth, (void)max_sge, (void)out;
+    return STATUS_NOT_SUPPORTED;
   }
 };
 

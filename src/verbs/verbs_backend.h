@@ -29,6 +29,37 @@ namespace softndk::verbs {
 
 class VerbsProvider;
 
+// An NDK SRQ's device SRQ (verbs_srq.cc): NdkSrqReceive's receives go to
+// ibv_post_srq_recv at once; each keeps its record here until a
+// connection's CQ reports it (any QP created with the SRQ may take it);
+// the limit arms ibv_modify_srq(IBV_SRQ_LIMIT) and the async event
+// IBV_EVENT_SRQ_LIMIT_REACHED reaches the host. The ibv_srq is destroyed
+// on the loop thread when the last holder (the NDK SRQ, the connections of
+// its QPs) lets go.
+class VerbsSrq final : public provider::SrqEngine {
+ public:
+  VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim);
+  ~VerbsSrq() override;
+  void srq_posted() override;
+  NTSTATUS arm(uint32_t threshold) override;
+  void detach() override;
+  // A connection's CQ reported receive `wr_id` of this SRQ: its record.
+  bool finish(uint64_t wr_id, provider::ReceiveRequest* out);
+  void limit_reached();  // loop thread, from the async event
+  ibv_srq* srq() const { return srq_; }
+  // SRQ receive wr_ids: kRecvBit | kSrqBit | n (VerbsConnection::kRecvBit).
+  static constexpr uint64_t kSrqBit = 1ull << 62;
+
+ private:
+  VerbsProvider* const prov_;
+  ibv_srq* const srq_;
+  const QpLimits lim_;
+  std::mutex mu_;
+  provider::SrqHost* host_;  // null once detached
+  std::map<uint64_t, provider::ReceiveRequest> recvs_;
+  uint64_t next_ = 0;
+};
+
 // An rdma_cm event, copied before it is acked (so a handler may destroy
 // its id).
 struct CmEvent {
@@ -108,7 +139,12 @@ class VerbsConnection final : public provider::Connection,
   NTSTATUS create_qp();
   void post_receives_locked();
   void post_sends_locked();
+  void post_batch_locked();  // one ibv_post_send for what batch_ holds
+  void reregister_locked(const provider::WorkRequest& wr, uint64_t seq);
   void poll_locked();
+  // NdkFastRegister / NdkBind as a window bind (provider.h v3); false: the
+  // request completed at once with the failure.
+  bool build_window_bind(const provider::WorkRequest& wr, uint64_t seq, SendWqes* w);
   void cancel_receives_locked();
   void return_receives_locked();  // back to the QP's queue (never used)
   void fail_connect(NTSTATUS st, bool rejected, std::vector<uint8_t> pd);
@@ -143,6 +179,9 @@ class VerbsConnection final : public provider::Connection,
   std::map<uint64_t, PostedRecord> sends_;              // by SQ sequence number
   std::map<uint64_t, provider::ReceiveRequest> recvs_;  // by kRecvBit | n
   uint64_t next_recv_ = 0;
+  std::shared_ptr<VerbsSrq> srq_;  // the QP's device SRQ, if any (set before qp_)
+
+ public:
   // Receive wr_ids carry this bit; SQ wr_ids are ring sequence numbers.
   static constexpr uint64_t kRecvBit = 1ull << 63;
 };
@@ -168,6 +207,22 @@ class VerbsProvider final : public provider::Provider {
   NTSTATUS register_memory(uint64_t va, uint64_t length, ULONG flags,
                            std::function<void(NTSTATUS, MemoryKeys)> done) override;
   void deregister_memory(uint64_t handle, std::function<void(NTSTATUS)> done) override;
+  FrSupport fr_support() const override { return fr_; }
+  NTSTATUS alloc_window(WindowKeys* out) override;
+  void free_window(uint64_t handle) override;
+  NTSTATUS register_lam(uint64_t va, uint64_t length, std::function<void(NTSTATUS)> done) override;
+  void release_lam(uint64_t va, uint64_t length) override;
+  bool device_srq() const override { return info_.MaxSrqDepth > 0; }
+  NTSTATUS create_srq(provider::SrqHost* host, uint32_t depth, uint32_t max_sge,
+                      std::shared_ptr<provider::SrqEngine>* out) override;
+  FrStrategy fr_strategy() const { return strategy_; }
+  // The arena (NdkBuildLAM's registration) holding [addr, addr+len), or null.
+  ibv_mr* find_arena(uint64_t addr, uint64_t len);
+  // A local SGE that names a window's rkey: the arena's lkey for its bytes
+  // (verbs takes only MR lkeys in SGEs). False: not a window token.
+  bool window_sge_lkey(uint32_t token, uint64_t addr, uint64_t len, uint32_t* lkey);
+  void srq_created(ibv_srq* s, std::weak_ptr<VerbsSrq> v);
+  void srq_gone(ibv_srq* s);
 
   // For the connection classes.
   Loop& loop() { return *loop_; }
@@ -188,8 +243,16 @@ class VerbsProvider final : public provider::Provider {
  private:
   void on_cm_channel();
   void on_comp_channel();
+  void on_async_event();
 
   provider::ProviderConfig cfg_;
+  FrStrategy strategy_ = FrStrategy::kUnsupported;
+  FrSupport fr_ = FrSupport::kNone;
+  std::mutex mem_mu_;                        // arenas_, windows_, srqs_
+  std::multimap<uint64_t, ibv_mr*> arenas_;  // by address
+  std::map<uint32_t, int> windows_;          // live window rkeys
+  std::atomic<int> window_count_{0};
+  std::map<ibv_srq*, std::weak_ptr<VerbsSrq>> srqs_;
   NDK_ADAPTER_INFO info_{};
   DeviceFacts facts_;
   std::string device_;

@@ -62,15 +62,27 @@ NTSTATUS VerbsConnection::create_qp() {
   qa.cap.max_send_sge = std::max<uint32_t>(s.sq_sge, 1);
   qa.cap.max_recv_sge = std::max<uint32_t>(s.rq_sge, 1);
   qa.cap.max_inline_data = s.inline_size;
+  std::shared_ptr<VerbsSrq> srq;
+  if (s.srq) {
+    // The NDK SRQ's device SRQ (provider.h v3): the QP takes its receives
+    // from it; this connection holds it until the QP is destroyed.
+    srq = std::dynamic_pointer_cast<VerbsSrq>(host_->srq_engine());
+    if (!srq) return STATUS_INVALID_PARAMETER;
+    qa.srq = srq->srq();
+    qa.cap.max_recv_wr = 0;
+    qa.cap.max_recv_sge = 0;
+  }
   if (rdma_create_qp(id_, prov_->pd(), &qa) != 0) return STATUS_INSUFFICIENT_RESOURCES;
   std::lock_guard lk(mu_);
+  srq_ = std::move(srq);
   qp_ = id_->qp;
   lim_.send_sge = std::max<uint32_t>(s.sq_sge, 1);
   lim_.recv_sge = std::max<uint32_t>(s.rq_sge, 1);
   lim_.read_sge = std::min(lim_.send_sge, prov_->read_sge());
   lim_.max_inline = qa.cap.max_inline_data;
   lim_.max_transfer = prov_->info().MaxTransferLength;
-  lim_.local_inv = false;  // no windows/fast register on this backend yet
+  // LOCAL_INV from user space goes with type-2 windows (verbs_map.h).
+  lim_.local_inv = prov_->fr_support() == provider::Provider::FrSupport::kWindows;
   // Receives queued before the connection (the usual NDK order) go to the
   // device now, before the peer can send; later ones as they are posted.
   post_receives_locked();
@@ -389,6 +401,10 @@ void VerbsConnection::destroy() {
     cq = std::exchange(cq_, nullptr);
   }
   if (id_ != nullptr && id_->qp != nullptr) rdma_destroy_qp(id_);
+  {
+    std::lock_guard lk(mu_);
+    srq_.reset();  // after its QP: the device SRQ may go now
+  }
   if (cq != nullptr) {
     prov_->cq_gone(cq);
     ibv_destroy_cq(cq);

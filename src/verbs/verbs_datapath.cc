@@ -4,6 +4,8 @@
 // model's rings, flush and stop (verbs_backend.h).
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include "verbs/verbs_backend.h"
 
@@ -39,15 +41,54 @@ void VerbsConnection::post_sends_locked() {
         break;
       case NdkOperationTypeRead:
         req.op = SendOp::kRead;
+        // The sink's token is the one to invalidate (NDKPI: the Read's
+        // local invalidate drops the MR its SGE names).
+        if ((wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && wr.nsge > 0)
+          req.local_token = wr.sge[0].MemoryRegionToken;
         break;
+      case NdkOperationTypeInvalidate:
+        if (prov_->fr_support() == provider::Provider::FrSupport::kReregister) {
+          reregister_locked(wr, seq);
+          continue;
+        }
+        req.op = SendOp::kInvalidate;
+        req.local_token = wr.stag;
+        break;
+      case NdkOperationTypeFastRegister:
+        if (prov_->fr_support() == provider::Provider::FrSupport::kReregister) {
+          reregister_locked(wr, seq);
+          continue;
+        }
+        [[fallthrough]];
+      case NdkOperationTypeBind: {
+        SendWqes& w = batch_.emplace_back();
+        if (!build_window_bind(wr, seq, &w)) {
+          batch_.pop_back();
+          continue;
+        }
+        PostedRecord rec;
+        rec.request_context = wr.context;
+        rec.type = wr.type;
+        sends_[seq] = rec;
+        continue;
+      }
       default:
-        // Bind, FastRegister, Invalidate: memory windows and fast register
-        // are not served by this backend yet (refused when the MR/MW is
-        // created; an Invalidate of an uninitialised FR MR ends here).
         host_->sq_complete(seq, STATUS_NOT_SUPPORTED, 0);
         continue;
     }
     req.flags = wr.flags;
+    // A fast-registered (window) token as a local SGE's token: the
+    // arena's lkey for those bytes (verbs takes only MR lkeys in SGEs).
+    if (prov_->fr_support() == provider::Provider::FrSupport::kWindows &&
+        wr.inline_data == nullptr) {
+      for (ULONG k = 0; k < wr.nsge; ++k) {
+        uint32_t lkey = 0;
+        if (prov_->window_sge_lkey(wr.sge[k].MemoryRegionToken,
+                                   static_cast<uint64_t>(wr.sge[k].LogicalAddress.QuadPart),
+                                   wr.sge[k].Length, &lkey))
+          wr.sge[k].MemoryRegionToken = lkey;
+      }
+    }
     NDK_SGE one{};
     if (wr.inline_data != nullptr) {
       // The object model copied the inline payload into its ring slot.
@@ -80,6 +121,10 @@ void VerbsConnection::post_sends_locked() {
     rec.length = w.length;
     sends_[seq] = rec;
   }
+  post_batch_locked();
+}
+
+void VerbsConnection::post_batch_locked() {
   if (batch_.empty()) return;
   for (size_t i = 0; i + 1 < batch_.size(); ++i)
     batch_[i].wr[batch_[i].count - 1].next = &batch_[i + 1].wr[0];
@@ -100,8 +145,104 @@ void VerbsConnection::post_sends_locked() {
   batch_.clear();
 }
 
+// The degraded mode (SOFTNDK_OPEN_FLAG_FR_REGISTER, provider.h v3): a
+// FastRegister registers the pages anew (the MR's tokens change), an
+// Invalidate of a fast-register MR deregisters. Both run here, in posting
+// order: what was posted before goes to the device first.
+void VerbsConnection::reregister_locked(const provider::WorkRequest& wr, uint64_t seq) {
+  post_batch_locked();
+  provider::MemoryObject* mr = wr.mr;
+  NTSTATUS st = STATUS_SUCCESS;
+  if (mr == nullptr) {
+    st = STATUS_NOT_SUPPORTED;  // an NdkInvalidate of a window: no windows here
+  } else if (wr.type == NdkOperationTypeInvalidate) {
+    if (uint64_t h = mr->device_handle(); h != 0) {
+      int rc = ibv_dereg_mr(reinterpret_cast<ibv_mr*>(static_cast<uintptr_t>(h)));
+      if (rc != 0) {
+        std::fprintf(stderr, "softndk verbs: degraded-mode invalidate: ibv_dereg_mr: %s\n",
+                     std::strerror(rc));
+        st = STATUS_INVALID_DEVICE_REQUEST;  // the registration stays valid: say so
+      }
+    }
+    if (st == STATUS_SUCCESS) mr->set_device_keys(0, 0, 0);
+  } else {
+    std::vector<NDK_LOGICAL_ADDRESS> pages = mr->take_fr_pages(wr.fr_ticket);
+    FrBind fb;
+    st = pages.empty() ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
+    if (st == STATUS_SUCCESS) {
+      const uint64_t first = static_cast<uint64_t>(pages[0].QuadPart);
+      st = plan_window_bind(pages.data(), static_cast<uint32_t>(pages.size()), wr.fbo, wr.length,
+                            wr.va, first, uint64_t{pages.size()} * NDK_PAGE_SIZE, false, &fb);
+    }
+    ibv_mr* m = nullptr;
+    if (st == STATUS_SUCCESS) {
+      unsigned access = window_access(wr.flags, prov_->transport()) | IBV_ACCESS_LOCAL_WRITE;
+      m = ibv_reg_mr_iova(prov_->pd(), reinterpret_cast<void*>(fb.addr), fb.length, fb.addr,
+                          static_cast<int>(access));
+      if (m == nullptr)
+        st = errno == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_INVALID_PARAMETER;
+    }
+    if (st == STATUS_SUCCESS) {
+      if (uint64_t h = mr->device_handle(); h != 0)
+        ibv_dereg_mr(reinterpret_cast<ibv_mr*>(static_cast<uintptr_t>(h)));
+      mr->set_device_keys(m->lkey, m->rkey, reinterpret_cast<uintptr_t>(m));
+    }
+  }
+  host_->sq_complete(seq, st, 0);
+}
+
+bool VerbsConnection::build_window_bind(const provider::WorkRequest& wr, uint64_t seq,
+                                        SendWqes* w) {
+  BindRequest b;
+  b.flags = wr.flags;
+  b.wr_id = seq;
+  NTSTATUS st = STATUS_SUCCESS;
+  if (prov_->fr_support() != provider::Provider::FrSupport::kWindows) {
+    st = STATUS_NOT_SUPPORTED;
+  } else if (wr.type == NdkOperationTypeBind) {
+    // NdkBind: the window over the NDK MR's own registration.
+    b.mw =
+        wr.mw ? reinterpret_cast<ibv_mw*>(static_cast<uintptr_t>(wr.mw->device_handle())) : nullptr;
+    b.mr =
+        wr.mr ? reinterpret_cast<ibv_mr*>(static_cast<uintptr_t>(wr.mr->device_handle())) : nullptr;
+    b.addr = wr.va;
+    b.length = wr.length;
+  } else {
+    // NdkFastRegister: the FR MR's window over the arena (NdkBuildLAM)
+    // that holds the pages, at the region's own VA.
+    b.mw =
+        wr.mr ? reinterpret_cast<ibv_mw*>(static_cast<uintptr_t>(wr.mr->device_handle())) : nullptr;
+    std::vector<NDK_LOGICAL_ADDRESS> pages =
+        wr.mr ? wr.mr->take_fr_pages(wr.fr_ticket) : std::vector<NDK_LOGICAL_ADDRESS>{};
+    FrBind fb;
+    st = pages.empty() ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
+    if (st == STATUS_SUCCESS) {
+      const uint64_t first = static_cast<uint64_t>(pages[0].QuadPart) + wr.fbo;
+      b.mr = prov_->find_arena(first, wr.length);
+      if (b.mr == nullptr) {
+        st = STATUS_INVALID_PARAMETER;  // not pages of a LAM this adapter built
+      } else {
+        st = plan_window_bind(pages.data(), static_cast<uint32_t>(pages.size()), wr.fbo, wr.length,
+                              wr.va, reinterpret_cast<uintptr_t>(b.mr->addr), b.mr->length, false,
+                              &fb);
+      }
+    }
+    b.addr = fb.addr;
+    b.length = fb.length;
+  }
+  if (st == STATUS_SUCCESS && b.mw != nullptr) b.rkey = b.mw->rkey;  // the token never changes
+  if (st == STATUS_SUCCESS) st = build_bind(b, prov_->transport(), &w->wr[0]);
+  if (st != STATUS_SUCCESS) {
+    host_->sq_complete(seq, st, 0);
+    return false;
+  }
+  w->count = 1;
+  w->deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
+  return true;
+}
+
 void VerbsConnection::post_receives_locked() {
-  if (host_ == nullptr || qp_ == nullptr) return;
+  if (host_ == nullptr || qp_ == nullptr || srq_) return;
   provider::ReceiveRequest rr;
   while (host_->rq_take(&rr)) {
     uint64_t id = kRecvBit | next_recv_++;
@@ -184,10 +325,16 @@ void VerbsConnection::poll_locked() {
       const ibv_wc& c = wc[i];
       const NTSTATUS st = status_of(c.status);
       if (c.wr_id & kRecvBit) {
-        auto it = recvs_.find(c.wr_id);
-        if (it == recvs_.end()) continue;  // cancelled already (flush, stop)
-        provider::ReceiveRequest rr = it->second;
-        recvs_.erase(it);
+        provider::ReceiveRequest rr;
+        if (c.wr_id & VerbsSrq::kSrqBit) {
+          // A receive of the QP's SRQ (any of its QPs may have taken it).
+          if (!srq_ || !srq_->finish(c.wr_id, &rr)) continue;
+        } else {
+          auto it = recvs_.find(c.wr_id);
+          if (it == recvs_.end()) continue;  // cancelled already (flush, stop)
+          rr = it->second;
+          recvs_.erase(it);
+        }
         if (host_ == nullptr) continue;
         // verbs reports no solicited bit: every receive may wake a
         // solicited arm (docs/verbs.md).

@@ -318,6 +318,33 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
   return STATUS_SUCCESS;
 }
 
+NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out) {
+  *out = ibv_send_wr{};
+  constexpr ULONG kAllowed = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+                             NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
+                             NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK |
+                             NDK_OP_FLAG_DEFER;
+  if (req.flags & ~kAllowed) return STATUS_INVALID_PARAMETER;
+  if (req.mw == nullptr || req.mr == nullptr || req.length == 0) return STATUS_INVALID_PARAMETER;
+  const auto base = reinterpret_cast<uintptr_t>(req.mr->addr);
+  if (!sge_in_arena(req.addr, req.length, base, req.mr->length)) return STATUS_INVALID_PARAMETER;
+  out->wr_id = req.wr_id;
+  out->opcode = IBV_WR_BIND_MW;
+  out->send_flags = IBV_SEND_SIGNALED;
+  if (req.flags & NDK_OP_FLAG_READ_FENCE) out->send_flags |= IBV_SEND_FENCE;
+  out->bind_mw.mw = req.mw;
+  out->bind_mw.rkey = req.rkey;
+  out->bind_mw.bind_info.mr = req.mr;
+  out->bind_mw.bind_info.addr = req.addr;
+  out->bind_mw.bind_info.length = req.length;
+  out->bind_mw.bind_info.mw_access_flags = window_access(req.flags, t);
+  return STATUS_SUCCESS;
+}
+
+bool sge_in_arena(uint64_t addr, uint64_t length, uint64_t arena_addr, uint64_t arena_len) {
+  return addr >= arena_addr && length <= arena_len && addr - arena_addr <= arena_len - length;
+}
+
 NTSTATUS build_recv(const NDK_SGE* sgl, uint32_t nsge, const QpLimits& lim, uint64_t wr_id,
                     RecvWqe* out) {
   *out = RecvWqe{};

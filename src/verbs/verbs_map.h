@@ -119,6 +119,30 @@ NTSTATUS plan_window_bind(const NDK_LOGICAL_ADDRESS* pages, uint32_t page_count,
                           uint64_t length, uint64_t base_va, uint64_t arena_addr,
                           uint64_t arena_len, bool zero_based_ok, FrBind* out);
 
+// One window bind as a WQE: NdkBind (the window over an NDK MR's
+// registration) or NdkFastRegister (the FR MR's window over the arena).
+// The window keeps its rkey (`rkey` = the window's current one): the token
+// the consumer read stays the token. Flags: NDK_OP_FLAG_* of NdkBind /
+// NdkFastRegister (others: STATUS_INVALID_PARAMETER); the range must lie
+// inside the MR's registration (STATUS_INVALID_PARAMETER); length 0 or a
+// missing window/MR: STATUS_INVALID_PARAMETER.
+struct BindRequest {
+  ibv_mw* mw = nullptr;
+  ibv_mr* mr = nullptr;
+  uint32_t rkey = 0;
+  uint64_t addr = 0, length = 0;
+  ULONG flags = 0;
+  uint64_t wr_id = 0;
+};
+NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out);
+
+// Where a window-backed token is named as a local SGE's token (a Read
+// sink that was fast-registered, then read into with local invalidate):
+// verbs takes only an MR's lkey in an SGE, so such SGEs carry the lkey of
+// the registration (the arena) that holds their bytes. `arena_*`: that
+// registration; false if the SGE's bytes are not inside it.
+bool sge_in_arena(uint64_t addr, uint64_t length, uint64_t arena_addr, uint64_t arena_len);
+
 // ---------------------------------------------------------------------------
 // Access rights
 // ---------------------------------------------------------------------------

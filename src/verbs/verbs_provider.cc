@@ -60,7 +60,6 @@ class VerbsIncoming final : public provider::IncomingConnection,
       std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> cb) override {
     if (pd.size() > p_->info().MaxCalleeData) return STATUS_INVALID_PARAMETER;
     if (qp == nullptr) return STATUS_INVALID_PARAMETER;
-    if (qp->shape().srq) return STATUS_NOT_SUPPORTED;  // docs/verbs.md, "What remains"
     auto self = shared_from_this();
     auto conn = std::make_shared<VerbsConnection>(p_, qp);
     p_->loop().post([self, conn, ird, ord, pd = std::move(pd), cb = std::move(cb)]() mutable {
@@ -193,6 +192,15 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
             "] on " + pr.ifname + " " + pr.address;
   info_ = verbs::adapter_info(pr.attr, pr.port, facts_, cfg.info.Version,
                               cfg.info.LargeRequestThreshold);
+  // Fast register and windows (docs/verbs.md, "Fast register"): type-2
+  // windows where the device has them; the named degraded mode only on
+  // request (SOFTNDK_OPEN_FLAG_FR_REGISTER); else refused.
+  strategy_ =
+      choose_fr_strategy(pr.attr, facts_, (cfg.params.Flags & SOFTNDK_OPEN_FLAG_FR_REGISTER) != 0);
+  fr_ = strategy_ == FrStrategy::kType2Window               ? FrSupport::kWindows
+        : strategy_ == FrStrategy::kRegisterPerFastRegister ? FrSupport::kReregister
+                                                            : FrSupport::kNone;
+  if (fr_ == FrSupport::kReregister) info_.FRMRPageCount = 65536;
   read_sge_ = std::max<uint32_t>(info_.MaxReadRequestSge, 1);
   loop_ = std::make_unique<Loop>();
   if (!loop_->ok()) {
@@ -226,9 +234,16 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
     return STATUS_INSUFFICIENT_RESOURCES;
   }
   bool ok = true;
+  // The device's async events (the SRQ limit) on the loop as well.
+  const int afd = bind_id_->verbs->async_fd;
+  if (!nonblocking(afd)) {
+    *why = "async fd O_NONBLOCK: " + std::string(std::strerror(errno));
+    return STATUS_INSUFFICIENT_RESOURCES;
+  }
   loop_->run_sync([&] {
     ok = loop_->watch(ch_->fd, [this] { on_cm_channel(); }) &&
-         loop_->watch(cc_->fd, [this] { on_comp_channel(); });
+         loop_->watch(cc_->fd, [this] { on_comp_channel(); }) &&
+         loop_->watch(afd, [this] { on_async_event(); });
   });
   if (!ok) {
     *why = "epoll_ctl: " + std::string(std::strerror(errno));
@@ -255,6 +270,8 @@ VerbsProvider::~VerbsProvider() {
     });
     loop_->run_sync([this] {
       if (cc_ != nullptr) loop_->unwatch(cc_->fd);
+      if (bind_id_ != nullptr && bind_id_->verbs != nullptr)
+        loop_->unwatch(bind_id_->verbs->async_fd);
     });
     loop_.reset();
   }
@@ -267,14 +284,12 @@ VerbsProvider::~VerbsProvider() {
 void VerbsProvider::adapter_info(NDK_ADAPTER_INFO* info) const {
   NDK_ADAPTER_INFO d = info_;
   // Above the seam and the object model's, whatever the device: CQ rings
-  // (resize, moderation), loopback; below it and not served yet: memory
-  // windows and fast register (docs/verbs.md, "What remains").
+  // (resize, moderation), loopback. Windows, fast register and read with
+  // local invalidate as the strategy allows (docs/verbs.md, "Fast register").
   d.MaxCqDepth = info->MaxCqDepth;
-  d.MaxWindowSize = 0;
-  d.FRMRPageCount = 0;
+  d.FRMRPageCount = std::min<ULONG>(d.FRMRPageCount, info->FRMRPageCount);
   d.MaxInlineDataSize = std::min<ULONG>(d.MaxInlineDataSize, provider::kMaxInlineData);
-  d.AdapterFlags &= ~(NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED |
-                      NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED);
+  d.AdapterFlags &= ~NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED;
   d.AdapterFlags |= NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED |
                     NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED |
                     NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
@@ -334,7 +349,6 @@ NTSTATUS VerbsProvider::connect(provider::ConnectArgs args,
                                 std::function<void(provider::ConnectResult)> done,
                                 std::shared_ptr<provider::ActiveConnect>* out) {
   if (args.qp == nullptr) return STATUS_INVALID_PARAMETER;
-  if (args.qp->shape().srq) return STATUS_NOT_SUPPORTED;  // docs/verbs.md, "What remains"
   if (args.private_data.size() > info_.MaxCallerData) return STATUS_INVALID_PARAMETER;
   auto c = std::make_shared<VerbsConnection>(this, args.qp);
   *out = std::make_shared<VerbsActive>(this, c);
@@ -384,35 +398,6 @@ NTSTATUS VerbsProvider::create_shared_endpoint(const provider::Address& addr,
 }
 
 // ---- memory ----------------------------------------------------------------------------
-
-NTSTATUS VerbsProvider::register_memory(uint64_t va, uint64_t length, ULONG flags,
-                                        std::function<void(NTSTATUS, MemoryKeys)> done) {
-  unsigned access = 0;
-  NTSTATUS st = mr_access(flags, facts_.transport, &access);
-  if (st != STATUS_SUCCESS) return st;
-  loop_->post([this, va, length, access, done = std::move(done)] {
-    // ibv_reg_mr_iova pins the pages: here, never in the consumer's call.
-    ibv_mr* mr =
-        ibv_reg_mr_iova(pd_, reinterpret_cast<void*>(va), length, va, static_cast<int>(access));
-    if (mr == nullptr) {
-      done(errno == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_INVALID_PARAMETER, {});
-      return;
-    }
-    MemoryKeys k;
-    k.lkey = mr->lkey;
-    k.rkey = mr->rkey;
-    k.handle = reinterpret_cast<uintptr_t>(mr);
-    done(STATUS_SUCCESS, k);
-  });
-  return STATUS_PENDING;
-}
-
-void VerbsProvider::deregister_memory(uint64_t handle, std::function<void(NTSTATUS)> done) {
-  loop_->post([handle, done = std::move(done)] {
-    int rc = ibv_dereg_mr(reinterpret_cast<ibv_mr*>(static_cast<uintptr_t>(handle)));
-    if (done) done(rc == 0 ? STATUS_SUCCESS : STATUS_INVALID_DEVICE_REQUEST);
-  });
-}
 
 // ---- the plugin's entry point ------------------------------------------------------------
 

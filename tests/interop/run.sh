@@ -13,8 +13,8 @@
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME, INTEROP_NDK_SMB,
 # INTEROP_NDK_SMBD, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
-# INTEROP_VERBS_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO, INTEROP_NDKPERF,
-# INTEROP_NDKINFO, INTEROP_NDK_CONFORMANCE, INTEROP_CONNECTOR_TESTS (the verbs
+# INTEROP_VERBS_EXERCISE, INTEROP_VERBS_NDK_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO,
+# INTEROP_NDKPERF, INTEROP_NDKINFO, INTEROP_NDK_CONFORMANCE, INTEROP_CONNECTOR_TESTS (the verbs
 # backend, the tools and the conformance suites that run on it in the guest; vm.sh)
 # (empty if not built).
 #
@@ -97,6 +97,8 @@ CASES=(
   "verbs conformance_siw 600" "verbs conformance_rxe 600"
   # perftest beside ndkperf on rxe0: read bandwidth and send latency
   "verbs perf_rxe_read 200" "verbs perf_rxe_lat 200"
+  # fast register, windows, invalidation, SRQs through the NDK API (issue 30)
+  "verbs ndk_fr_rxe 180" "verbs ndk_fr_siw 240"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race
   "nvmf host_reconnect 420"
   # SMB Direct (issue 29): ndk-smb -> ksmbd in the guest (smb_cases.sh)

@@ -359,3 +359,82 @@ case_perf_rxe_lat() {
   echo "  perf| send_lat 64 B x 1000 on $a, ndkperf on software iWARP over TCP (same guest, same address): $sw_us us ($(jq -r '.results[0].path' "$SHARE/npc-sw.json" 2>/dev/null))"
   echo "iwarp-sw send_lat $a 64 x 1000: ndkperf $sw_us us" >>"$STATE/verbs-perf.txt"
 }
+
+# Fast register, memory windows, invalidation and SRQs through the NDK API
+# on the verbs backend (softndk-verbs-ndk-exercise, src/verbs/
+# exercise_ndk_main.cc): two adapters of one guest process on one address,
+# softndk-over-device <-> softndk-over-device, one JSON line per step.
+need_ndk_exercise() {
+  need_vkit || return 1
+  if [ ! -x "$SHARE/vkit/softndk-verbs-ndk-exercise" ]; then
+    check "softndk-verbs-ndk-exercise built (INTEROP_VERBS_NDK_EXERCISE)" false
+    return 1
+  fi
+}
+ndk_exercise() { # NAME ADDRESS PORT [--fr-register]
+  local rc=0
+  g_run 90 "$VKIT ./vkit/softndk-verbs-ndk-exercise $2 $3 ${4:-}" >"$CDIR/$1.json" 2>&1 || rc=$?
+  sed 's/^/  ndk-exercise| /' "$CDIR/$1.json"
+  NDKX_RC=$rc
+}
+# nj FILE OP [JQ-CONDITION on the step]: the step is there, ok, and holds.
+nj() { grep '^{' "$CDIR/$1.json" |
+  jq -e -s "map(select(.op? == \"$2\")) | length == 1 and (.[0] | .ok and (${3:-true}))" >/dev/null 2>&1; }
+nja() { # FILE OP...: every step is there and ok
+  local f=$1 op
+  shift
+  for op in "$@"; do nj "$f" "$op" || return 1; done
+}
+
+case_ndk_fr_rxe() {
+  need_ndk_exercise || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  vinfo "$VERBS_RXE_NET.1"
+  check "ndkinfo: fast register type2-window on rxe0" grep -q 'fast register.*type2-window' "$CDIR/ndkinfo.txt"
+  ndk_exercise fr_rxe "$VERBS_RXE_NET.1" 7311
+  check "exit 0: every step held" test "$NDKX_RC" -eq 0
+  check "type-2 windows: FRMRPageCount, MaxWindowSize and read-with-local-invalidate reported" \
+    nj fr_rxe open '.FRMRPageCount > 0 and .MaxWindowSize == 1 and .ReadLocalInvalidate == 1'
+  check "two QPs on one SRQ: Sends from both land in its receives, data verified" \
+    nj fr_rxe srq_sends_from_two_qps
+  check "the SRQ limit event fired once (armed at 6 of 8, 3 consumed)" nj fr_rxe srq_limit_event '.fired == 1'
+  check "the token read after NdkInitializeFastRegisterMr is the token after NdkFastRegister" \
+    nj fr_rxe fast_register '.token_stable'
+  check "the peer's Write and Read through that token, data verified" \
+    nja fr_rxe write_through_fr_token read_through_fr_token
+  check "local invalidate, FastRegister again with the same token, Write verified" \
+    nja fr_rxe local_invalidate fast_register_again_same_token write_after_refastregister
+  check "Read with local invalidate into a fast-registered sink: data verified, one completion, the sink re-binds" \
+    nja fr_rxe sink_fast_register read_with_local_invalidate sink_fast_register_after_read_invalidate
+  check "memory window: NdkBind, the peer's Write through it verified, NdkInvalidate" \
+    nja fr_rxe bind_mw write_through_mw invalidate_mw
+  check "Send with Invalidate, then the peer's Read through the dead token fails" \
+    nja fr_rxe send_with_invalidate read_after_remote_invalidate_fails
+  check "local invalidate, then the peer's Read through the dead token fails" \
+    nj fr_rxe read_after_local_invalidate_fails
+}
+
+case_ndk_fr_siw() {
+  need_ndk_exercise || return 0
+  # Default: no type-2 windows on siw, so NdkInitializeFastRegisterMr fails
+  # with the documented STATUS_NOT_SUPPORTED (the exercise stops there).
+  vinfo 10.0.2.15
+  check "ndkinfo: fast register unsupported on siw0 by default" grep -q 'fast register.*unsupported' "$CDIR/ndkinfo.txt"
+  ndk_exercise fr_siw 10.0.2.15 7312
+  check "default: FRMRPageCount 0, no windows" nj fr_siw open '.FRMRPageCount == 0 and .MaxWindowSize == 0'
+  check "default: two QPs on one SRQ and the limit event on siw too" \
+    nja fr_siw srq_sends_from_two_qps srq_limit_event
+  check "default: NdkInitializeFastRegisterMr -> STATUS_NOT_SUPPORTED" \
+    bash -c "grep '^{' '$CDIR/fr_siw.json' | jq -e -s 'map(select(.op? == \"initialize_fast_register_mr\")) | .[0].status == \"STATUS_NOT_SUPPORTED\"' >/dev/null"
+  # The degraded mode (SOFTNDK_OPEN_FLAG_FR_REGISTER): works, the token changes.
+  ndk_exercise fr_siw_degraded 10.0.2.15 7313 --fr-register
+  check "degraded mode: exit 0, every step held" test "$NDKX_RC" -eq 0
+  check "degraded mode: FastRegister, the peer's Write and Read through the new token verified" \
+    nja fr_siw_degraded fast_register write_through_fr_token read_through_fr_token
+  check "degraded mode: local invalidate, then the peer's Read through its token fails" \
+    nj fr_siw_degraded read_after_local_invalidate_fails
+  check "degraded mode: the token changes with each FastRegister (the mode's documented cost)" \
+    nj fr_siw_degraded fast_register '.token_stable == false'
+  check "degraded mode: a peer's Send with Invalidate drops the registration (siw), the Read through it fails" \
+    nj fr_siw_degraded read_after_remote_invalidate '.refused == true'
+}

@@ -60,7 +60,8 @@ write_agent() { # SHARE
       cp -L "$lib" "$1/vkit/$(basename "$lib")"
     done
     for t in "${NDKPING:-}" "${INTEROP_NDKPERF:-}" "${INTEROP_NDKINFO:-}" "${INTEROP_NDK_NVMET:-}" \
-      "${INTEROP_NDK_NVME:-}" "${INTEROP_NDK_CONFORMANCE:-}" "${INTEROP_CONNECTOR_TESTS:-}"; do
+      "${INTEROP_NDK_NVME:-}" "${INTEROP_NDK_CONFORMANCE:-}" "${INTEROP_CONNECTOR_TESTS:-}" \
+      "${INTEROP_VERBS_NDK_EXERCISE:-}"; do
       [ -n "$t" ] && [ -x "$t" ] && cp "$t" "$1/vkit/"
     done
   fi

@@ -95,6 +95,7 @@ TEST(NdkInfoJson, ListsLoopbackWith127001AndSaneLimits) {
   EXPECT_EQ(be.at("name"), "iwarp-sw") << be;
   EXPECT_EQ(be.at("device"), "") << be;
   EXPECT_NE(be.at("why").get<std::string>().find("software iWARP"), std::string::npos) << be;
+  EXPECT_EQ(be.at("fast_register").get<std::string>().rfind("software", 0), 0u) << be;
 }
 
 // Every addressed interface is an adapter, not just lo: in a namespace of

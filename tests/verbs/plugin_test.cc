@@ -61,6 +61,8 @@ TEST(VerbsPlugin, SoftwareAdapterReportsItsBackendAndWhy) {
   EXPECT_EQ(info.Backend, SOFTNDK_BACKEND_IWARP_SW);
   EXPECT_STREQ(info.Device, "");
   EXPECT_NE(std::strstr(info.Reason, "iwarp-sw (open parameters)"), nullptr) << info.Reason;
+  // The software engine's fast register: one token for the MR's life.
+  EXPECT_EQ(std::strncmp(info.FastRegister, "software:", 9), 0) << info.FastRegister;
   // A caller structure shorter than Backend: refused.
   SOFTNDK_BACKEND_INFO tiny{};
   tiny.Size = 4;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <vector>
 
 namespace softndk::verbs {
 namespace {
@@ -442,6 +443,72 @@ TEST(FastRegister, WindowBindPlan) {
             STATUS_INVALID_PARAMETER);
   EXPECT_EQ(plan_window_bind(pages, 0, 0, 0x10, arena + 0x2000, arena, 0x10000, false, &b),
             STATUS_INVALID_PARAMETER);
+}
+
+TEST(FastRegister, BindKeepsTheWindowsKeyInsideTheMr) {
+  // The structures only: build_bind never calls into libibverbs.
+  ibv_mw mw{};
+  mw.rkey = 0x1234;
+  ibv_mr mr{};
+  std::vector<uint8_t> mem(0x10000);
+  mr.addr = mem.data();
+  mr.length = mem.size();
+  const uint64_t base = reinterpret_cast<uintptr_t>(mem.data());
+  BindRequest b;
+  b.mw = &mw;
+  b.mr = &mr;
+  b.rkey = mw.rkey;
+  b.addr = base + 0x2000;
+  b.length = 0x3000;
+  b.flags = NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_READ_FENCE;
+  b.wr_id = 77;
+  ibv_send_wr w;
+  ASSERT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_SUCCESS);
+  EXPECT_EQ(w.opcode, IBV_WR_BIND_MW);
+  EXPECT_EQ(w.wr_id, 77u);
+  EXPECT_EQ(w.bind_mw.mw, &mw);
+  EXPECT_EQ(w.bind_mw.rkey, 0x1234u);  // the token the consumer read stays the token
+  EXPECT_EQ(w.bind_mw.bind_info.mr, &mr);
+  EXPECT_EQ(w.bind_mw.bind_info.addr, base + 0x2000);
+  EXPECT_EQ(w.bind_mw.bind_info.length, 0x3000u);
+  EXPECT_EQ(w.bind_mw.bind_info.mw_access_flags,
+            static_cast<unsigned>(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE));
+  EXPECT_EQ(w.send_flags, static_cast<unsigned>(IBV_SEND_SIGNALED | IBV_SEND_FENCE));
+  EXPECT_EQ(w.next, nullptr);
+  // iWARP read sinks need remote write on the window too.
+  b.flags = NDK_OP_FLAG_RDMA_READ_SINK;
+  ASSERT_EQ(build_bind(b, Transport::kIwarp, &w), STATUS_SUCCESS);
+  EXPECT_TRUE(w.bind_mw.bind_info.mw_access_flags & IBV_ACCESS_REMOTE_WRITE);
+  // Outside the MR, empty, no window or MR, a flag Bind does not take.
+  b.flags = 0;
+  b.addr = base + 0xe000;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
+  b.addr = base - 0x1000;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
+  b.addr = base;
+  b.length = 0;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
+  b.length = 0x10000;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_SUCCESS);
+  b.mw = nullptr;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
+  b.mw = &mw;
+  b.mr = nullptr;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
+  b.mr = &mr;
+  b.flags = NDK_OP_FLAG_INLINE;
+  EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
+}
+
+TEST(FastRegister, WindowTokensInLocalSgesUseTheArena) {
+  const uint64_t a = 0x100000;
+  EXPECT_TRUE(sge_in_arena(a, 0x1000, a, 0x1000));
+  EXPECT_TRUE(sge_in_arena(a + 0xfff, 1, a, 0x1000));
+  EXPECT_FALSE(sge_in_arena(a + 0xfff, 2, a, 0x1000));
+  EXPECT_FALSE(sge_in_arena(a - 1, 1, a, 0x1000));
+  EXPECT_FALSE(sge_in_arena(a, 0x1001, a, 0x1000));
+  // No wrap-around at the top of the address space.
+  EXPECT_FALSE(sge_in_arena(~uint64_t{0} - 1, 0x10, ~uint64_t{0} - 0x100, 0x100));
 }
 
 TEST(Access, MrFlags) {

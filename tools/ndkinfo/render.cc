@@ -212,6 +212,7 @@ void render_text(std::ostream& os, const AdapterReport& r, bool verbose) {
     field(os, 1, "backend", backend_name(r.backend->Backend));
     if (r.backend->Device[0] != '\0') field(os, 2, "device", r.backend->Device);
     field(os, 2, "why", r.backend->Reason);
+    if (r.backend->FastRegister[0] != '\0') field(os, 2, "fast register", r.backend->FastRegister);
   }
   const ULONG state = r.port ? r.port->State : d.PortState;
   field(os, 1, "port", std::to_string(SOFTNDK_PORT_NUMBER));
@@ -288,7 +289,8 @@ json to_json(const AdapterReport& r) {
   if (r.backend) {
     a["backend"] = {{"name", backend_name(r.backend->Backend)},
                     {"device", std::string(r.backend->Device)},
-                    {"why", std::string(r.backend->Reason)}};
+                    {"why", std::string(r.backend->Reason)},
+                    {"fast_register", std::string(r.backend->FastRegister)}};
   } else {
     a["backend"] = nullptr;
   }
