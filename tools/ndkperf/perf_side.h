@@ -355,18 +355,9 @@ class Side {
       r.mpa_revision = ci.MpaRevision;
       r.ord = ci.Ord;
     }
-    SOFTNDK_PATH_INFO pi{};
-    if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->path_info(pi)) {
-      const char* name = SoftNdkPathName(pi.Path);
-      const char* why = SoftNdkPathReasonName(pi.Reason);
-      r.path = name ? name : "?";
-      if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr) r.path += std::string(" (") + why + ")";
-      // The FPDU stream itself on the same-host ring (docs/samehost.md 4).
-      if (pi.RingIn || pi.RingOut)
-        r.path += pi.RingIn && pi.RingOut ? " (ring)" : pi.RingOut ? " (ring out)" : " (ring in)";
-      // Shared memory (--shm-buffers) copied from a mapping, by either end.
-      if (pi.MappedDescriptors > 0 || pi.SegmentDescriptorsSent > 0) r.path += " (mapped)";
-    }
+    // The path the data took (samehost (ring), tcp (disabled), ...), once
+    // the library's same-host rendezvous answered (bounded).
+    if (!qps_.empty() && qps_[0]->conn) r.path = qps_[0]->conn->path_text();
     SOFTNDK_TCP_INFO ti{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->tcp_info(ti)) {
       r.tcp_congestion = ti.CongestionControl;

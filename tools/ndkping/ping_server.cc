@@ -95,6 +95,7 @@ void serve_one(const PingOptions& o, tools::Adapter& adapter,
              "post RDMA Write");
     if (ep.wait(kWrite, o.timeout) < 0) throw gone("during the write");
     ep.post_send_info({});  // done: the client checks its sink and pings again
+    if (pings == 0 && o.debug) debug(o, out, "client " + who + " data path: " + conn->path_text());
   }
   // The session ended between pings: clean only for a graceful disconnect
   // (no Terminate either way, no reset, no flush of its own) after the
