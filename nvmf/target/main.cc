@@ -102,13 +102,16 @@ int main(int argc, char** argv) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
+    // With --json - standard output is the JSON document alone: the
+    // start-up line goes to standard error.
+    std::ostream& banner = o.json == "-" ? std::cerr : std::cout;
     if (!o.quiet) {
-      std::cout << "ndk-nvmet: " << o.cfg.subnqn << " on " << at.ip() << ":" << listener.port()
-                << ", " << sub.ns_count() << " namespace(s):";
+      banner << "ndk-nvmet: " << o.cfg.subnqn << " on " << at.ip() << ":" << listener.port() << ", "
+             << sub.ns_count() << " namespace(s):";
       for (uint32_t i = 1; i <= sub.ns_count(); ++i)
-        std::cout << " " << i << "=" << sub.ns(i)->describe() << " (" << sub.ns(i)->blocks()
-                  << " blocks)";
-      std::cout << std::endl;
+        banner << " " << i << "=" << sub.ns(i)->describe() << " (" << sub.ns(i)->blocks()
+               << " blocks)";
+      banner << std::endl;
     }
     auto t_end = o.duration > 0 ? tools::deadline_in(o.duration) : tools::Deadline::max();
     std::atomic<bool> stopping{false};

@@ -125,9 +125,11 @@ int main(int argc, char** argv) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
+    // With --json - standard output is the JSON document alone.
     if (!o.quiet)
-      std::cout << "ndk-smbd: \\\\" << at.ip() << "\\" << o.name << " = " << o.dir << " on "
-                << at.ip() << ":" << listener.port() << " (SMB Direct)" << std::endl;
+      (o.json == "-" ? std::cerr : std::cout)
+          << "ndk-smbd: \\\\" << at.ip() << "\\" << o.name << " = " << o.dir << " on " << at.ip()
+          << ":" << listener.port() << " (SMB Direct)" << std::endl;
     ServerStats stats;
     std::atomic<unsigned> handshaking{0}, serving{0};
     std::atomic<uint64_t> refused{0}, failed_handshakes{0};

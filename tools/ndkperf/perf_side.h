@@ -269,8 +269,11 @@ class Side {
         if (k == kData) --q.data_out;
         return;
       }
-      // The Terminate or reset behind the failure, when there is one.
-      if (q.conn && q.conn->peer_disconnected())
+      // The Terminate or reset behind the failure, when there is one. A
+      // peer that died (SIGKILL: a reset) flushes our requests before the
+      // disconnect event says so: give the event a moment (bounded).
+      if (q.conn && (q.conn->peer_disconnected() ||
+                     (r.Status == STATUS_CANCELLED && q.conn->wait_disconnected(1.0))))
         throw ToolError(tools::with_end_cause(peer_name_ + " disconnected", q.conn.get()));
       const char* what = k == kRecv ? "receive" : k == kData ? op_text(cfg_.test.op) : "Send";
       throw ToolError(tools::with_end_cause(std::string(what) + " on QP " + std::to_string(qi) +

@@ -102,8 +102,9 @@ void serve_one(const PingOptions& o, tools::Adapter& adapter,
   // agreed count.
   std::string cause = ep.end_cause();
   if (!cause.empty())
-    throw ToolError("connection with " + who + " ended after " + std::to_string(pings) +
-                    " pings: " + cause);
+    throw ToolError((ep.peer_disconnected() ? "the client " + who + " disconnected after "
+                                            : "connection with " + who + " ended after ") +
+                    std::to_string(pings) + " pings: " + cause);
   if (o.count != 0 && pings != o.count)
     throw ToolError("client " + who + " disconnected after " + std::to_string(pings) +
                     " pings; -C asked for " + std::to_string(o.count));
