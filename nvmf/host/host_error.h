@@ -20,6 +20,7 @@ enum ExitCode : int {
   kExitProtocol = 6,        // the target broke the transport rules (wrong invalidated key, bad CQE)
   kExitConnectionLost = 7,  // the association broke or a command timed out during I/O
   kExitPeerSilent = 8,      // a command timed out and the target never sent a byte on that queue
+  kExitInterrupted = 130,   // SIGINT/SIGTERM (load: after its report and the controller shutdown)
 };
 
 struct HostError : std::runtime_error {

@@ -111,6 +111,10 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
       if ((spec.count && issued >= spec.count) || now >= t_end ||
           res.errors + res.mismatches >= spec.max_errors)
         stop = true;
+      if (spec.interrupt != nullptr && spec.interrupt->load(std::memory_order_relaxed)) {
+        stop = true;
+        res.interrupted = true;
+      }
     }
     for (auto& qp : queues) {
       Queue& q = *qp;

@@ -12,6 +12,7 @@
 #include "controller.h"
 #include "io_engine.h"
 #include "ndkapp/size_text.h"
+#include "ndkapp/stop_signal.h"
 #include "ndkapp/version.h"
 #include "report.h"
 
@@ -204,9 +205,15 @@ int run(const std::string& cmd, Cli& c) {
       rc = job_exit(fr);
     }
     if (rc == kExitOk) {
+      // Ctrl-C ends the load in order: what ran is reported, the controller
+      // shut down; a second Ctrl-C quits at once (stop_signal.h).
+      static std::atomic<bool> interrupted{false};
+      softndk::tools::install_stop_signals("ndk-nvme", &interrupted, kExitInterrupted);
+      spec.interrupt = &interrupted;
       JobResult r = run_job(ctrl, spec);
       print_job(c, spec, r, &jobs);
       rc = job_exit(r);
+      if (rc == kExitOk && r.interrupted) rc = kExitInterrupted;
     }
   }
   if (c.json) {

@@ -17,6 +17,7 @@
 #include "ndkapp/handshake_gate.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
+#include "ndkapp/stop_signal.h"
 #include "target/backend.h"
 #include "target/options.h"
 #include "target/queue.h"
@@ -27,7 +28,6 @@ namespace tools = softndk::tools;
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
 
 nlohmann::json stats_json(Subsystem& s) {
   auto& t = s.stats;
@@ -97,10 +97,8 @@ int main(int argc, char** argv) {
     // -p 0: the discovery log advertises the port the kernel picked, not 0.
     if (o.advertise_port == 0) o.cfg.advertise_port = listener.port();
     Subsystem sub(o.cfg, std::move(ns));
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    // Ctrl-C stops in order; a second one quits at once (stop_signal.h).
+    tools::install_stop_signals("ndk-nvmet", &g_stop, kExitForced);
     signal(SIGPIPE, SIG_IGN);
     // With --json - standard output is the JSON document alone: the
     // start-up line goes to standard error.
