@@ -38,6 +38,7 @@ struct JobSpec {
   // Set (by Ctrl-C) to end the job early: nothing more is issued, what is
   // in flight completes, the result covers what ran. May be null.
   const std::atomic<bool>* interrupt = nullptr;
+  bool progress = false;  // a line a second on stderr (load)
 };
 
 struct DirStats {

@@ -210,6 +210,7 @@ int run(const std::string& cmd, Cli& c) {
       static std::atomic<bool> interrupted{false};
       softndk::tools::install_stop_signals("ndk-nvme", &interrupted, kExitInterrupted);
       spec.interrupt = &interrupted;
+      spec.progress = true;
       JobResult r = run_job(ctrl, spec);
       print_job(c, spec, r, &jobs);
       rc = job_exit(r);

@@ -35,6 +35,7 @@ nlohmann::json stats_json(Subsystem& s) {
           {"cm_rejects", t.cm_rejects.load()},
           {"associations", t.associations.load()},
           {"kato_expired", t.kato_expired.load()},
+          {"shutdowns", t.shutdowns.load()},
           {"admin_commands", t.admin_cmds.load()},
           {"io_commands", t.io_cmds.load()},
           {"reads", t.reads.load()},
