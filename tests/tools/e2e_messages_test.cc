@@ -176,6 +176,23 @@ TEST(WrongPeer, NdkperfServerIsNotAnNvmeTarget) {
   EXPECT_FALSE(has(r.err, "unknown reject status")) << r.err;
 }
 
+// --json: stdout is one JSON document also when the command fails before
+// its result (nobody listens): {"error", "exit_code"}.
+TEST(JsonStdout, NvmeFailureIsAJsonError) {
+  int port = tools_test::free_port();
+  auto r = run({NDK_NVME_BIN, "-a", "127.0.0.1", "-s", std::to_string(port), "-n",
+                "nqn.2014-08.org.example:x", "--json", "connect"},
+               60);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  try {
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_NE(j.value("error", "").find("refused"), std::string::npos) << r.out;
+    EXPECT_EQ(j.value("exit_code", 0), 3) << r.out;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "stdout is not one JSON document: " << e.what() << "\n" << r.out;
+  }
+}
+
 TEST(WrongPeer, NdkpingServerIsNotAnNvmeTarget) {
   int port = tools_test::free_port();
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", std::to_string(port)});
