@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <unistd.h>
 
@@ -142,7 +143,14 @@ bool address_of_device(const std::string& device, uint16_t port, SockAddr& out,
     out.set_port(port);
     return true;
   }
-  error = "no interface or address '" + device + "'";
+  // An interface that exists but has no address is another mistake than a
+  // name that is nothing at all; say which.
+  if (if_nametoindex(device.c_str()) != 0)
+    error = "interface '" + device +
+            "' has no IPv4 or IPv6 address (give it one, e.g. ip addr add 192.0.2.1/24 dev " +
+            device + ")";
+  else
+    error = "no interface or address '" + device + "' (no such interface, not a local address)";
   return false;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <deque>
 #include <mutex>
 #include <new>
+#include <thread>
 
 #include "ndkapp/softndk_entry.h"
 #include "ndkapp/status.h"
@@ -589,6 +591,34 @@ bool Connection::path_info(SOFTNDK_PATH_INFO& out) const {
   out = SOFTNDK_PATH_INFO{};
   out.Size = sizeof out;
   return SoftNdkQueryConnectionPath(conn_, &out) == STATUS_SUCCESS;
+}
+
+std::string Connection::path_text(double settle_seconds) const {
+  SOFTNDK_PATH_INFO pi{};
+  if (!path_info(pi)) return "";
+  // The rendezvous runs beside the first messages; it ends within the
+  // library's grace (docs/samehost.md), so a short bounded wait gives the
+  // path the data takes rather than "probing".
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(settle_seconds);
+  while (pi.Path == SOFTNDK_PATH_PROBING && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!path_info(pi)) return "";
+  }
+  const char* name = SoftNdkPathName(pi.Path);
+  std::string s = name ? name : "unknown (" + std::to_string(pi.Path) + ")";
+  if (pi.Path == SOFTNDK_PATH_PROBING) {
+    char b[64];
+    std::snprintf(b, sizeof b, " (no answer within %g s)", settle_seconds);
+    return s + b;
+  }
+  const char* why = SoftNdkPathReasonName(pi.Reason);
+  if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr) s += std::string(" (") + why + ")";
+  // The FPDU stream itself on the same-host ring (docs/samehost.md 4).
+  if (pi.RingIn || pi.RingOut)
+    s += pi.RingIn && pi.RingOut ? " (ring)" : pi.RingOut ? " (ring out)" : " (ring in)";
+  // Shared memory (--shm-buffers) copied from a mapping, by either end.
+  if (pi.MappedDescriptors > 0 || pi.SegmentDescriptorsSent > 0) s += " (mapped)";
+  return s;
 }
 
 SockAddr Connection::peer_address() const {

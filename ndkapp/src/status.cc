@@ -25,6 +25,7 @@ constexpr Named kNames[] = {
     {STATUS_INVALID_PARAMETER, "STATUS_INVALID_PARAMETER"},
     {STATUS_NO_SUCH_DEVICE, "STATUS_NO_SUCH_DEVICE"},
     {STATUS_INVALID_DEVICE_REQUEST, "STATUS_INVALID_DEVICE_REQUEST"},
+    {STATUS_ACCESS_DENIED, "STATUS_ACCESS_DENIED"},
     {STATUS_BUFFER_TOO_SMALL, "STATUS_BUFFER_TOO_SMALL"},
     {STATUS_OBJECT_TYPE_MISMATCH, "STATUS_OBJECT_TYPE_MISMATCH"},
     {STATUS_INVALID_PARAMETER_MIX, "STATUS_INVALID_PARAMETER_MIX"},
@@ -98,6 +99,13 @@ std::string connect_failure_text(NTSTATUS status, const std::string& where, ULON
         break;
     }
   }
+  // In the MPA exchange a data error means the answer to our MPA Request was
+  // no MPA Reply at all (its key, "MPA ID Rep Frame", or its frame wrong):
+  // some other protocol, an HTTP server say, listens there.
+  if (status == STATUS_DATA_ERROR && setup_phase == SOFTNDK_SETUP_MPA)
+    return where +
+           " is not an iWARP peer: it answered our MPA Request with something other than an MPA "
+           "Reply (another protocol on that port?)";
   switch (status) {
     case STATUS_CONNECTION_REFUSED:
       return "connection to " + where + " refused (no server listening there, or it said no)";
@@ -140,6 +148,10 @@ std::string listen_failure_text(NTSTATUS status, const std::string& where) {
       return "port in use: cannot listen on " + where;
     case STATUS_INVALID_ADDRESS:
       return "cannot listen on " + where + ": not an address of this adapter";
+    case STATUS_ACCESS_DENIED:
+      return "permission denied: cannot listen on " + where +
+             " (ports below net.ipv4.ip_unprivileged_port_start, 1024 by default, need root or "
+             "CAP_NET_BIND_SERVICE)";
     default:
       return "listen on " + where + " failed: " + status_name(status);
   }

@@ -6,6 +6,7 @@
 #include "host_error.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "nvmf_wire.h"
 
@@ -125,6 +126,44 @@ std::string cm_reject_text(uint16_t sts) {
     default:
       return "unknown reject status " + std::to_string(sts);
   }
+}
+
+namespace {
+std::string hex_head(std::span<const uint8_t> b) {
+  std::string s;
+  char h[4];
+  for (size_t i = 0; i < b.size() && i < 8; ++i) {
+    std::snprintf(h, sizeof h, "%02x", b[i]);
+    s += h;
+  }
+  return s + (b.size() > 8 ? "..." : "");
+}
+}  // namespace
+
+std::string cm_refusal_text(std::span<const uint8_t> reject, uint16_t qid,
+                            const std::string& peer) {
+  if (reject.empty()) return "";
+  RdmaCmReject rj{};
+  if (reject.size() == sizeof rj) std::memcpy(&rj, reject.data(), sizeof rj);
+  // NVMe RDMA Transport 1.0: the reject's private data is RECFMT 0 and one of
+  // the RDMA_CM_REJECT status codes; anything else came from another service.
+  if (reject.size() != sizeof rj || rj.recfmt != 0 || rj.sts < kCmInvalidLength ||
+      rj.sts > kCmInvalidCntlid)
+    return peer + " is not an NVMe/RDMA target: it refused the connection with " +
+           std::to_string(reject.size()) + " bytes of private data (" + hex_head(reject) +
+           ") that are no NVMe/RDMA CM reject (another RDMA service on that port?)";
+  return "the target rejected queue " + std::to_string(qid) + ": " + cm_reject_text(rj.sts) +
+         " (RDMA CM reject status " + std::to_string(rj.sts) + ")";
+}
+
+std::string cm_accept_problem(std::span<const uint8_t> accept, const std::string& peer) {
+  RdmaCmAccept ac{};
+  if (accept.size() >= sizeof ac) std::memcpy(&ac, accept.data(), sizeof ac);
+  if (accept.size() >= sizeof ac && ac.recfmt == 0 && ac.crqsize > 0) return "";
+  return peer + " is not an NVMe/RDMA target: it accepted the connection with " +
+         std::to_string(accept.size()) + " bytes of private data" +
+         (accept.empty() ? "" : " (" + hex_head(accept) + ")") +
+         " where an NVMe/RDMA CM accept has 32 (RECFMT 0, CRQSIZE)";
 }
 
 }  // namespace nvmf::host

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "pattern.h"
@@ -90,6 +91,7 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
   const uint64_t t0 = now_ns();
   const uint64_t t_end = spec.runtime_s > 0 ? t0 + uint64_t(spec.runtime_s * 1e9) : UINT64_MAX;
   uint64_t last_done = t0, last_progress = t0;
+  uint64_t next_progress = t0 + uint64_t(1e9);
   const uint64_t stall_ns = uint64_t(30e9);
 
   auto pick_write = [&]() {
@@ -111,6 +113,10 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
       if ((spec.count && issued >= spec.count) || now >= t_end ||
           res.errors + res.mismatches >= spec.max_errors)
         stop = true;
+      if (spec.interrupt != nullptr && spec.interrupt->load(std::memory_order_relaxed)) {
+        stop = true;
+        res.interrupted = true;
+      }
     }
     for (auto& qp : queues) {
       Queue& q = *qp;
@@ -182,6 +188,16 @@ JobResult run_job(Controller& c, const JobSpec& spec) {
     if ((loop & 255) == 0) {
       c.tick();
       now = now_ns();
+      if (spec.progress && now >= next_progress) {
+        // Where a long load stands (and that it runs), a line a second.
+        const double el = double(now - t0) / 1e9;
+        const uint64_t ios = res.read.ios + res.write.ios;
+        const uint64_t bytes = res.read.bytes + res.write.bytes;
+        std::fprintf(stderr, "ndk-nvme: load %.0f s: %llu I/Os, %.1f MB/s, %llu errors\n", el,
+                     static_cast<unsigned long long>(ios), el > 0 ? double(bytes) / el / 1e6 : 0.0,
+                     static_cast<unsigned long long>(res.errors + res.mismatches));
+        next_progress = now + uint64_t(1e9);
+      }
       if (outstanding && now - last_progress > stall_ns)
         throw HostError(
             kExitConnectionLost,

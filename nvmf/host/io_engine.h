@@ -5,6 +5,7 @@
 // from the same loop (like ndkperf, the polling thread drives progress).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +35,10 @@ struct JobSpec {
   bool fill_writes = false;  // writes carry the pattern (without read checks)
   uint64_t seed = 1;
   unsigned max_errors = 1;  // NVMe errors or mismatches before the job stops
+  // Set (by Ctrl-C) to end the job early: nothing more is issued, what is
+  // in flight completes, the result covers what ran. May be null.
+  const std::atomic<bool>* interrupt = nullptr;
+  bool progress = false;  // a line a second on stderr (load)
 };
 
 struct DirStats {
@@ -49,6 +54,7 @@ struct JobResult {
   std::string first_error;  // text of the first error or mismatch
   ExitCode first_error_code = kExitOk;
   uint64_t remote_invalidations = 0, local_invalidations = 0, in_capsule_writes = 0;
+  bool interrupted = false;  // JobSpec::interrupt ended it
 };
 
 // Runs the job on every I/O queue of `c`. Throws HostError for transport

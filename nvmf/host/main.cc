@@ -12,6 +12,7 @@
 #include "controller.h"
 #include "io_engine.h"
 #include "ndkapp/size_text.h"
+#include "ndkapp/stop_signal.h"
 #include "ndkapp/version.h"
 #include "report.h"
 
@@ -93,6 +94,20 @@ int job_exit(const JobResult& r) {
   return r.first_error_code;
 }
 
+// With --json, standard output holds one JSON document: the command's, or
+// when it failed before printing it, {"error": ..., "exit_code": ...}.
+bool g_json_printed = false;
+void json_out(const nlohmann::json& j) {
+  std::cout << j.dump(2) << "\n";
+  g_json_printed = true;
+}
+
+int failed(const Cli& c, int code, const std::string& what) {
+  std::cerr << "ndk-nvme: " << what << "\n";
+  if (c.json && !g_json_printed) json_out({{"error", what}, {"exit_code", code}});
+  return code;
+}
+
 int run(const std::string& cmd, Cli& c) {
   finish_options(c);
   if (cmd == "discover") {
@@ -102,7 +117,7 @@ int run(const std::string& cmd, Cli& c) {
     Controller ctrl(*a, c.co, true);
     auto log = ctrl.discovery_log();
     if (c.json)
-      std::cout << discovery_json(log).dump(2) << "\n";
+      json_out(discovery_json(log));
     else
       std::cout << discovery_text(log);
     ctrl.shutdown();
@@ -121,7 +136,7 @@ int run(const std::string& cmd, Cli& c) {
 
   if (cmd == "connect" || cmd == "identify") {
     if (c.json) {
-      std::cout << identify_json(ctrl.info(), ctrl.namespaces()).dump(2) << "\n";
+      json_out(identify_json(ctrl.info(), ctrl.namespaces()));
     } else if (cmd == "connect") {
       std::printf("connected to %s: controller %u, %zu namespace(s), %u I/O queue(s), MPA CRC %s\n",
                   ctrl.info().subnqn.c_str(), ctrl.info().cntlid, ctrl.namespaces().size(),
@@ -204,15 +219,22 @@ int run(const std::string& cmd, Cli& c) {
       rc = job_exit(fr);
     }
     if (rc == kExitOk) {
+      // Ctrl-C ends the load in order: what ran is reported, the controller
+      // shut down; a second Ctrl-C quits at once (stop_signal.h).
+      static std::atomic<bool> interrupted{false};
+      softndk::tools::install_stop_signals("ndk-nvme", &interrupted, kExitInterrupted);
+      spec.interrupt = &interrupted;
+      spec.progress = true;
       JobResult r = run_job(ctrl, spec);
       print_job(c, spec, r, &jobs);
       rc = job_exit(r);
+      if (rc == kExitOk && r.interrupted) rc = kExitInterrupted;
     }
   }
   if (c.json) {
     nlohmann::json out{{"jobs", jobs}};
     if (ctrl.info().mpa_crc >= 0) out["mpa_crc"] = ctrl.info().mpa_crc == 1;
-    std::cout << out.dump(2) << "\n";
+    json_out(out);
   }
   ctrl.shutdown();
   return rc;
@@ -284,10 +306,8 @@ int main(int argc, char** argv) {
   try {
     return run(cmd, c);
   } catch (const HostError& e) {
-    std::cerr << "ndk-nvme: " << e.what() << "\n";
-    return e.code;
+    return failed(c, e.code, e.what());
   } catch (const std::exception& e) {
-    std::cerr << "ndk-nvme: " << e.what() << "\n";
-    return kExitError;
+    return failed(c, kExitError, e.what());
   }
 }

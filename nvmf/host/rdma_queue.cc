@@ -109,20 +109,18 @@ void Queue::setup(tools::Adapter& a, tools::Pd& pd, const tools::SockAddr& local
   try {
     conn_ = tools::Connection::connect(a, qp_, local, peer, ird, ord, pdata, &accept, &reject);
   } catch (const tools::ToolError& e) {
-    std::string why = e.what();
-    if (reject.size() >= sizeof(RdmaCmReject)) {
-      RdmaCmReject rj;
-      std::memcpy(&rj, reject.data(), sizeof rj);
-      why = "the target rejected queue " + std::to_string(p.qid) + ": " + cm_reject_text(rj.sts) +
-            " (RDMA CM reject status " + std::to_string(rj.sts) + ")";
-    }
-    throw HostError(kExitConnect, why);
+    std::string why = cm_refusal_text(reject, p.qid, peer.to_string());
+    throw HostError(kExitConnect, why.empty() ? std::string(e.what()) : why);
   }
-  if (accept.size() >= sizeof(RdmaCmAccept)) {
-    RdmaCmAccept ac;
-    std::memcpy(&ac, accept.data(), sizeof ac);
-    crqsize_ = ac.crqsize;
+  // A peer that accepted without an NVMe/RDMA CM accept is another service.
+  std::string odd = cm_accept_problem(accept, peer.to_string());
+  if (!odd.empty()) {
+    conn_.reset();
+    throw HostError(kExitConnect, odd);
   }
+  RdmaCmAccept ac;
+  std::memcpy(&ac, accept.data(), sizeof ac);
+  crqsize_ = ac.crqsize;
 }
 
 Queue::~Queue() {

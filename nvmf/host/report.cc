@@ -78,6 +78,7 @@ std::string job_text(const JobSpec& spec, const JobResult& r) {
        ", remote invalidations=" + std::to_string(r.remote_invalidations) +
        ", local invalidations=" + std::to_string(r.local_invalidations) + "\n";
   if (!r.first_error.empty()) s += "  first error: " + r.first_error + "\n";
+  if (r.interrupted) s += "  interrupted (SIGINT/SIGTERM): the figures cover what ran\n";
   return s;
 }
 
@@ -96,6 +97,7 @@ nlohmann::json job_json(const JobSpec& spec, const JobResult& r) {
   j["local_invalidations"] = r.local_invalidations;
   j["in_capsule_writes"] = r.in_capsule_writes;
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
+  if (r.interrupted) j["interrupted"] = true;
   return j;
 }
 

@@ -289,6 +289,8 @@ Reply handle_admin(Subsystem& s, Controller& c, const Sqe& q, std::span<uint8_t>
       case kFctPropertyGet:
         return property_get(s, c, q);
       case kFctPropertySet:
+        // CC.SHN set: a host shutting its controller down in order.
+        if (q.cdw11 == kPropCc && ((q.cdw12 >> 14) & 3) != 0) s.stats.shutdowns++;
         return property_set(c, q);
       case kFctDisconnect:
         return Reply{};

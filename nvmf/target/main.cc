@@ -17,6 +17,7 @@
 #include "ndkapp/handshake_gate.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
+#include "ndkapp/stop_signal.h"
 #include "target/backend.h"
 #include "target/options.h"
 #include "target/queue.h"
@@ -27,7 +28,6 @@ namespace tools = softndk::tools;
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
 
 nlohmann::json stats_json(Subsystem& s) {
   auto& t = s.stats;
@@ -35,6 +35,7 @@ nlohmann::json stats_json(Subsystem& s) {
           {"cm_rejects", t.cm_rejects.load()},
           {"associations", t.associations.load()},
           {"kato_expired", t.kato_expired.load()},
+          {"shutdowns", t.shutdowns.load()},
           {"admin_commands", t.admin_cmds.load()},
           {"io_commands", t.io_cmds.load()},
           {"reads", t.reads.load()},
@@ -97,18 +98,19 @@ int main(int argc, char** argv) {
     // -p 0: the discovery log advertises the port the kernel picked, not 0.
     if (o.advertise_port == 0) o.cfg.advertise_port = listener.port();
     Subsystem sub(o.cfg, std::move(ns));
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    // Ctrl-C stops in order; a second one quits at once (stop_signal.h).
+    tools::install_stop_signals("ndk-nvmet", &g_stop, kExitForced);
     signal(SIGPIPE, SIG_IGN);
+    // With --json - standard output is the JSON document alone: the
+    // start-up line goes to standard error.
+    std::ostream& banner = o.json == "-" ? std::cerr : std::cout;
     if (!o.quiet) {
-      std::cout << "ndk-nvmet: " << o.cfg.subnqn << " on " << at.ip() << ":" << listener.port()
-                << ", " << sub.ns_count() << " namespace(s):";
+      banner << "ndk-nvmet: " << o.cfg.subnqn << " on " << at.ip() << ":" << listener.port() << ", "
+             << sub.ns_count() << " namespace(s):";
       for (uint32_t i = 1; i <= sub.ns_count(); ++i)
-        std::cout << " " << i << "=" << sub.ns(i)->describe() << " (" << sub.ns(i)->blocks()
-                  << " blocks)";
-      std::cout << std::endl;
+        banner << " " << i << "=" << sub.ns(i)->describe() << " (" << sub.ns(i)->blocks()
+               << " blocks)";
+      banner << std::endl;
     }
     auto t_end = o.duration > 0 ? tools::deadline_in(o.duration) : tools::Deadline::max();
     std::atomic<bool> stopping{false};

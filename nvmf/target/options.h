@@ -10,9 +10,10 @@
 namespace nvmf::target {
 
 // Exit codes (also in the man page and docs/nvmf.md).
-inline constexpr int kExitOk = 0;      // stopped by SIGINT/SIGTERM or --duration
-inline constexpr int kExitFailed = 1;  // could not start (adapter, listener, namespace)
-inline constexpr int kExitUsage = 2;   // bad command line
+inline constexpr int kExitOk = 0;        // stopped by SIGINT/SIGTERM or --duration
+inline constexpr int kExitFailed = 1;    // could not start (adapter, listener, namespace)
+inline constexpr int kExitUsage = 2;     // bad command line
+inline constexpr int kExitForced = 130;  // a second SIGINT/SIGTERM: quit without the orderly stop
 
 struct Options {
   TargetConfig cfg;

@@ -38,6 +38,7 @@ struct TargetConfig {
 
 struct Stats {
   std::atomic<uint64_t> connections{0}, cm_rejects{0}, associations{0}, kato_expired{0};
+  std::atomic<uint64_t> shutdowns{0};  // CC.SHN writes: hosts that shut a controller down
   std::atomic<uint64_t> admin_cmds{0}, io_cmds{0}, reads{0}, writes{0}, read_bytes{0},
       write_bytes{0}, errors{0}, in_capsule{0}, invalidations{0};
 };

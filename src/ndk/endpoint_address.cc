@@ -59,7 +59,7 @@ NTSTATUS bind_endpoint(sockaddr_storage* addr, int* fd) {
     close(s);
     if (e == EADDRINUSE) return any_port ? STATUS_TOO_MANY_ADDRESSES : STATUS_SHARING_VIOLATION;
     if (e == EADDRNOTAVAIL) return STATUS_INVALID_ADDRESS;
-    if (e == EACCES) return STATUS_SHARING_VIOLATION;  // privileged port
+    if (e == EACCES || e == EPERM) return STATUS_ACCESS_DENIED;  // privileged port
     return STATUS_INSUFFICIENT_RESOURCES;
   }
   socklen_t l = sizeof *addr;

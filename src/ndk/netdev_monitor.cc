@@ -36,6 +36,7 @@
 
 #include "ndk/netdev.h"
 #include "ndk/netdev_rtnl.h"
+#include "util/bounded_wait.h"
 
 namespace softndk::ndk {
 
@@ -313,7 +314,9 @@ NetMonitor::~NetMonitor() {
     m.thread.detach();
     return;
   }
-  m.cv.wait(lk, [&] { return m.state == Impl::State::kExited || m.state == Impl::State::kIdle; });
+  util::wait_reporting(
+      m.cv, lk, [&] { return m.state == Impl::State::kExited || m.state == Impl::State::kIdle; },
+      [] { return std::string("the net monitor thread to stop (NetMonitor destructor)"); });
   if (m.state == Impl::State::kExited) m.reap(lk);
 }
 
@@ -337,7 +340,9 @@ uint64_t NetMonitor::subscribe(uint32_t ifindex, Callback cb, NetDevice* baselin
       if (m.state == Impl::State::kExited) {
         m.reap(lk);
       } else if (m.state == Impl::State::kStopping) {
-        m.cv.wait(lk);
+        util::wait_reporting(
+            m.cv, lk, [&] { return m.state != Impl::State::kStopping; },
+            [] { return std::string("the net monitor thread to stop before a new subscription"); });
       } else {
         break;
       }
@@ -370,13 +375,20 @@ void NetMonitor::unsubscribe(uint64_t id) {
   m.subs.erase(it);
   const bool self = m.on_monitor_thread();
   // From the monitor thread the running callback is on our own stack.
-  if (!self) m.cv.wait(lk, [&] { return m.in_callback != id; });
+  if (!self)
+    util::wait_reporting(
+        m.cv, lk, [&] { return m.in_callback != id; },
+        [id] {
+          return "net monitor subscription " + std::to_string(id) + "'s callback to return";
+        });
   if (m.subs.empty() && m.state == Impl::State::kRunning) {
     m.state = Impl::State::kStopping;
     m.wake();
   }
   if (!self && m.state == Impl::State::kStopping) {
-    m.cv.wait(lk, [&] { return m.state != Impl::State::kStopping; });
+    util::wait_reporting(
+        m.cv, lk, [&] { return m.state != Impl::State::kStopping; },
+        [] { return std::string("the net monitor thread to stop (last unsubscribe)"); });
     if (m.state == Impl::State::kExited) m.reap(lk);
   }
   lk.unlock();

@@ -49,6 +49,9 @@ NTSTATUS status_from_errno(int err, SockOp op) {
       return STATUS_INSUFFICIENT_RESOURCES;
     case EACCES:
     case EPERM:
+      // bind: a port below net.ipv4.ip_unprivileged_port_start without
+      // CAP_NET_BIND_SERVICE (Winsock's WSAEACCES is STATUS_ACCESS_DENIED).
+      if (op == SockOp::kBind) return STATUS_ACCESS_DENIED;
       return STATUS_CONNECTION_REFUSED;  // e.g. a firewall REJECT (prohibited)
     default:
       return STATUS_INTERNAL_ERROR;
@@ -77,6 +80,7 @@ const char* status_name(NTSTATUS s) {
     N(STATUS_TOO_MANY_ADDRESSES)
     N(STATUS_INSUFFICIENT_RESOURCES)
     N(STATUS_INVALID_PARAMETER)
+    N(STATUS_ACCESS_DENIED)
     N(STATUS_DATA_ERROR)
     N(STATUS_NOT_SUPPORTED)
     N(STATUS_INTERNAL_ERROR)

@@ -15,6 +15,8 @@
 #include <memory>
 #include <new>
 
+#include "util/bounded_wait.h"
+
 namespace softndk::util {
 
 namespace {
@@ -45,7 +47,10 @@ Reactor::Reactor(std::string name) : name_(std::move(name)) {
     started->set_value();
     run();
   });
-  up.wait();
+  // The thread's first act; past 10 s (a starved machine) say so and wait
+  // on: thread_id_ must be set before anyone asks on_thread().
+  while (up.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    util::report_wait("still waiting for reactor thread '" + name_ + "' to start");
 }
 
 Reactor::~Reactor() {

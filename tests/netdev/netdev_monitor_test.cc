@@ -12,10 +12,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "ndk/netdev.h"
+#include "util/bounded_wait.h"
 #include "veth_fixture.h"
 
 namespace softndk::ndk {
@@ -314,3 +316,45 @@ TEST_F(NetMonitorVeth, SubscribeToDownLinkReportsUp) {
 
 }  // namespace
 }  // namespace softndk::ndk
+
+// The net monitor's and the reactor's waits (util/bounded_wait.h) name what
+// they wait for each time their bound passes, and still end when the
+// condition comes (issue 28: every wait bounded and says what it waited for).
+TEST(BoundedWait, ReportsWhatItWaitsForAndEndsWhenTheConditionComes) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;
+  std::vector<std::string> reports;
+  // The sink runs inside wait_reporting with the waiter's lock held, so it
+  // must not lock `mu` itself: use a lock of its own.
+  std::mutex rmu;
+  std::condition_variable rcv;
+  softndk::util::wait_report_sink() = [&](const std::string& s) {
+    std::lock_guard lk(rmu);
+    reports.push_back(s);
+    rcv.notify_all();
+  };
+  // The condition comes only after the first report: no timing assumption.
+  std::thread setter([&] {
+    {
+      std::unique_lock lk(rmu);
+      rcv.wait_for(lk, std::chrono::seconds(30), [&] { return !reports.empty(); });
+    }
+    std::lock_guard lk(mu);
+    ready = true;
+    cv.notify_all();
+  });
+  int n;
+  {
+    std::unique_lock lk(mu);
+    n = softndk::util::wait_reporting(
+        cv, lk, [&] { return ready; }, [] { return std::string("the test's flag"); },
+        std::chrono::milliseconds(20));
+  }
+  setter.join();
+  softndk::util::wait_report_sink() = nullptr;
+  EXPECT_GE(n, 1);
+  std::lock_guard lk(rmu);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports[0].rfind("still waiting for the test's flag after ", 0), 0u) << reports[0];
+}

@@ -8,6 +8,7 @@
 
 #include "host_error.h"
 #include "latency_histogram.h"
+#include "nvmf_capsule.h"
 #include "nvmf_wire.h"
 #include "pattern.h"
 
@@ -70,6 +71,36 @@ TEST(HostStatus, NamesAndCodes) {
                 .find("Connect: Invalid Host"),
             std::string::npos);
   EXPECT_NE(cm_reject_text(nvmf::kCmInvalidHsqsize).find("HSQSIZE"), std::string::npos);
+}
+
+// What the target's encoders produce is read back as NVMe/RDMA; an ndkperf
+// server's refusal (its magic and text) or an accept without the 32-byte
+// NVMe/RDMA CM accept is named "not an NVMe/RDMA target" (issue 28).
+TEST(HostCm, RefusalAndAcceptFromAnotherServiceAreNamed) {
+  auto rj = nvmf::cm_reject_data(nvmf::kCmInvalidHsqsize);
+  std::string t = cm_refusal_text(rj, 1, "127.0.0.1:4420");
+  EXPECT_NE(t.find("the target rejected queue 1"), std::string::npos) << t;
+  EXPECT_NE(t.find("HSQSIZE"), std::string::npos) << t;
+  EXPECT_EQ(cm_refusal_text({}, 1, "x"), "");
+  // An ndkperf refusal: 'NPRF'-style magic, a version and a text.
+  std::vector<uint8_t> other = {0x50, 0x52, 0x50, 0x52, 1, 0, 3, 0, 'b', 'a', 'd'};
+  t = cm_refusal_text(other, 0, "127.0.0.1:18515");
+  EXPECT_EQ(t.find("127.0.0.1:18515 is not an NVMe/RDMA target"), 0u) << t;
+  EXPECT_EQ(t.find("unknown reject status"), std::string::npos) << t;
+  // Four bytes, but a RECFMT or status no target sends.
+  EXPECT_NE(cm_refusal_text(std::vector<uint8_t>{1, 0, 1, 0}, 0, "p").find("not an NVMe/RDMA"),
+            std::string::npos);
+  EXPECT_NE(cm_refusal_text(std::vector<uint8_t>{0, 0, 0x50, 0x52}, 0, "p").find("not an NVMe"),
+            std::string::npos);
+
+  EXPECT_EQ(cm_accept_problem(nvmf::cm_accept_data(32), "p"), "");
+  // Padded (an IB CM REP carries more bytes): still an NVMe/RDMA accept.
+  auto padded = nvmf::cm_accept_data(32);
+  padded.resize(196);
+  EXPECT_EQ(cm_accept_problem(padded, "p"), "");
+  EXPECT_NE(cm_accept_problem({}, "p").find("p is not an NVMe/RDMA target"), std::string::npos);
+  EXPECT_NE(cm_accept_problem(std::vector<uint8_t>(8, 1), "p").find("not an NVMe/RDMA target"),
+            std::string::npos);
 }
 
 TEST(HostSgl, KeyedInvalidateDescriptor) {

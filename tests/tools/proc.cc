@@ -117,6 +117,8 @@ ProcResult Proc::wait(double seconds) {
 
 std::string Proc::err_so_far() const { return slurp(err_path_); }
 
+std::string Proc::out_so_far() const { return slurp(out_path_); }
+
 ProcResult run(const std::vector<std::string>& argv, double seconds) {
   Proc p(argv);
   return p.wait(seconds);

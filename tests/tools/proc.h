@@ -33,6 +33,8 @@ class Proc {
   pid_t pid() const { return pid_; }
   // What the child wrote to stderr so far (while it runs).
   std::string err_so_far() const;
+  // What the child wrote to stdout so far.
+  std::string out_so_far() const;
 
  private:
   pid_t pid_ = -1;

@@ -21,6 +21,7 @@
 #include "connection.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
+#include "ndkapp/stop_signal.h"
 #include "ndkapp/version.h"
 
 namespace tools = softndk::tools;
@@ -30,7 +31,6 @@ namespace {
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
 
 struct Options {
   std::string dir, name = "share", address = "127.0.0.1", users, json;
@@ -120,14 +120,14 @@ int main(int argc, char** argv) {
     tc.receive_credits = 64;
     tc.send_credit_target = 64;
     tc.max_read_write_size = o.max_io;
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    // Ctrl-C stops in order; a second one quits at once (exit 130).
+    tools::install_stop_signals("ndk-smbd", &g_stop, 130);
     signal(SIGPIPE, SIG_IGN);
+    // With --json - standard output is the JSON document alone.
     if (!o.quiet)
-      std::cout << "ndk-smbd: \\\\" << at.ip() << "\\" << o.name << " = " << o.dir << " on "
-                << at.ip() << ":" << listener.port() << " (SMB Direct)" << std::endl;
+      (o.json == "-" ? std::cerr : std::cout)
+          << "ndk-smbd: \\\\" << at.ip() << "\\" << o.name << " = " << o.dir << " on " << at.ip()
+          << ":" << listener.port() << " (SMB Direct)" << std::endl;
     ServerStats stats;
     std::atomic<unsigned> handshaking{0}, serving{0};
     std::atomic<uint64_t> refused{0}, failed_handshakes{0};

@@ -38,8 +38,8 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_flag("--loopback", loopback, "both ends in one process over 127.0.0.1 (the default)");
   app.add_flag("--server", server, "wait for a client (perftest's server side)");
   app.add_option("-d,--ib-dev", o.device,
-                 "softndk adapter: interface name or address (server default: first active "
-                 "non-loopback IPv4 address; client: the address routing to HOST)");
+                 "softndk adapter: interface name or address (server default: listen on "
+                 "every address, 0.0.0.0, as perftest; client: the address routing to HOST)");
   // The tools' one size parser (ndkapp/size_text.h): K, M, G, T, with an
   // optional B or iB, powers of 1024.
   CLI::Validator size_text(

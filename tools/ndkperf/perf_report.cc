@@ -54,6 +54,8 @@ void banner(std::ostringstream& os, const std::string& test, const RunInfo& in,
      << "\n";
   os << " Completions     : " << (in.events ? "events (CQ notification)" : "busy-poll")
      << "   Inline : " << inl << "   CRC : " << crc << "   MPA rev : " << rev << "\n";
+  // The path the data took (Connection::path_text; docs/samehost.md).
+  if (!first.path.empty()) os << " Data path       : " << first.path << "\n";
   os << kRule;
 }
 
@@ -122,12 +124,6 @@ std::string format_table(const std::vector<PerfResult>& results, const RunInfo& 
   }
   if (!footer) return os.str();
   if (!current.empty()) os << kRule;
-  // The data path, when the library told (docs/samehost.md).
-  std::string paths;
-  for (const PerfResult& r : results)
-    if (!r.path.empty() && paths.find(r.path) == std::string::npos)
-      paths += (paths.empty() ? "" : ", ") + r.path;
-  if (!paths.empty()) os << " Data path       : " << paths << "\n";
   return os.str();
 }
 

@@ -180,10 +180,15 @@ int run_ndkperf(const PerfOptions& o, std::ostream& out, std::ostream& err) {
         tools::watchdog_phase("running " + test_name(t) + " against " + peer);
         res = run_client(cfg, server);
       } else {
-        if (cfg.adapter.name.empty()) cfg.adapter.name = tools::default_server_address();
+        // Without -d the server listens on every address, as perftest's
+        // servers do (rdma_cm bound to the wildcard); the adapter instance
+        // is the first active non-loopback one (else loopback's).
+        const bool any = cfg.adapter.name.empty();
+        if (any) cfg.adapter.name = tools::default_server_address();
         tools::SockAddr at;
         std::string e;
-        if (!tools::address_of_device(cfg.adapter.name, o.port, at, e)) throw tools::ToolError(e);
+        if (!tools::address_of_device(any ? "0.0.0.0" : cfg.adapter.name, o.port, at, e))
+          throw tools::ToolError(e);
         PerfServer server(cfg, at);
         tools::SockAddr shown = at;
         shown.set_port(server.port());

@@ -269,8 +269,11 @@ class Side {
         if (k == kData) --q.data_out;
         return;
       }
-      // The Terminate or reset behind the failure, when there is one.
-      if (q.conn && q.conn->peer_disconnected())
+      // The Terminate or reset behind the failure, when there is one. A
+      // peer that died (SIGKILL: a reset) flushes our requests before the
+      // disconnect event says so: give the event a moment (bounded).
+      if (q.conn && (q.conn->peer_disconnected() ||
+                     (r.Status == STATUS_CANCELLED && q.conn->wait_disconnected(1.0))))
         throw ToolError(tools::with_end_cause(peer_name_ + " disconnected", q.conn.get()));
       const char* what = k == kRecv ? "receive" : k == kData ? op_text(cfg_.test.op) : "Send";
       throw ToolError(tools::with_end_cause(std::string(what) + " on QP " + std::to_string(qi) +
@@ -355,18 +358,9 @@ class Side {
       r.mpa_revision = ci.MpaRevision;
       r.ord = ci.Ord;
     }
-    SOFTNDK_PATH_INFO pi{};
-    if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->path_info(pi)) {
-      const char* name = SoftNdkPathName(pi.Path);
-      const char* why = SoftNdkPathReasonName(pi.Reason);
-      r.path = name ? name : "?";
-      if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr) r.path += std::string(" (") + why + ")";
-      // The FPDU stream itself on the same-host ring (docs/samehost.md 4).
-      if (pi.RingIn || pi.RingOut)
-        r.path += pi.RingIn && pi.RingOut ? " (ring)" : pi.RingOut ? " (ring out)" : " (ring in)";
-      // Shared memory (--shm-buffers) copied from a mapping, by either end.
-      if (pi.MappedDescriptors > 0 || pi.SegmentDescriptorsSent > 0) r.path += " (mapped)";
-    }
+    // The path the data took (samehost (ring), tcp (disabled), ...), once
+    // the library's same-host rendezvous answered (bounded).
+    if (!qps_.empty() && qps_[0]->conn) r.path = qps_[0]->conn->path_text();
     SOFTNDK_TCP_INFO ti{};
     if (!qps_.empty() && qps_[0]->conn && qps_[0]->conn->tcp_info(ti)) {
       r.tcp_congestion = ti.CongestionControl;

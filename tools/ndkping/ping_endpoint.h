@@ -30,6 +30,8 @@ class Endpoint {
   // its disconnect event interrupts wait(). The connection must be
   // destroyed before the endpoint.
   void attach(tools::Connection& c);
+  // The peer's disconnect event came (graceful or a reset).
+  bool peer_disconnected() const { return conn_ != nullptr && conn_->peer_disconnected(); }
 
   void post_recv();
   void post_send_info(const RpingInfo& info);

@@ -67,6 +67,8 @@ int run_ping_client(const PingOptions& o, std::ostream& out, std::ostream& err) 
         break;
       }
       if (o.verbose) line(out, "ping data: " + ping_text(ep.rdma().data(), o.size));
+      // After the first exchange the library knows the path the data takes.
+      if (ping == 0 && o.debug) debug(o, out, "data path: " + conn->path_text());
     }
     // A Terminate either way after the last ping still means the session
     // did not end cleanly.

@@ -95,14 +95,16 @@ void serve_one(const PingOptions& o, tools::Adapter& adapter,
              "post RDMA Write");
     if (ep.wait(kWrite, o.timeout) < 0) throw gone("during the write");
     ep.post_send_info({});  // done: the client checks its sink and pings again
+    if (pings == 0 && o.debug) debug(o, out, "client " + who + " data path: " + conn->path_text());
   }
   // The session ended between pings: clean only for a graceful disconnect
   // (no Terminate either way, no reset, no flush of its own) after the
   // agreed count.
   std::string cause = ep.end_cause();
   if (!cause.empty())
-    throw ToolError("connection with " + who + " ended after " + std::to_string(pings) +
-                    " pings: " + cause);
+    throw ToolError((ep.peer_disconnected() ? "the client " + who + " disconnected after "
+                                            : "connection with " + who + " ended after ") +
+                    std::to_string(pings) + " pings: " + cause);
   if (o.count != 0 && pings != o.count)
     throw ToolError("client " + who + " disconnected after " + std::to_string(pings) +
                     " pings; -C asked for " + std::to_string(o.count));

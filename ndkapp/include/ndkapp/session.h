@@ -275,6 +275,12 @@ class Connection {
   bool tcp_info(SOFTNDK_TCP_INFO& out) const;
   // Which path its data takes (false once the connection is gone).
   bool path_info(SOFTNDK_PATH_INFO& out) const;
+  // The path the data takes, for a tool's header: "samehost (ring)",
+  // "samehost", "tcp (disabled)", "tcp (no peer)", with " (mapped)" once
+  // shared memory was copied from a mapping. While the library still looks
+  // for a same-host peer it waits (up to `settle_seconds`) for the answer;
+  // past that "probing (no answer within N s)". "" if the library cannot tell.
+  std::string path_text(double settle_seconds = 2.0) const;
   SockAddr peer_address() const;
   NDK_CONNECTOR* get() const { return conn_; }
   // The peer accepted this connection and has not sent one byte since,
