@@ -92,7 +92,13 @@ class SmbTools : public ::testing::TestWithParam<const char*> {
     if (samehost()) return {"/usr/bin/env", "-u", "SOFTNDK_SAMEHOST"};
     return {"/usr/bin/env", "SOFTNDK_SAMEHOST=off"};
   }
-  std::string expected_path() const { return samehost() ? "samehost" : "tcp/disabled"; }
+  // The path --stats reports: TCP with the reason "disabled" when switched
+  // off; by default the same-host path, or still "probing" when a short
+  // connection ended before the rendezvous did on a busy machine (its data
+  // then went by TCP, which is correct too: docs/samehost.md).
+  bool path_ok(const std::string& path) const {
+    return samehost() ? path == "samehost" || path == "probing" : path == "tcp/disabled";
+  }
 
   void SetUp() override {
     char tmpl[] = "/tmp/smb_e2e_XXXXXX";
@@ -186,7 +192,7 @@ class SmbTools : public ::testing::TestWithParam<const char*> {
     EXPECT_EQ(fs::file_size(back), size) << name;
     EXPECT_EQ(digest(back), digest(src)) << name << ": the copy read back differs";
     for (const ProcResult* r : {&p, &g})
-      EXPECT_EQ(word_of(r->err, "path"), expected_path()) << name << ": " << r->err;
+      EXPECT_TRUE(path_ok(word_of(r->err, "path"))) << name << ": " << r->err;
     return {p, g};
   }
 
@@ -287,7 +293,7 @@ TEST_P(SmbTools, LsAndStat) {
   ProcResult sd = client({"stat", "sub"});
   ASSERT_EQ(sd.exit_code, 0) << sd.err;
   EXPECT_NE(sd.out.find("type: directory\n"), std::string::npos) << sd.out;
-  EXPECT_EQ(word_of(st.err, "path"), expected_path()) << st.err;
+  EXPECT_TRUE(path_ok(word_of(st.err, "path"))) << st.err;
 }
 
 // The exit codes of docs/tools.md, each with the reason on stderr.
