@@ -16,12 +16,12 @@ cmake -S /src -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
 cmake --build "$b" -j"$(nproc)" >/dev/null
 test -e "$b/src/libsoftndk.so.0" && test -e "$b/src/libsoftndk.a"
 
-step "ci-chroot: + CLI11, nlohmann-json (tools), libibverbs-dev, librdmacm-dev (verbs backend), dpkg-dev, file (packaging): scripts/package"
-install libcli11-dev nlohmann-json3-dev libibverbs-dev librdmacm-dev dpkg-dev file
+step "ci-chroot: + CLI11, nlohmann-json, nettle (tools; nettle: ndk-smb, ndk-smbd), libibverbs-dev, librdmacm-dev (verbs backend), dpkg-dev, file (packaging): scripts/package"
+install libcli11-dev nlohmann-json3-dev nettle-dev libibverbs-dev librdmacm-dev dpkg-dev file
 /src/scripts/package /debs
 
 step "ci-chroot: remove the build dependencies, apt-get install ./*.deb"
-apt-get purge -y -q libisal-dev libmnl-dev pkg-config libcli11-dev nlohmann-json3-dev \
+apt-get purge -y -q libisal-dev libmnl-dev pkg-config libcli11-dev nlohmann-json3-dev nettle-dev \
   libibverbs-dev librdmacm-dev dpkg-dev file >/dev/null
 apt-get autoremove -y -q --purge >/dev/null
 for p in libisal2 libibverbs1 librdmacm1; do
@@ -108,7 +108,7 @@ grep 'server done, data verified' /tmp/wdk_server.log ||
   { cat /tmp/wdk_server.log; echo "FAIL: the WDK sample server did not verify the data"; exit 1; }
 
 step "ci-chroot: the installed tools"
-for t in ndkinfo ndkperf ndkping softndk-wdk-run; do
+for t in ndkinfo ndkperf ndkping softndk-wdk-run ndk-smb ndk-smbd; do
   test "$(command -v $t)" = "/usr/bin/$t" || { echo "FAIL: $t is not /usr/bin/$t"; exit 1; }
   test -s "/usr/share/man/man1/$t.1.gz" || { echo "FAIL: no manual page for $t"; exit 1; }
   $t --version

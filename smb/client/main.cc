@@ -84,23 +84,41 @@ std::string filetime_text(uint64_t ft) {
   return b;
 }
 
+// Which path the connection's data took: samehost (softndk's shared-memory
+// fast path, both ends on this machine), tcp (with the reason the fast path
+// was not taken, e.g. tcp/disabled for SOFTNDK_SAMEHOST=off), probing, or
+// "?" when the library cannot tell.
+std::string path_text(const Client& c) {
+  SOFTNDK_PATH_INFO pi{};
+  const auto* conn = c.transport().connection();
+  if (conn == nullptr || !conn->path_info(pi)) return "?";
+  const char* name = SoftNdkPathName(pi.Path);
+  std::string t = name ? name : "?";
+  const char* why = SoftNdkPathReasonName(pi.Reason);
+  if (pi.Path == SOFTNDK_PATH_TCP && why != nullptr && pi.Reason != SOFTNDK_PATH_REASON_NONE)
+    t += std::string("/") + why;
+  for (char& ch : t)
+    if (ch == ' ') ch = '-';  // one word in the key=value line ("tcp/no-peer")
+  return t;
+}
+
 void print_stats(const Client& c) {
   const auto& s = c.stats();
   const auto& ts = c.transport().stats();
-  std::fprintf(stderr,
-               "ndk-smb: stats: transport=smb-direct dialect=%s signing=%s guest=%s channel=%s "
-               "io_size=%u rdma_reads=%" PRIu64 " rdma_read_bytes=%" PRIu64 " rdma_writes=%" PRIu64
-               " rdma_write_bytes=%" PRIu64 " inline_reads=%" PRIu64 " inline_writes=%" PRIu64
-               " remote_invalidations=%" PRIu64 " local_invalidations=%" PRIu64
-               " signed_sent=%" PRIu64 " signatures_verified=%" PRIu64
-               " ksmbd_read_signatures=%" PRIu64 " unverified_errors=%" PRIu64
-               " smbd_messages_sent=%" PRIu64 " smbd_messages_received=%" PRIu64 "\n",
-               dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
-               c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
-               s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads,
-               s.inline_writes, c.remote_invalidations(), c.local_invalidations(), s.signed_sent,
-               s.signatures_verified, s.ksmbd_read_signatures, s.unverified_errors,
-               ts.messages_sent, ts.messages_received);
+  std::fprintf(
+      stderr,
+      "ndk-smb: stats: transport=smb-direct path=%s dialect=%s signing=%s guest=%s channel=%s "
+      "io_size=%u rdma_reads=%" PRIu64 " rdma_read_bytes=%" PRIu64 " rdma_writes=%" PRIu64
+      " rdma_write_bytes=%" PRIu64 " inline_reads=%" PRIu64 " inline_writes=%" PRIu64
+      " remote_invalidations=%" PRIu64 " local_invalidations=%" PRIu64 " signed_sent=%" PRIu64
+      " signatures_verified=%" PRIu64 " ksmbd_read_signatures=%" PRIu64
+      " unverified_errors=%" PRIu64 " smbd_messages_sent=%" PRIu64
+      " smbd_messages_received=%" PRIu64 "\n",
+      path_text(c).c_str(), dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
+      c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
+      s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads, s.inline_writes,
+      c.remote_invalidations(), c.local_invalidations(), s.signed_sent, s.signatures_verified,
+      s.ksmbd_read_signatures, s.unverified_errors, ts.messages_sent, ts.messages_received);
 }
 
 void cmd_ls(Client& c, const std::string& path) {
@@ -303,7 +321,12 @@ int run(Cli& cli, const std::string& command) {
     }
   } catch (const smbd::TransportError& e) {
     if (cli.stats) print_stats(*c);
-    throw ClientError(kExitTransport, std::string("SMB Direct: ") + e.what());
+    // An RDMA channel request that failed because the server went: say so
+    // first (the transport's own failures already do).
+    const std::string what = e.what();
+    if (what.find("the peer disconnected") == std::string::npos && c->transport().peer_gone(0.5))
+      throw ClientError(kExitTransport, "SMB Direct: the server disconnected (" + what + ")");
+    throw ClientError(kExitTransport, std::string("SMB Direct: ") + what);
   } catch (const ClientError&) {
     if (cli.stats) print_stats(*c);
     throw;

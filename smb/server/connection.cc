@@ -159,9 +159,14 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         const bool last = h.next_command == 0;
         if (!last)
           while ((resp.size() - at) % 8) resp.push_back(0);
-        // Sign when the request was signed and the session has a key.
+        // Sign when the request was signed and the session has a key, and
+        // the final SESSION_SETUP response of a session whose client
+        // requires signing (MS-SMB2 3.3.5.5.3: the request itself could
+        // not be signed, the key did not exist yet).
         auto s = sessions_.find(cur_session_);
-        if ((h.flags & kFlagSigned) && s != sessions_.end() && s->second.has_key &&
+        const bool final_setup = h.command == kSessionSetup && st == nt::kSuccess &&
+                                 s != sessions_.end() && s->second.signing_required;
+        if (((h.flags & kFlagSigned) || final_setup) && s != sessions_.end() && s->second.has_key &&
             h.command != kNegotiate) {
           le::store32(resp.data() + at + 16, le::load32(resp.data() + at + 16) | kFlagSigned);
           if (!last) le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));
@@ -386,6 +391,7 @@ uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
     if (ok) {
       s.signing_key = signing_key_30(key);
       s.has_key = true;
+      s.signing_required = (rq.security_mode & kSigningRequired) != 0;
     }
   } else if (cfg_.guest) {
     ok = true;  // unknown or empty user: the guest session, unsigned

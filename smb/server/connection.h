@@ -57,6 +57,9 @@ class Connection {
  private:
   struct Session {
     bool valid = false, guest = false, has_key = false, spnego = false;
+    // The client's SESSION_SETUP asked for signing (SecurityMode
+    // SIGNING_REQUIRED): Session.SigningRequired of MS-SMB2 3.3.5.5.
+    bool signing_required = false;
     std::array<uint8_t, 8> challenge{};
     ntlm::ChallengeMessage sent;
     smb2::Key16 signing_key{};

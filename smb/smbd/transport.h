@@ -117,6 +117,11 @@ class Transport {
   const TransportStats& stats() const { return stats_; }
   bool ended() const { return ended_; }
   const std::string& end_reason() const { return end_reason_; }
+  // The peer went (its disconnect event came, or the transport ended on
+  // it); waits up to `wait_s` for the event while the connection is ours.
+  // For callers whose NDK request failed outside the transport (the RDMA
+  // channel): a flush comes before the event that explains it.
+  bool peer_gone(double wait_s = 0) const;
   uint16_t send_credits() const { return send_credits_; }
   uint16_t granted_outstanding() const { return granted_; }
   // RDMA Reads we may have in flight: our ORD, bounded by the peer's IRD
@@ -132,6 +137,9 @@ class Transport {
   tools::Adapter& adapter() { return a_; }
   tools::Pd& pd() { return *pd_; }
   tools::Qp& qp() { return *qp_; }
+  // The NDK connection under the transport (path and TCP queries); null
+  // before the connection exists.
+  const tools::Connection* connection() const { return conn_.get(); }
   // Polls until `done()` or the deadline; completions that are not the
   // transport's own go to `other` (RequestContext, status, type).
   using OtherCompletion = void (*)(void* arg, const NDK_RESULT_EX& r);
@@ -155,6 +163,8 @@ class Transport {
   void handle_receive(const NDK_RESULT_EX& r, uint32_t slot);
   void service();  // prompt grants, keepalive answers and the idle timer
   [[noreturn]] void fail(Error code, const std::string& why);
+  // A send or receive completed with an error: fail() with the reason.
+  [[noreturn]] void fail_request(const char* what, NTSTATUS status);
   void negotiate_as_initiator();
   void negotiate_as_responder();
   std::vector<uint8_t> wait_first_message(const char* what);
@@ -177,6 +187,7 @@ class Transport {
   bool negotiated_ = false;
   bool response_owed_ = false;  // the peer set RESPONSE_REQUESTED
   bool ended_ = false;
+  bool peer_gone_ = false;  // ended because the peer disconnected
   std::string end_reason_;
   std::deque<std::pair<std::vector<uint8_t>, uint32_t>> ready_;  // message, invalidated token
   std::vector<uint8_t> first_;  // the negotiate message, before negotiation

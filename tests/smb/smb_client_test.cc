@@ -5,6 +5,7 @@
 // interop suite (tests/interop/smb_cases.sh, against ksmbd).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "bench.h"
@@ -47,6 +48,23 @@ TEST(SmbClient, PatternDetectsMisplacedAndStaleData) {
   EXPECT_GE(check_pattern(b.data(), 8192, 1 << 20, 8), 1 << 20);  // another seed
   b[5000] ^= 1;
   EXPECT_EQ(check_pattern(b.data(), 8192, 1 << 20, 7), int64_t((1 << 20) + 5000));
+}
+
+// The word-at-a-time fill writes the bytes the byte-wise check expects, at
+// any alignment and length (a pattern written from offset 3 reads back
+// from offset 3, and a piece of it at offset 1000 matches too).
+TEST(SmbClient, PatternFillMatchesAtAnyAlignment) {
+  for (uint64_t off : {0ull, 3ull, 7ull, 8ull, 1001ull}) {
+    for (uint32_t len : {1u, 5u, 8u, 13u, 4099u}) {
+      std::vector<uint8_t> b(len);
+      fill_pattern(b.data(), len, off, 9);
+      EXPECT_EQ(check_pattern(b.data(), len, off, 9), -1) << off << " " << len;
+    }
+  }
+  std::vector<uint8_t> whole(2048), part(100);
+  fill_pattern(whole.data(), 2048, 0, 9);
+  fill_pattern(part.data(), 100, 1000, 9);
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + 1000));
 }
 
 TEST(SmbClient, StatusNames) {

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# smb_vs_ndkperf.sh - the SMB layer's overhead on this host (issue 29 item 7):
+# `ndk-smb bench` against ndk-smbd beside ndkperf's RDMA bandwidth and
+# latency, interleaved in one run, as ratios (docs/smb-direct.md,
+# "Performance").
+#
+#   bench/smb/smb_vs_ndkperf.sh [BUILD_DIR] [-r REPS] [-D SECS]
+#
+# Each repetition runs, one after the other (two processes each, on
+# 127.0.0.1, the library's defaults, so the same-host path):
+#   ndk-smb bench --rw read  --bs 1M --iodepth 4  (server RDMA-Writes)  beside  ndkperf write_bw -s 1M -t 4
+#   ndk-smb bench --rw write --bs 1M --iodepth 4  (server RDMA-Reads)   beside  ndkperf read_bw  -s 1M -t 4
+#   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
+# and prints every pair, then the medians and the ratios: SMB bandwidth /
+# RDMA bandwidth (goal >= 0.8) and SMB 4 KiB QD1 latency / send_lat (goal
+# <= 3). Every process runs under `timeout`; the whole run is bounded by
+# REPS x (6 x SECS + ~10 s).
+set -euo pipefail
+BUILD=build/plain
+REPS=3
+DUR=2
+if [[ $# -gt 0 && $1 != -* ]]; then BUILD=$1; shift; fi
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -r) REPS=$2; shift 2 ;;
+    -D) DUR=$2; shift 2 ;;
+    *) echo "usage: $0 [BUILD_DIR] [-r REPS] [-D SECS]" >&2; exit 2 ;;
+  esac
+done
+NDKPERF=$BUILD/tools/ndkperf/ndkperf
+SMB=$BUILD/smb/client/ndk-smb
+SMBD=$BUILD/tools/ndk-smbd/ndk-smbd
+for b in "$NDKPERF" "$SMB" "$SMBD"; do
+  [[ -x $b ]] || { echo "$0: $b not built" >&2; exit 2; }
+done
+TMP=$(mktemp -d)
+SRV=""
+cleanup() {
+  [[ -n $SRV ]] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# Waits (bounded) until something listens on TCP PORT of 127.0.0.1.
+wait_listen() {
+  local i
+  for ((i = 0; i < 200; i++)); do
+    [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]] && return 0
+    sleep 0.05
+  done
+  echo "$0: nothing listens on port $1" >&2
+  return 1
+}
+
+mkdir -p "$TMP/share"
+echo "bench:Bench-pw-1" >"$TMP/users"
+SMB_PORT=$((20000 + RANDOM % 20000))
+timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$TMP/users" \
+  -p "$SMB_PORT" -q &
+SRV=$!
+wait_listen "$SMB_PORT"
+URL=//127.0.0.1:$SMB_PORT/share
+
+# ndk-smb bench ARGS... -> "BW_MBps P50_us"
+smb_bench() {
+  local out
+  out=$(timeout $((DUR + 60)) "$SMB" -U bench -P Bench-pw-1 "$@")
+  python3 -c '
+import re, sys
+t = sys.stdin.read()
+bw = re.search(r"\(([0-9.]+)MB/s\)", t).group(1)
+p50 = re.search(r"p50=([0-9.]+)", t).group(1)
+print(bw, p50)' <<<"$out"
+}
+
+# ndkperf TEST SIZE ARGS... -> MB/s (bw) or median us (lat)
+perf() {
+  local test=$1 size=$2 port=$((20000 + RANDOM % 20000)) out
+  shift 2
+  timeout $((DUR + 60)) "$NDKPERF" "$test" --server -d 127.0.0.1 -p "$port" -s "$size" -D "$DUR" \
+    --quiet "$@" >/dev/null 2>&1 &
+  local s=$!
+  wait_listen "$port"
+  out=$(timeout $((DUR + 60)) "$NDKPERF" "$test" 127.0.0.1 -p "$port" -s "$size" -D "$DUR" \
+    --json --quiet "$@")
+  wait "$s" || true
+  python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+print(r["latency_us"]["median"] if sys.argv[1].endswith("_lat") else r["mbps"])' "$test" <<<"$out"
+}
+
+# Lay the bench file out once (64 MiB, read back in every read run).
+timeout 120 "$SMB" -U bench -P Bench-pw-1 --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write \
+  --size 64M --runtime 0 >/dev/null
+
+printf '%-4s %14s %14s %14s %14s %12s %12s\n' rep smb_read_MBps rdma_write_MBps smb_write_MBps \
+  rdma_read_MBps smb_4k_p50_us send_lat_us
+declare -a R W RW RR L SL
+for ((i = 1; i <= REPS; i++)); do
+  read -r r _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw read --size 64M --runtime "$DUR")
+  rw=$(perf write_bw 1M -t 4)
+  read -r w _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write --size 64M --runtime "$DUR")
+  rr=$(perf read_bw 1M -t 4)
+  read -r _ l < <(smb_bench --bs 4k --iodepth 1 "$URL" bench bench.bin --rw randread --size 64M --runtime "$DUR")
+  sl=$(perf send_lat 4096)
+  printf '%-4s %14.1f %14.1f %14.1f %14.1f %12.1f %12.2f\n' "$i" "$r" "$rw" "$w" "$rr" "$l" "$sl"
+  R+=("$r"); RW+=("$rw"); W+=("$w"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
+done
+python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" <<'PY'
+import statistics as st, sys
+r, rw, w, rr, l, sl = ([float(x) for x in a.split()] for a in sys.argv[1:7])
+m = st.median
+print(f"medians: SMB read {m(r):.1f} MB/s, RDMA Write {m(rw):.1f} MB/s; SMB write {m(w):.1f} MB/s, "
+      f"RDMA Read {m(rr):.1f} MB/s; SMB 4 KiB QD1 p50 {m(l):.1f} us, send_lat {m(sl):.2f} us")
+print(f"ratio SMB read / RDMA Write  (1 MiB, QD4): {m(r) / m(rw):.2f}x  (goal >= 0.8; per pair: "
+      + ", ".join(f"{a / b:.2f}" for a, b in zip(r, rw)) + ")")
+print(f"ratio SMB write / RDMA Read  (1 MiB, QD4): {m(w) / m(rr):.2f}x  (goal >= 0.8; per pair: "
+      + ", ".join(f"{a / b:.2f}" for a, b in zip(w, rr)) + ")")
+print(f"ratio SMB 4 KiB QD1 p50 / send_lat median:  {m(l) / m(sl):.2f}x  (goal <= 3; per pair: "
+      + ", ".join(f"{a / b:.2f}" for a, b in zip(l, sl)) + ")")
+PY
