@@ -23,7 +23,7 @@ ip addr replace $VERBS_RXE_NET.1/24 dev vx0
 ip addr replace $VERBS_RXE_NET.2/24 dev vx1
 ip link set vx0 up
 ip link set vx1 up
-rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev vx0
+[ -e /sys/class/infiniband/rxe0 ] || rdma link add rxe0 type rxe netdev vx0
 rdma link show
 EOS
 }
