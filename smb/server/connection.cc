@@ -20,6 +20,7 @@
 #include "smb2/error_response.h"
 #include "smb2/ioctl.h"
 #include "smb2/negotiate.h"
+#include "smb2/negotiate_contexts.h"
 #include "smb2/session_setup.h"
 #include "smb2/tree_connect.h"
 #include "smbd/le.h"
@@ -157,6 +158,7 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
           le::store32(resp.data() + at + 36, cur_tree_);
         resp.insert(resp.end(), body.begin(), body.end());
         const bool last = h.next_command == 0;
+        response_built(h, st, std::span<const uint8_t>(resp).subspan(at));
         if (!last)
           while ((resp.size() - at) % 8) resp.push_back(0);
         // Sign when the request was signed and the session has a key, and
@@ -165,7 +167,7 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         // not be signed, the key did not exist yet).
         auto s = sessions_.find(cur_session_);
         const bool final_setup = h.command == kSessionSetup && st == nt::kSuccess &&
-                                 s != sessions_.end() && s->second.signing_required;
+                                 s != sessions_.end() && s->second.sign_final;
         if (((h.flags & kFlagSigned) || final_setup) && s != sessions_.end() && s->second.has_key &&
             h.command != kNegotiate) {
           le::store32(resp.data() + at + 16, le::load32(resp.data() + at + 16) | kFlagSigned);
@@ -271,14 +273,33 @@ uint32_t Connection::negotiate(std::span<const uint8_t> m, std::vector<uint8_t>*
   NegotiateRequest rq;
   if (parse_negotiate_request(m, &rq) != ParseError::kNone || rq.dialects.empty())
     return nt::kInvalidParameter;
-  // 3.0.2, else 3.0. 3.1.1 (preauth integrity, its signing-key context) is
-  // not served: a client offering only 3.1.1 gets STATUS_NOT_SUPPORTED.
-  for (uint16_t d : {kDialect302, kDialect300})
+  // The greatest common dialect: 3.1.1, 3.0.2, 3.0.
+  uint16_t dialect = 0;
+  for (uint16_t d : {kDialect311, kDialect302, kDialect300})
     if (std::find(rq.dialects.begin(), rq.dialects.end(), d) != rq.dialects.end()) {
-      dialect_ = d;
+      dialect = d;
       break;
     }
-  if (!dialect_) return nt::kNotSupported;
+  if (!dialect) return nt::kNotSupported;
+  // 3.1.1: the negotiate contexts (negotiate_contexts.h says what is
+  // answered), then the preauth integrity hash starts from zero over this
+  // request (3.3.5.4); response_built() adds the response.
+  std::vector<NegotiateContext> contexts;
+  if (dialect == kDialect311) {
+    uint8_t salt[32];
+    random_bytes(salt, sizeof salt);
+    switch (answer_negotiate_contexts(rq.contexts, salt, &contexts)) {
+      case ContextAnswer::kOk:
+        break;
+      case ContextAnswer::kInvalidParameter:
+        return nt::kInvalidParameter;
+      case ContextAnswer::kNoHashOverlap:
+        return kStatusNoPreauthIntegrityHashOverlap;
+    }
+    preauth_.fill(0);
+    preauth_update(preauth_, m);
+  }
+  dialect_ = dialect;
   negotiated_ = true;
   client_caps_ = rq.capabilities;
   client_security_mode_ = rq.security_mode;
@@ -296,8 +317,19 @@ uint32_t Connection::negotiate(std::span<const uint8_t> m, std::vector<uint8_t>*
   rs.max_read_size = rs.max_write_size = cfg_.max_io;
   rs.system_time = now_filetime();
   rs.security_buffer = token;
+  rs.contexts = std::move(contexts);
   append_negotiate_response(rs, out);
   return nt::kSuccess;
+}
+
+void Connection::response_built(const Header& h, uint32_t st, std::span<const uint8_t> r) {
+  if (dialect_ != kDialect311) return;
+  if (h.command == kNegotiate && st == nt::kSuccess) {
+    preauth_update(preauth_, r);
+  } else if (h.command == kSessionSetup && st == nt::kMoreProcessingRequired) {
+    auto s = sessions_.find(cur_session_);
+    if (s != sessions_.end()) preauth_update(s->second.preauth, r);
+  }
 }
 
 uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
@@ -339,6 +371,10 @@ uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
     cur_session_ = next_session_++;
     Session& s = sessions_[cur_session_];
     s.spnego = spnego;
+    if (dialect_ == kDialect311) {
+      s.preauth = preauth_;  // a new session starts from the connection's hash
+      preauth_update(s.preauth, m);
+    }
     ntlm::ChallengeMessage& c = s.sent;
     random_bytes(c.server_challenge.data(), 8);
     c.flags = ntlm::kNegotiateUnicode | ntlm::kRequestTarget | ntlm::kNegotiateNtlm |
@@ -372,6 +408,7 @@ uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
   if (it == sessions_.end() || it->second.valid) return nt::kUserSessionDeleted;
   cur_session_ = h.session_id;
   Session& s = it->second;
+  if (dialect_ == kDialect311) preauth_update(s.preauth, m);  // the final request counts
   ntlm::AuthenticateMessage a;
   if (ntlm::parse_authenticate(token, &a) != ntlm::NtlmError::kNone) {
     sessions_.erase(it);
@@ -389,9 +426,11 @@ uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
     ok = ntlm::verify_ntlmv2(ntlm::nt_owf_v2(user, domain, u->second), s.sent.server_challenge,
                              a.nt_response, a.flags, a.encrypted_random_session_key, &key);
     if (ok) {
-      s.signing_key = signing_key_30(key);
+      s.signing_key =
+          dialect_ == kDialect311 ? signing_key_311(key, s.preauth) : signing_key_30(key);
       s.has_key = true;
       s.signing_required = (rq.security_mode & kSigningRequired) != 0;
+      s.sign_final = s.signing_required || dialect_ == kDialect311;
     }
   } else if (cfg_.guest) {
     ok = true;  // unknown or empty user: the guest session, unsigned

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // connection.h - one SMB2/3 connection of ndk-smbd over an MS-SMBD
-// transport: NEGOTIATE (3.0, 3.0.2), SESSION_SETUP (NTLMSSP raw or in
+// transport: NEGOTIATE (3.0, 3.0.2, 3.1.1 with its preauth integrity hash
+// and signing key), SESSION_SETUP (NTLMSSP raw or in
 // SPNEGO; NTLMv2 users from a file, guest optional), TREE_CONNECT (the one
 // share and IPC$), IOCTL validate-negotiate, CREATE/CLOSE, READ/WRITE
 // inline and over the RDMA channel, QUERY_INFO/SET_INFO, QUERY_DIRECTORY,
@@ -60,6 +61,13 @@ class Connection {
     // The client's SESSION_SETUP asked for signing (SecurityMode
     // SIGNING_REQUIRED): Session.SigningRequired of MS-SMB2 3.3.5.5.
     bool signing_required = false;
+    // Sign the final SESSION_SETUP response: signing_required, or any
+    // authenticated 3.1.1 session (MS-SMB2 3.3.5.5.3).
+    bool sign_final = false;
+    // 3.1.1: PreauthSession.PreauthIntegrityHashValue (3.3.5.5), from the
+    // connection's value after NEGOTIATE through every SESSION_SETUP
+    // request and every STATUS_MORE_PROCESSING_REQUIRED response.
+    smb2::Hash512 preauth{};
     std::array<uint8_t, 8> challenge{};
     ntlm::ChallengeMessage sent;
     smb2::Key16 signing_key{};
@@ -82,6 +90,10 @@ class Connection {
   uint32_t dispatch(const smb2::Header& h, std::span<const uint8_t> m, std::vector<uint8_t>* out,
                     uint32_t* inv);
   uint32_t negotiate(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  // The response to one request is final (header and body as sent): the
+  // 3.1.1 preauth integrity hash takes in NEGOTIATE and SESSION_SETUP
+  // responses (3.3.5.4, 3.3.5.5).
+  void response_built(const smb2::Header& h, uint32_t status, std::span<const uint8_t> response);
   uint32_t session_setup(const smb2::Header& h, std::span<const uint8_t> m,
                          std::vector<uint8_t>* out);
   uint32_t tree_connect(const smb2::Header& h, std::span<const uint8_t> m,
@@ -112,6 +124,7 @@ class Connection {
   uint16_t client_security_mode_ = 0;
   std::array<uint8_t, 16> client_guid_{};
   std::vector<uint16_t> client_dialects_;
+  smb2::Hash512 preauth_{};  // 3.1.1: Connection.PreauthIntegrityHashValue
   std::map<uint64_t, Session> sessions_;
   std::map<uint32_t, Tree> trees_;
   std::map<uint64_t, Open> opens_;

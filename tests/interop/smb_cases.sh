@@ -238,7 +238,16 @@ case_smb_restart() {
   # Restart once the transfer is under way (the local file grows).
   local end=$((SECONDS + 60))
   until [ "$(stat -c %s "$CDIR/restart.back" 2>/dev/null || echo 0)" -gt 1048576 ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
-  g_run 60 "ksmbd.control -s >/dev/null 2>&1; sleep 1; rmmod ksmbd 2>/dev/null; true" >/dev/null
+  # Stop the server, then its user-space daemon (by PID: a ksmbd.mountd that
+  # outlives the module would never start the reloaded one, whose listener
+  # waits for the daemon's start-up message), then unload the module, each
+  # step waited for.
+  g_run 60 "ksmbd.control -s >/dev/null 2>&1
+for i in \$(seq 1 50); do pidof ksmbd.mountd >/dev/null || break; sleep 0.1; done
+p=\$(pidof ksmbd.mountd) && kill \$p
+for i in \$(seq 1 50); do pidof ksmbd.mountd >/dev/null || break; sleep 0.1; done
+for i in \$(seq 1 50); do rmmod ksmbd 2>/dev/null && break; sleep 0.2; done
+true" >/dev/null
   rc=0
   wait "$pid" || rc=$?
   sed 's/^/  ndk-smb| /' "$CDIR/restart.txt.err"

@@ -274,6 +274,35 @@ TEST_P(SmbTools, InlineChannelAndSignedSession) {
   EXPECT_EQ(j["rdma_writes"].get<uint64_t>(), 3u) << j.dump();
 }
 
+// SMB 3.1.1 (the default: both sides' greatest dialect): the preauth
+// integrity hash over NEGOTIATE and SESSION_SETUP on both sides, the signing
+// key derived from it, the final SESSION_SETUP response signed by the server
+// and verified by the client (a wrong hash on either side fails the session
+// with "bad signature"); then every response signed with --sign. 3.0.2 is
+// still chosen when the client offers only it, and a guest session at 3.1.1
+// is not signed.
+TEST_P(SmbTools, Dialect311PreauthIntegrityAndSigning) {
+  start_server({"--guest"});
+  auto [p, g] = roundtrip("v311.bin", (2u << 20) + 9, {"--vers", "3.1.1"});
+  EXPECT_NE(p.err.find("dialect=3.1.1 signing=yes guest=no"), std::string::npos) << p.err;
+  EXPECT_GE(stat_of(g.err, "signatures_verified"), 1) << g.err;
+  EXPECT_EQ(stat_of(g.err, "rdma_read_bytes"), 2 << 20) << g.err;
+  auto [ps, gs] = roundtrip("v311s.bin", (1u << 20) + 1, {"--sign"});
+  EXPECT_NE(gs.err.find("dialect=3.1.1 signing=yes"), std::string::npos) << gs.err;
+  EXPECT_GE(stat_of(gs.err, "signatures_verified"), 4) << gs.err;
+  auto [p2, g2] = roundtrip("v302.bin", 4099, {"--vers", "3.0.2", "--sign"});
+  EXPECT_NE(g2.err.find("dialect=3.0.2 signing=yes"), std::string::npos) << g2.err;
+  ProcResult bad = client({"--vers", "3.1.1", "ls"}, "not-the-password");
+  EXPECT_EQ(bad.exit_code, 4) << bad.err;
+  std::vector<std::string> ga = env();
+  ga.insert(ga.end(), {NDK_SMB_BIN, "--stats", "--guest", "--vers", "3.1.1", url(), "ls"});
+  ProcResult guest = tools_test::run(ga, 120);
+  EXPECT_EQ(guest.exit_code, 0) << guest.err;
+  EXPECT_NE(guest.err.find("dialect=3.1.1 signing=no guest=yes"), std::string::npos) << guest.err;
+  const auto j = stop_server();
+  EXPECT_EQ(j["logon_failures"].get<uint64_t>(), 1u) << j.dump();
+}
+
 TEST_P(SmbTools, LsAndStat) {
   std::ofstream(share_ / "a.txt") << "hello";
   fs::create_directory(share_ / "sub");
