@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // NTLMv2 against the published vectors of MS-NLMP 4.2.4 (User "User",
 // domain "Domain", password "Password", server "Server"); AES-128-CMAC
-// against RFC 4493's; the SMB 3.x KDF and the preauth hash against values
-// computed independently with Python's hmac/hashlib (MS-SMB2 publishes no
-// KDF vector in the specification itself).
+// against RFC 4493's; the SMB 3.x KDF, the preauth hash and the 3.1.1
+// signature against Microsoft's published example (golden_smb311.h), and
+// more KDF/hash values computed independently with Python's hmac/hashlib.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
+#include "golden_smb311.h"
 #include "ntlm/ntlmv2.h"
 #include "smb2/keys.h"
 
@@ -19,6 +22,11 @@ std::string hex(const C& c) {
   static const char* d = "0123456789abcdef";
   std::string s;
   for (uint8_t b : c) s += d[b >> 4], s += d[b & 15];
+  return s;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -84,6 +92,43 @@ TEST(Smb3Keys, KdfAndPreauth) {
             "d6235ac33c"
             "062b89ecb80f8215516dbbb844ce8480");
   EXPECT_EQ(hex(smb::smb2::signing_key_311(sk, h)), "e96f10b11459c34ed9d4c97642e66e27");
+}
+
+// Microsoft's SMB 3.1.1 example (golden_smb311.h): the preauth integrity
+// hash after each of the five NEGOTIATE / SESSION_SETUP messages, the
+// signing key derived from the last one, and the signature of the final
+// SESSION_SETUP response made with it.
+TEST(Smb311Golden, PreauthHashChainSigningKeyAndSignatureOfMicrosoftsExample) {
+  const char* msgs[5] = {golden311::kNegotiateRequest, golden311::kNegotiateResponse,
+                         golden311::kSessionSetupRequest1, golden311::kSessionSetupResponse1,
+                         golden311::kSessionSetupRequest2};
+  smb::smb2::Hash512 h{};
+  for (int i = 0; i < 5; ++i) {
+    smb::smb2::preauth_update(h, unhex(msgs[i]));
+    EXPECT_EQ(hex(h), lower(golden311::kPreauthAfter[i])) << "after message " << i;
+  }
+  smb::smb2::Key16 sk;
+  auto skb = unhex(golden311::kSessionKey);
+  std::copy(skb.begin(), skb.end(), sk.begin());
+  const smb::smb2::Key16 signing = smb::smb2::signing_key_311(sk, h);
+  EXPECT_EQ(hex(signing), lower(golden311::kSigningKey));
+  auto final_resp = unhex(golden311::kSessionSetupResponse2);
+  EXPECT_TRUE(smb::smb2::verify(signing, final_resp));
+  auto resigned = final_resp;
+  std::fill(resigned.begin() + 48, resigned.begin() + 64, 0);
+  smb::smb2::sign(signing, resigned);
+  EXPECT_EQ(resigned, final_resp);
+  EXPECT_EQ(hex(std::vector<uint8_t>(resigned.begin() + 48, resigned.begin() + 64)),
+            lower(golden311::kFinalSignature));
+  // The 3.0 derivation of the same key would not verify it.
+  EXPECT_FALSE(smb::smb2::verify(smb::smb2::signing_key_30(sk), final_resp));
+}
+
+TEST(Smb311Golden, Smb30SigningKeyOfMicrosoftsExample) {
+  smb::smb2::Key16 sk;
+  auto skb = unhex(golden311::kSessionKey30);
+  std::copy(skb.begin(), skb.end(), sk.begin());
+  EXPECT_EQ(hex(smb::smb2::signing_key_30(sk)), lower(golden311::kSigningKey30));
 }
 
 TEST(Smb3Keys, SignAndVerify) {
