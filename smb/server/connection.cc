@@ -173,6 +173,7 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
           le::store32(resp.data() + at + 16, le::load32(resp.data() + at + 16) | kFlagSigned);
           if (!last) le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));
           sign(s->second.signing_key, std::span<uint8_t>(resp).subspan(at));
+          ++stats_.signed_responses;
         } else if (!last) {
           le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));
         }
@@ -443,6 +444,7 @@ uint32_t Connection::session_setup(const Header& h, std::span<const uint8_t> m,
   }
   s.valid = true;
   ++stats_.sessions;
+  if (dialect_ == kDialect311) ++stats_.sessions_311;
   std::vector<uint8_t> blob;
   if (s.spnego) {
     ntlm::NegTokenResp r;

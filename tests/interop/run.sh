@@ -107,7 +107,7 @@ CASES=(
   "smb smb_bench 300" "smb smb_restart 300"
   # SMB Direct (issue 29): Linux cifs in the guest mounts ndk-smbd on the host
   # (smb_cifs_cases.sh)
-  "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240"
+  "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240" "smb-cifs cifs_v311 240"
 )
 
 # ---------------------------------------------------------------- parts

@@ -242,12 +242,18 @@ case_smb_restart() {
   # outlives the module would never start the reloaded one, whose listener
   # waits for the daemon's start-up message), then unload the module, each
   # step waited for.
-  g_run 60 "ksmbd.control -s >/dev/null 2>&1
+  local stop_out
+  stop_out=$(g_run 120 "t0=\$(date +%s)
+timeout 40 ksmbd.control -s; echo \"control -s rc=\$? after \$((\$(date +%s)-t0)) s\"
 for i in \$(seq 1 50); do pidof ksmbd.mountd >/dev/null || break; sleep 0.1; done
-p=\$(pidof ksmbd.mountd) && kill \$p
+p=\$(pidof ksmbd.mountd) && { echo \"mountd still up: \$p\"; kill \$p; }
 for i in \$(seq 1 50); do pidof ksmbd.mountd >/dev/null || break; sleep 0.1; done
 for i in \$(seq 1 50); do rmmod ksmbd 2>/dev/null && break; sleep 0.2; done
-true" >/dev/null
+lsmod | grep -q '^ksmbd ' && echo 'ksmbd still loaded'
+echo \"stopped after \$((\$(date +%s)-t0)) s\"
+ps -eo pid,stat,wchan:30,comm | grep -E 'ksmbd|D ' | head -20
+dmesg | tail -n 15") || true
+  echo "$stop_out" | sed 's/^/  guest| /'
   rc=0
   wait "$pid" || rc=$?
   sed 's/^/  ndk-smb| /' "$CDIR/restart.txt.err"

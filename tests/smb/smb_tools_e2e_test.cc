@@ -301,6 +301,10 @@ TEST_P(SmbTools, Dialect311PreauthIntegrityAndSigning) {
   EXPECT_NE(guest.err.find("dialect=3.1.1 signing=no guest=yes"), std::string::npos) << guest.err;
   const auto j = stop_server();
   EXPECT_EQ(j["logon_failures"].get<uint64_t>(), 1u) << j.dump();
+  // Four user sessions and the guest at 3.1.1, two at 3.0.2.
+  EXPECT_EQ(j["sessions"].get<uint64_t>(), 7u) << j.dump();
+  EXPECT_EQ(j["sessions_311"].get<uint64_t>(), 5u) << j.dump();
+  EXPECT_GT(j["signed_responses"].get<uint64_t>(), 8u) << j.dump();
 }
 
 TEST_P(SmbTools, LsAndStat) {

@@ -191,6 +191,8 @@ int main(int argc, char** argv) {
                           {"failed_handshakes", failed_handshakes.load()},
                           {"sessions", stats.sessions.load()},
                           {"logon_failures", stats.logon_failures.load()},
+                          {"sessions_311", stats.sessions_311.load()},
+                          {"signed_responses", stats.signed_responses.load()},
                           {"rdma_reads", stats.rdma_reads.load()},
                           {"rdma_writes", stats.rdma_writes.load()},
                           {"inline_reads", stats.inline_reads.load()},
