@@ -67,6 +67,12 @@ void random_bytes(uint8_t* p, size_t n) {
   }
 }
 
+std::string hex16(uint16_t v) {
+  char b[8];
+  std::snprintf(b, sizeof b, "%04x", v);
+  return b;
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });
@@ -194,6 +200,13 @@ bool Connection::cancel_ignored(const Header& h) { return h.command == kCancel; 
 
 uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
                               std::vector<uint8_t>* out, uint32_t* inv) {
+  if (h.command > kOplockBreak) {
+    // 3.3.5.2.6: a command code SMB2 does not define ends the connection
+    // without a response.
+    fatal_ = true;
+    fatal_reason_ = "unknown SMB2 command 0x" + hex16(h.command) + ": connection dropped";
+    return nt::kInvalidParameter;
+  }
   if (h.command == kNegotiate) return negotiate(m, out);
   if (!negotiated_) return nt::kInvalidParameter;
   if (h.command == kEcho) {
@@ -235,6 +248,8 @@ uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
       return nt::kSuccess;
     case kIoctl:
       return ioctl(m, out);
+    case kOplockBreak:
+      return oplock_break(m);
     default:
       break;
   }
@@ -260,8 +275,10 @@ uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
     case kQueryDirectory:
       return query_directory(m, out);
     default:
+      // LOCK (no byte-range locks: 3.3.5.14 leaves them to the object
+      // store) and CHANGE_NOTIFY (3.3.5.19: the store does not notify).
       ++stats_.not_supported;
-      return nt::kNotSupported;  // LOCK, CHANGE_NOTIFY, OPLOCK_BREAK, unknown
+      return nt::kNotSupported;
   }
 }
 
@@ -484,10 +501,27 @@ uint32_t Connection::tree_connect(const Header&, std::span<const uint8_t> m,
 uint32_t Connection::ioctl(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
   IoctlRequest rq;
   if (parse_ioctl_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  if (rq.ctl_code == kFsctlDfsGetReferrals) return nt::kFsDriverRequired;  // not a DFS server
-  if (rq.ctl_code != kFsctlValidateNegotiateInfo) {
+  // 3.3.5.15, in its order.
+  if (rq.flags != kIoctlIsFsctl) {
     ++stats_.not_supported;
-    return nt::kInvalidDeviceRequest;
+    return nt::kNotSupported;
+  }
+  const bool on_no_file =
+      rq.ctl_code == kFsctlDfsGetReferrals || rq.ctl_code == kFsctlDfsGetReferralsEx ||
+      rq.ctl_code == kFsctlQueryNetworkInterfaceInfo ||
+      rq.ctl_code == kFsctlValidateNegotiateInfo || rq.ctl_code == kFsctlPipeWait;
+  if (on_no_file && !(rq.file_id == kNoFileId)) return nt::kInvalidParameter;
+  if (!on_no_file) {
+    if (!find_open(rq.file_id)) return nt::kFileClosed;
+    ++stats_.not_supported;
+    return nt::kInvalidDeviceRequest;  // no other FSCTL (copychunk, sparse, ...)
+  }
+  if (rq.ctl_code == kFsctlDfsGetReferrals || rq.ctl_code == kFsctlDfsGetReferralsEx)
+    return nt::kFsDriverRequired;  // not a DFS server (3.3.5.15.2)
+  if (rq.ctl_code != kFsctlValidateNegotiateInfo) {
+    // No multichannel interface list (3.3.5.15.11), no named pipes.
+    ++stats_.not_supported;
+    return nt::kNotSupported;
   }
   ValidateNegotiateRequest vn;
   if (parse_validate_negotiate_request(rq.input, &vn) != ParseError::kNone)
@@ -511,6 +545,21 @@ uint32_t Connection::ioctl(std::span<const uint8_t> m, std::vector<uint8_t>* out
   rs.output = data;
   append_ioctl_response(rs, out);
   return nt::kSuccess;
+}
+
+uint32_t Connection::oplock_break(std::span<const uint8_t> m) {
+  // 3.3.5.22: ndk-smbd grants no oplock and no lease, so no acknowledgment
+  // can match a break in progress.
+  if (m.size() < kHeaderSize + 2) return nt::kInvalidParameter;
+  const uint16_t size = le::load16(m.data() + kHeaderSize);
+  if (size == 24 && m.size() >= kHeaderSize + 24) {  // oplock break acknowledgment
+    const FileId id{le::load64(m.data() + kHeaderSize + 8),
+                    le::load64(m.data() + kHeaderSize + 16)};
+    return find_open(id) ? nt::kInvalidDeviceState : nt::kFileClosed;  // 3.3.5.22.1
+  }
+  if (size == 36 && m.size() >= kHeaderSize + 36)  // lease break acknowledgment
+    return nt::kObjectNameNotFound;                // 3.3.5.22.2: no such lease
+  return nt::kInvalidParameter;
 }
 
 }  // namespace smb::server

@@ -5,8 +5,12 @@
 // SPNEGO; NTLMv2 users from a file, guest optional), TREE_CONNECT (the one
 // share and IPC$), IOCTL validate-negotiate, CREATE/CLOSE, READ/WRITE
 // inline and over the RDMA channel, QUERY_INFO/SET_INFO, QUERY_DIRECTORY,
-// FLUSH, ECHO, LOGOFF, TREE_DISCONNECT, compounded requests; anything else
-// gets STATUS_NOT_SUPPORTED. One thread serves a connection.
+// FLUSH, ECHO, LOGOFF, TREE_DISCONNECT, compounded requests. LOCK and
+// CHANGE_NOTIFY get STATUS_NOT_SUPPORTED, an OPLOCK_BREAK acknowledgment the
+// status of MS-SMB2 3.3.5.22 (nothing is ever granted), an FSCTL other than
+// validate-negotiate the status of 3.3.5.15, and a command code SMB2 does
+// not define ends the connection (3.3.5.2.6). One thread serves a
+// connection.
 #pragma once
 
 #include <atomic>
@@ -100,6 +104,7 @@ class Connection {
   uint32_t tree_connect(const smb2::Header& h, std::span<const uint8_t> m,
                         std::vector<uint8_t>* out);
   uint32_t ioctl(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t oplock_break(std::span<const uint8_t> m);
   // file_ops.cc
   uint32_t create(const smb2::Header& h, std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);

@@ -35,6 +35,7 @@ inline constexpr uint32_t kDirectoryNotEmpty = 0xC0000101;
 inline constexpr uint32_t kNotADirectory = 0xC0000103;
 inline constexpr uint32_t kFileClosed = 0xC0000128;
 inline constexpr uint32_t kFsDriverRequired = 0xC000019C;
+inline constexpr uint32_t kInvalidDeviceState = 0xC0000184;
 inline constexpr uint32_t kIoDeviceError = 0xC0000185;
 inline constexpr uint32_t kUserSessionDeleted = 0xC0000203;
 

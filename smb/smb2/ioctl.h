@@ -16,6 +16,8 @@ namespace smb::smb2 {
 inline constexpr uint32_t kFsctlValidateNegotiateInfo = 0x00140204;
 inline constexpr uint32_t kFsctlDfsGetReferrals = 0x00060194;
 inline constexpr uint32_t kFsctlQueryNetworkInterfaceInfo = 0x001401FC;
+inline constexpr uint32_t kFsctlDfsGetReferralsEx = 0x000601B0;
+inline constexpr uint32_t kFsctlPipeWait = 0x00110018;
 inline constexpr uint32_t kIoctlIsFsctl = 0x00000001;
 
 // The FileId of an FSCTL that names no file (2.2.31).

@@ -20,7 +20,9 @@
 #include "nt_status.h"
 #include "ntlm/ntlmssp.h"
 #include "ntlm/ntlmv2.h"
+#include "smb2/ioctl.h"
 #include "smb2/negotiate.h"
+#include "smb2/negotiate_contexts.h"
 #include "smb2/session_setup.h"
 #include "smb2/tree_connect.h"
 #include "smbd/buffer_descriptor.h"
@@ -271,11 +273,50 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   EXPECT_EQ(c.invalidated, sink2.token);
   pool.release(1, c.invalidated);
 
+  // What ndk-smbd does not implement, each with the status of MS-SMB2.
+  // OPLOCK_BREAK: nothing was granted, so no break is in progress
+  // (3.3.5.22.1), and there is no lease (3.3.5.22.2).
+  std::vector<uint8_t> oplock_ack(24);
+  le::store16(oplock_ack.data(), 24);
+  std::copy(id.begin(), id.end(), oplock_ack.data() + 8);
+  EXPECT_EQ(c.call(smb2::kOplockBreak, oplock_ack), nt::kInvalidDeviceState);
+  std::vector<uint8_t> lease_ack(36);
+  le::store16(lease_ack.data(), 36);
+  EXPECT_EQ(c.call(smb2::kOplockBreak, lease_ack), nt::kObjectNameNotFound);
+  EXPECT_EQ(c.call(smb2::kOplockBreak, std::vector<uint8_t>(8, 0)), nt::kInvalidParameter);
+  // IOCTL (3.3.5.15): not an FSCTL; an interface list (no multichannel);
+  // the FSCTLs of "no file" on a file; another FSCTL on the open file
+  // (server-side copy) and on no open.
+  smb2::FileId fid{le::load64(id.data()), le::load64(id.data() + 8)};
+  auto ioctl = [&](uint32_t code, smb2::FileId f, uint32_t flags) {
+    smb2::IoctlRequest rq;
+    rq.ctl_code = code;
+    rq.file_id = f;
+    rq.flags = flags;
+    rq.max_output_response = 1024;
+    return c.call(smb2::kIoctl, Client::body([&](auto* m) { smb2::append_ioctl_request(rq, m); }));
+  };
+  EXPECT_EQ(ioctl(smb2::kFsctlQueryNetworkInterfaceInfo, smb2::kNoFileId, 0), nt::kNotSupported);
+  EXPECT_EQ(ioctl(smb2::kFsctlQueryNetworkInterfaceInfo, smb2::kNoFileId, smb2::kIoctlIsFsctl),
+            nt::kNotSupported);
+  EXPECT_EQ(ioctl(smb2::kFsctlQueryNetworkInterfaceInfo, fid, smb2::kIoctlIsFsctl),
+            nt::kInvalidParameter);
+  EXPECT_EQ(ioctl(smb2::kFsctlDfsGetReferrals, smb2::kNoFileId, smb2::kIoctlIsFsctl),
+            nt::kFsDriverRequired);
+  constexpr uint32_t kFsctlSrvCopychunk = 0x001440F2;
+  EXPECT_EQ(ioctl(kFsctlSrvCopychunk, fid, smb2::kIoctlIsFsctl), nt::kInvalidDeviceRequest);
+  EXPECT_EQ(ioctl(kFsctlSrvCopychunk, smb2::FileId{7, 7}, smb2::kIoctlIsFsctl), nt::kFileClosed);
+  std::vector<uint8_t> notify(32);
+  le::store16(notify.data(), 32);
+  std::copy(id.begin(), id.end(), notify.data() + 8);
+  EXPECT_EQ(c.call(smb2::kChangeNotify, notify), nt::kNotSupported);
+
   std::vector<uint8_t> close(24);
   le::store16(close.data(), 24);
   std::copy(id.begin(), id.end(), close.data() + 8);
   EXPECT_EQ(c.call(smb2::kClose, close), nt::kSuccess);
   EXPECT_EQ(c.call(smb2::kClose, close), nt::kFileClosed);
+  EXPECT_EQ(c.call(smb2::kOplockBreak, oplock_ack), nt::kFileClosed);
   EXPECT_EQ(c.call(smb2::kLock, std::vector<uint8_t>(48, 0)), nt::kNotSupported);
   EXPECT_EQ(stats.rdma_reads.load(), 1u);
   EXPECT_EQ(stats.rdma_writes.load(), 1u);
@@ -285,6 +326,73 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   t->send(junk);
   ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_NE(srv.get().find("not an SMB2 message"), std::string::npos);
+  t->disconnect();
+}
+
+// A 3.1.1 NEGOTIATE: refused without a preauth context or without SHA-512
+// (MS-SMB2 3.3.5.4), answered with exactly one SHA-512 preauth context
+// otherwise; then a command code SMB2 does not define ends the connection
+// without a response (3.3.5.2.6).
+TEST(SmbServer, Negotiate311AndAnUnknownCommand) {
+  TempDir dir;
+  server::ServerConfig cfg;
+  cfg.guest = true;
+  server::Share share((dir.root / "export").string());
+  server::ServerStats stats;
+  tools::Adapter sa{adapter_options()}, ca{adapter_options()};
+  tools::Listener listener{sa, addr(0)};
+  std::atomic<bool> stop{false};
+  smbd::TransportConfig tcfg;
+  auto srv = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      auto in = listener.next(tools::deadline_in(10));
+      if (!in) return "no connection";
+      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
+      server::Connection c(cfg, share, *t, stats);
+      return c.serve(stop);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  });
+  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  Client c(*t);
+  auto negotiate = [&](const std::vector<smb2::NegotiateContext>& contexts) {
+    smb2::NegotiateRequest nq;
+    nq.dialects = {smb2::kDialect302, smb2::kDialect311};
+    nq.contexts = contexts;
+    return c.call(smb2::kNegotiate,
+                  Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); }));
+  };
+  EXPECT_EQ(negotiate({}), nt::kInvalidParameter);
+  smb2::PreauthIntegrity pi;
+  pi.hash_algorithms = {0x0002};
+  pi.salt.assign(32, 3);
+  EXPECT_EQ(negotiate({{smb2::kPreauthIntegrityCapabilities, smb2::preauth_integrity_data(pi)}}),
+            smb2::kStatusNoPreauthIntegrityHashOverlap);
+  pi.hash_algorithms = {smb2::kHashSha512};
+  const std::vector<uint16_t> ciphers = {2, 1};
+  ASSERT_EQ(negotiate({{smb2::kPreauthIntegrityCapabilities, smb2::preauth_integrity_data(pi)},
+                       {smb2::kEncryptionCapabilities, smb2::id_list_data(ciphers)}}),
+            nt::kSuccess);
+  smb2::NegotiateResponse nr;
+  ASSERT_EQ(smb2::parse_negotiate_response(c.last, &nr), smb2::ParseError::kNone);
+  EXPECT_EQ(nr.dialect, smb2::kDialect311);
+  EXPECT_EQ(nr.capabilities & smb2::kCapEncryption, 0u);
+  ASSERT_EQ(nr.contexts.size(), 1u);  // no encryption context: ndk-smbd does not encrypt
+  smb2::PreauthIntegrity back;
+  ASSERT_EQ(smb2::parse_preauth_integrity(nr.contexts[0].data, &back), smb2::ParseError::kNone);
+  EXPECT_EQ(back.hash_algorithms, std::vector<uint16_t>{smb2::kHashSha512});
+  EXPECT_EQ(back.salt.size(), 32u);
+
+  smb2::Header h;
+  h.command = 0x0013;
+  h.message_id = c.mid++;
+  std::vector<uint8_t> m;
+  smb2::append_header(h, &m);
+  m.resize(m.size() + 8);
+  t->send(m);
+  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_NE(srv.get().find("unknown SMB2 command 0x0013"), std::string::npos);
   t->disconnect();
 }
 
