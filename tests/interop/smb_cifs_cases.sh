@@ -156,6 +156,7 @@ dd if=/mnt/s/v311.bin of=/tmp/v311.back bs=1M iflag=direct 2>&1 | tail -n 1
 cmp /tmp/v311.bin /tmp/v311.back && echo read-back-equal
 echo src=\$(md5sum </tmp/v311.bin | cut -d' ' -f1)
 cp /tmp/v311.bin /mnt/s/copy.bin && mv /mnt/s/copy.bin /mnt/s/moved.bin
+cp /mnt/s/v311.bin /mnt/s/dup.bin && cmp /tmp/v311.bin /mnt/s/dup.bin && echo same-share-copy-equal
 ls -l /mnt/s
 rm /mnt/s/moved.bin && test ! -e /mnt/s/moved.bin && echo removed
 umount /mnt/s && echo umounted
@@ -168,6 +169,11 @@ dmesg | grep -ci 'signature verif' || true" >"$CDIR/v311.txt" 2>&1 || rc=$?
   check "8 MiB O_DIRECT write: the server's file equals the source" test -n "$src" -a "$src" = "$host"
   check "8 MiB O_DIRECT read back equal" has "$CDIR/v311.txt" '^read-back-equal'
   check "cp, mv, rm on the mount" has "$CDIR/v311.txt" '^removed'
+  # cp within the share asks for a server-side copy (copy_file_range ->
+  # FSCTL_SRV_REQUEST_RESUME_KEY), which ndk-smbd refuses with
+  # STATUS_INVALID_DEVICE_REQUEST: the copy must still be right.
+  check "cp within the share (server-side copy refused, done by the client)" \
+    has "$CDIR/v311.txt" '^same-share-copy-equal'
   check "no signature verification error in cifs" test "$(tail -n 1 "$CDIR/v311.txt")" = 0
   check "umount" has "$CDIR/v311.txt" '^umounted'
   smbd_stop
