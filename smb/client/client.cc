@@ -254,7 +254,13 @@ uint64_t Client::send(std::vector<uint8_t>& msg, uint16_t command, uint32_t len)
   h.message_id = next_id_;
   h.tree_id = tree_id_;
   h.session_id = session_id_;
-  if (signing_ && command != smb2::kNegotiate && command != smb2::kSessionSetup)
+  // A 3.1.1 TREE_CONNECT is signed even when the session does not sign
+  // (MS-SMB2 3.2.4.1.1): it proves to the server that both derived the
+  // same key from the preauth hash.
+  const bool tree_connect_311 =
+      command == smb2::kTreeConnect && dialect_ == 0x0311 && has_signing_key_;
+  if ((signing_ || tree_connect_311) && command != smb2::kNegotiate &&
+      command != smb2::kSessionSetup)
     h.flags |= smb2::kFlagSigned;
   std::vector<uint8_t> hdr;
   smb2::append_header(h, &hdr);
@@ -294,15 +300,15 @@ void Client::receive_one(const char* what, uint64_t id) {
     // error path signs other bytes than it sends). A failure ends what
     // the client was doing whatever its signature says, so it is reported
     // with its status and the note instead of as a protocol error.
-    const bool good =
-        !signing_ || smb2::verify(signing_key_, m) || ksmbd_rdma_read_signature(r.h, m);
+    const bool check = signing_ || (r.h.command == smb2::kTreeConnect && has_signing_key_);
+    const bool good = !check || smb2::verify(signing_key_, m) || ksmbd_rdma_read_signature(r.h, m);
     if (!good && !o_.strict_signing && r.h.status != 0 && (r.h.status >> 30) == 3) {
       r.bad_signature = true;
       ++stats_.unverified_errors;
     } else if (!good)
       protocol_error(std::string("bad signature on the ") + command_name(r.h.command) +
                      " response (message id " + std::to_string(r.h.message_id) + ")");
-    if (signing_ && !r.bad_signature) ++stats_.signatures_verified;
+    if (check && !r.bad_signature) ++stats_.signatures_verified;
   } else if (signing_ && r.h.session_id == session_id_ && session_id_ &&
              r.h.command != smb2::kSessionSetup) {
     protocol_error(std::string("unsigned ") + command_name(r.h.command) +
@@ -485,16 +491,20 @@ void Client::session_setup() {
   std::copy(resp.session_base_key.begin(), resp.session_base_key.end(), session_key.begin());
   signing_key_ = dialect_ == 0x0311 ? smb2::signing_key_311(session_key, h)
                                     : smb2::signing_key_30(session_key);
-  if (signing_ || (r2.h.flags & smb2::kFlagSigned)) {
+  has_signing_key_ = true;
+  if (signing_ || dialect_ == 0x0311 || (r2.h.flags & smb2::kFlagSigned)) {
     // The final SESSION_SETUP response is signed with the new key when the
-    // session signs (3.1.1 always): check it.
+    // session signs, and always at 3.1.1 (MS-SMB2 3.3.5.5.3): check it.
     if (!(r2.h.flags & smb2::kFlagSigned)) {
       protocol_error("the final SESSION_SETUP response of a signed session is not signed");
     }
     if (!smb2::verify(signing_key_, r2.msg))
       protocol_error("bad signature on the final SESSION_SETUP response (wrong session key?)");
     ++stats_.signatures_verified;
-    signing_ = true;
+    // At 3.0/3.0.2 a signed final response means the server signs the
+    // session. At 3.1.1 every final response is signed; the session signs
+    // only when one side requires it (Session.SigningRequired, 3.2.5.3.1).
+    if (dialect_ != 0x0311) signing_ = true;
   }
 }
 

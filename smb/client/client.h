@@ -152,6 +152,7 @@ class Client {
   uint64_t session_id_ = 0;
   uint32_t tree_id_ = 0;
   bool signing_ = false, guest_ = false;
+  bool has_signing_key_ = false;  // an authenticated (not guest) session
   smb2::Key16 signing_key_{};
   smb2::Hash512 preauth_{};
   std::map<uint64_t, Response> stash_;

@@ -278,14 +278,16 @@ TEST_P(SmbTools, InlineChannelAndSignedSession) {
 // integrity hash over NEGOTIATE and SESSION_SETUP on both sides, the signing
 // key derived from it, the final SESSION_SETUP response signed by the server
 // and verified by the client (a wrong hash on either side fails the session
-// with "bad signature"); then every response signed with --sign. 3.0.2 is
+// with "bad signature"), the TREE_CONNECT signed both ways although the
+// session does not sign; then every message signed with --sign. 3.0.2 is
 // still chosen when the client offers only it, and a guest session at 3.1.1
 // is not signed.
 TEST_P(SmbTools, Dialect311PreauthIntegrityAndSigning) {
   start_server({"--guest"});
   auto [p, g] = roundtrip("v311.bin", (2u << 20) + 9, {"--vers", "3.1.1"});
-  EXPECT_NE(p.err.find("dialect=3.1.1 signing=yes guest=no"), std::string::npos) << p.err;
-  EXPECT_GE(stat_of(g.err, "signatures_verified"), 1) << g.err;
+  EXPECT_NE(p.err.find("dialect=3.1.1 signing=no guest=no"), std::string::npos) << p.err;
+  EXPECT_EQ(stat_of(g.err, "signatures_verified"), 2) << g.err;  // SESSION_SETUP, TREE_CONNECT
+  EXPECT_EQ(stat_of(g.err, "signed_sent"), 1) << g.err;          // TREE_CONNECT
   EXPECT_EQ(stat_of(g.err, "rdma_read_bytes"), 2 << 20) << g.err;
   auto [ps, gs] = roundtrip("v311s.bin", (1u << 20) + 1, {"--sign"});
   EXPECT_NE(gs.err.find("dialect=3.1.1 signing=yes"), std::string::npos) << gs.err;
