@@ -146,6 +146,8 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         }
         if (related && related_status != nt::kSuccess)
           st = related_status;  // the failure of the request it depends on (3.3.5.2.7.2)
+        else if (!signature_ok(h, m))
+          st = nt::kAccessDenied;  // 3.3.5.2.4
         else
           st = dispatch(h, m, &body, &inv);
         if (fatal_) return fatal_reason_;
@@ -197,6 +199,18 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
 }
 
 bool Connection::cancel_ignored(const Header& h) { return h.command == kCancel; }
+
+bool Connection::signature_ok(const Header& h, std::span<const uint8_t> m) {
+  // 3.3.5.2.4: a signed request of a session with a key is verified (the
+  // SESSION_SETUP of a new session cannot be; binding is not served).
+  if (!(h.flags & kFlagSigned) || h.command == kNegotiate || h.command == kSessionSetup)
+    return true;
+  auto s = sessions_.find(cur_session_);
+  if (s == sessions_.end() || !s->second.has_key) return true;
+  if (verify(s->second.signing_key, m)) return true;
+  ++stats_.bad_signatures;
+  return false;
+}
 
 uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
                               std::vector<uint8_t>* out, uint32_t* inv) {

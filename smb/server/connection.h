@@ -45,7 +45,7 @@ struct ServerStats {
   std::atomic<uint64_t> rdma_reads{0}, rdma_writes{0}, inline_reads{0}, inline_writes{0};
   std::atomic<uint64_t> bytes_read{0}, bytes_written{0}, send_invalidates{0};
   std::atomic<uint64_t> not_supported{0};
-  std::atomic<uint64_t> signed_responses{0}, sessions_311{0};
+  std::atomic<uint64_t> signed_responses{0}, sessions_311{0}, bad_signatures{0};
 };
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws
@@ -115,6 +115,7 @@ class Connection {
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   bool cancel_ignored(const smb2::Header& h);
+  bool signature_ok(const smb2::Header& h, std::span<const uint8_t> m);
   Open* find_open(const smb2::FileId& id);
   void close_open(uint64_t key);
   smbd::RdmaMover& mover();

@@ -90,7 +90,7 @@ struct Client {
   explicit Client(smbd::Transport& tr) : t(tr) {}
   smbd::Transport& t;
   uint64_t mid = 0, session = 0;
-  uint32_t tree = 0;
+  uint32_t tree = 0, flags = 0;
   std::vector<uint8_t> last;
   uint32_t invalidated = 0;
 
@@ -101,6 +101,7 @@ struct Client {
     h.message_id = mid++;
     h.session_id = session;
     h.tree_id = tree;
+    h.flags = flags;
     std::vector<uint8_t> m;
     smb2::append_header(h, &m);
     m.insert(m.end(), body.begin(), body.end());
@@ -225,6 +226,13 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   };
   EXPECT_EQ(authenticate("Pw-bad"), nt::kLogonFailure);
   ASSERT_EQ(authenticate("Pw-good"), nt::kSuccess);
+  // A request flagged signed whose signature is not the session key's
+  // (here: zeros): STATUS_ACCESS_DENIED (MS-SMB2 3.3.5.2.4).
+  c.flags = smb2::kFlagSigned;
+  EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kAccessDenied);
+  c.flags = 0;
+  EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kSuccess);
+  EXPECT_EQ(stats.bad_signatures.load(), 1u);
 
   smb2::TreeConnectRequest tq;
   auto bad_share = ntlm::utf16le("\\\\127.0.0.1\\nosuch");

@@ -307,6 +307,7 @@ TEST_P(SmbTools, Dialect311PreauthIntegrityAndSigning) {
   EXPECT_EQ(j["sessions"].get<uint64_t>(), 7u) << j.dump();
   EXPECT_EQ(j["sessions_311"].get<uint64_t>(), 5u) << j.dump();
   EXPECT_GT(j["signed_responses"].get<uint64_t>(), 8u) << j.dump();
+  EXPECT_EQ(j["bad_signatures"].get<uint64_t>(), 0u) << j.dump();  // every request verified
 }
 
 TEST_P(SmbTools, LsAndStat) {

@@ -193,6 +193,7 @@ int main(int argc, char** argv) {
                           {"logon_failures", stats.logon_failures.load()},
                           {"sessions_311", stats.sessions_311.load()},
                           {"signed_responses", stats.signed_responses.load()},
+                          {"bad_signatures", stats.bad_signatures.load()},
                           {"rdma_reads", stats.rdma_reads.load()},
                           {"rdma_writes", stats.rdma_writes.load()},
                           {"inline_reads", stats.inline_reads.load()},
