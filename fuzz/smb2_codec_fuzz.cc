@@ -20,6 +20,7 @@
 #include "smb2/flush.h"
 #include "smb2/ioctl.h"
 #include "smb2/negotiate.h"
+#include "smb2/negotiate_contexts.h"
 #include "smb2/query_directory.h"
 #include "smb2/query_info.h"
 #include "smb2/read.h"
@@ -92,6 +93,12 @@ void session_codecs(std::span<const uint8_t> in) {
       std::vector<uint16_t> ids;
       parse_id_list(c.data, &ids);
     }
+    // ndk-smbd's answer: on success exactly one SHA-512 preauth context.
+    static const uint8_t salt[32] = {};
+    std::vector<NegotiateContext> answer;
+    if (answer_negotiate_contexts(nq.contexts, salt, &answer) == ContextAnswer::kOk &&
+        (answer.size() != 1 || answer[0].type != kPreauthIntegrityCapabilities))
+      std::abort();
   }
   NegotiateResponse nr;
   if (parse_negotiate_response(in, &nr) == ParseError::kNone) inside(nr.security_buffer);
