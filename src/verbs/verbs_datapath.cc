@@ -362,7 +362,7 @@ void VerbsConnection::poll_locked() {
 // the backend thread arms again when nobody polled for a whole period.
 namespace {
 constexpr uint64_t kPolledAfter = 32;
-constexpr int kPollWatchdogMs = 2;
+constexpr int kPollWatchdogMs = 10;
 }  // namespace
 
 void VerbsConnection::arm_device_locked() {
