@@ -382,11 +382,15 @@ void VerbsConnection::on_cq_event() {
 void VerbsConnection::progress() {
   uint64_t polls = polls_.load(std::memory_order_relaxed) + 1;
   polls_.store(polls, std::memory_order_relaxed);
-  if (!polled_.load(std::memory_order_relaxed) &&
+  std::unique_lock lk(mu_, std::try_to_lock);
+  if (!lk.owns_lock()) return;
+  // A QP on an SRQ stays notified: any number of the SRQ's receives may
+  // complete on its device CQ, which is sized for the QP's own requests,
+  // so the backend thread keeps draining it.
+  if (srq_ == nullptr && !polled_.load(std::memory_order_relaxed) &&
       polls - arm_mark_.load(std::memory_order_relaxed) >= kPolledAfter)
     enter_polled();
-  std::unique_lock lk(mu_, std::try_to_lock);
-  if (lk.owns_lock()) poll_locked();
+  poll_locked();
 }
 
 void VerbsConnection::cq_armed() {
