@@ -123,6 +123,7 @@ class VerbsConnection final : public provider::Connection,
 
   // provider::ProgressSource
   void progress() override;
+  void cq_armed() override;
 
  private:
   enum class Phase {
@@ -142,6 +143,12 @@ class VerbsConnection final : public provider::Connection,
   void post_batch_locked();  // one ibv_post_send for what batch_ holds
   void reregister_locked(const provider::WorkRequest& wr, uint64_t seq);
   void poll_locked();
+  // Polled mode (docs/verbs.md "Completions and polled mode"): while a
+  // consumer busy-polls, the device CQ stays unarmed.
+  void arm_device_locked();
+  void enter_polled();
+  void watch_polling();  // loop thread
+  void poll_watchdog();  // loop thread
   // NdkFastRegister / NdkBind as a window bind (provider.h v3); false: the
   // request completed at once with the failure.
   bool build_window_bind(const provider::WorkRequest& wr, uint64_t seq, SendWqes* w);
@@ -180,6 +187,15 @@ class VerbsConnection final : public provider::Connection,
   std::map<uint64_t, provider::ReceiveRequest> recvs_;  // by kRecvBit | n
   uint64_t next_recv_ = 0;
   std::shared_ptr<VerbsSrq> srq_;  // the QP's device SRQ, if any (set before qp_)
+  bool device_armed_ = true;       // a notification is requested (create_qp arms the new CQ)
+
+  // Polled mode: progress() counts polls (relaxed: pollers of the QP's two
+  // CQs may race and lose a count, which only delays the switch by a poll).
+  std::atomic<uint64_t> polls_{0};
+  std::atomic<uint64_t> arm_mark_{0};  // polls_ at the last NdkArmCq
+  std::atomic<bool> polled_{false};
+  bool watchdog_on_ = false;    // loop thread
+  uint64_t watchdog_seen_ = 0;  // loop thread: polls_ when the watchdog was set
 
  public:
   // Receive wr_ids carry this bit; SQ wr_ids are ring sequence numbers.

@@ -352,16 +352,92 @@ void VerbsConnection::poll_locked() {
   }
 }
 
+// Polled mode. An armed device CQ costs every completion an interrupt
+// path in the driver, a wake-up of the backend thread (completion channel,
+// epoll) and that thread's re-arm and poll under mu_, racing the consumer
+// that is busy-polling for the same completion. So once a consumer has
+// polled kPolledAfter times since its last NdkArmCq, the backend thread
+// stops re-arming: the consumer's polls take the completions (progress()).
+// NdkArmCq (cq_armed) arms again, before the consumer waits; a watchdog on
+// the backend thread arms again when nobody polled for a whole period.
+namespace {
+constexpr uint64_t kPolledAfter = 32;
+constexpr int kPollWatchdogMs = 10;
+}  // namespace
+
+void VerbsConnection::arm_device_locked() {
+  // Armed before the poll that follows: a completion after the poll
+  // notifies.
+  if (ibv_req_notify_cq(cq_, 0) == 0) device_armed_ = true;
+}
+
 void VerbsConnection::on_cq_event() {
   std::lock_guard lk(mu_);
+  device_armed_ = false;  // this event used the request up
   if (cq_ == nullptr) return;
-  ibv_req_notify_cq(cq_, 0);  // re-armed before polling: nothing slips between
+  if (!polled_.load(std::memory_order_seq_cst)) arm_device_locked();
   poll_locked();
 }
 
 void VerbsConnection::progress() {
+  uint64_t polls = polls_.load(std::memory_order_relaxed) + 1;
+  polls_.store(polls, std::memory_order_relaxed);
   std::unique_lock lk(mu_, std::try_to_lock);
-  if (lk.owns_lock()) poll_locked();
+  if (!lk.owns_lock()) return;
+  // A QP on an SRQ stays notified: any number of the SRQ's receives may
+  // complete on its device CQ, which is sized for the QP's own requests,
+  // so the backend thread keeps draining it.
+  if (srq_ == nullptr && !polled_.load(std::memory_order_relaxed) &&
+      polls - arm_mark_.load(std::memory_order_relaxed) >= kPolledAfter)
+    enter_polled();
+  poll_locked();
+}
+
+void VerbsConnection::cq_armed() {
+  // The consumer is about to wait for a notification: the device notifies
+  // again, and what completed before the arm is taken now (the NDK CQ's
+  // arm then fires for it).
+  arm_mark_.store(polls_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  polled_.store(false, std::memory_order_seq_cst);
+  std::lock_guard lk(mu_);
+  if (cq_ == nullptr) return;
+  if (!device_armed_) arm_device_locked();
+  poll_locked();
+}
+
+void VerbsConnection::enter_polled() {
+  if (polled_.exchange(true, std::memory_order_seq_cst)) return;
+  std::weak_ptr<VerbsConnection> weak = weak_from_this();
+  prov_->loop().post([weak] {
+    if (auto c = weak.lock()) c->watch_polling();
+  });
+}
+
+void VerbsConnection::watch_polling() {
+  if (watchdog_on_ || !polled_.load(std::memory_order_seq_cst)) return;
+  watchdog_on_ = true;
+  watchdog_seen_ = polls_.load(std::memory_order_relaxed);
+  std::weak_ptr<VerbsConnection> weak = weak_from_this();
+  prov_->loop().after(kPollWatchdogMs, [weak] {
+    if (auto c = weak.lock()) c->poll_watchdog();
+  });
+}
+
+void VerbsConnection::poll_watchdog() {
+  watchdog_on_ = false;
+  if (!polled_.load(std::memory_order_seq_cst)) return;
+  const uint64_t polls = polls_.load(std::memory_order_relaxed);
+  if (polls != watchdog_seen_) {
+    watch_polling();
+    return;
+  }
+  // Nobody polled for a whole period: the device notifies again.
+  arm_mark_.store(polls, std::memory_order_relaxed);
+  polled_.store(false, std::memory_order_seq_cst);
+  std::lock_guard lk(mu_);
+  if (cq_ == nullptr) return;
+  if (!device_armed_) arm_device_locked();
+  poll_locked();
 }
 
 }  // namespace softndk::verbs

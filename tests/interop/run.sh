@@ -88,7 +88,7 @@ CASES=(
   "verbs exercise_siw 120" "verbs exercise_rxe 150"
   # softndk's own tools on the verbs backend (libsoftndk-verbs.so) in the
   # guest: over siw0 and rxe0, and over siw0 against the host's software iWARP
-  "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180" "verbs perf_rxe 200"
+  "verbs ndk_siw 120" "verbs ndk_rxe 120" "verbs wire_siw 180" "verbs perf_rxe 420"
   # softndk's consumers on the verbs backend (verbs_apps_cases.sh): ndk-nvmet
   # attached by the guest kernel's nvme-rdma over siw0
   "verbs nvmet_siw 300"
@@ -96,7 +96,7 @@ CASES=(
   # verbs_conformance.exclude (docs/verbs.md)
   "verbs conformance_siw 600" "verbs conformance_rxe 600"
   # perftest beside ndkperf on rxe0: read bandwidth and send latency
-  "verbs perf_rxe_read 200" "verbs perf_rxe_lat 200"
+  "verbs perf_rxe_read 420" "verbs perf_rxe_lat 480"
   # fast register, windows, invalidation, SRQs through the NDK API (issue 30)
   "verbs ndk_fr_rxe 180" "verbs ndk_fr_siw 240"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race

@@ -288,55 +288,122 @@ case_wire_siw() {
 }
 
 # perftest as the same-run baseline of ndkperf on the verbs backend, on one
-# device (rxe0), bracketed: perftest, ndkperf, perftest; the backend's
-# overhead as the ratio ndkperf / mean(perftest). Under TCG the absolute
-# figures mean little; the ratio is what is recorded (not gated: a timing
-# ratio on a shared 2-core host is no pass/fail criterion).
+# device (rxe0), interleaved in one guest run: perftest, ndkperf, perftest,
+# ndkperf, ..., perftest (VPERF_ROUNDS ndkperf runs, each between two
+# perftest runs). Pair i: ndkperf run i / mean(the perftest runs before and
+# after it); every pair's ratio and their median go to $CDIR/ratios.txt and
+# state/verbs-perf.txt (docs/verbs.md "Performance").
 #   perf_rxe       ib_write_bw -R  vs ndkperf write_bw, 64 KiB x 200 (MiB/s)
 #   perf_rxe_read  ib_read_bw -R   vs ndkperf read_bw,  64 KiB x 200 (MiB/s)
 #   perf_rxe_lat   ib_send_lat -R  vs ndkperf send_lat, 64 B x 1000: median
 #                  half round trip (perftest's t_typical), us
 # perftest's MB/sec is MiB/s (2^20; "--report_gbits ... instead of
 # MiB/sec"); ndkperf's JSON mbps is 10^6 B/s: converted before the ratio.
+# Gated only against a gross regression, on the median pair: a TCG guest on
+# a loaded 2-core host swings one run 3x (one pair in 45 measured under
+# load came out at 59x), so the goal (>= 0.9x bandwidth, <= 1.2x latency)
+# is recorded, not asserted; a median 10x off fails (latency was 4-230x
+# perftest's while the backend thread took every completion) if it is that
+# far off again in a second, fresh bracket.
+VPERF_ROUNDS=3
+VPERF_LAT_MAX=10
+VPERF_BW_MIN=0.1
 # retry OUT ERR CMD...: a client whose server may not listen yet; retried
 # (bounded) only while it is refused, any other failure ends it.
 # shellcheck disable=SC2016 # expanded in the guest
 VPERF_RETRY='retry() { local o=$1 e=$2; shift 2; for i in $(seq 1 40); do
     timeout 60 "$@" >"$o" 2>"$e" && return 0
     grep -qi "refused\|Unable to perform rdma_client" "$o" "$e" || return 1; sleep 0.25; done; return 1; }'
-# vperf_bracket TEST PERFTEST SIZE ITERS PORT COLUMN UNIT: one bracket;
-# COLUMN is perftest's result column at SIZE (4: BW average, 5: t_typical).
-vperf_bracket() {
-  local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 a=$VERBS_RXE_NET.1 rc=0
-  need_vkit || return 0
-  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
-  rm -f "$SHARE/npc-$t.json"
-  g_run 170 "$VPERF_RETRY
-    ib() { timeout 60 $ib -R -d rxe0 -p \$1 -s $s -n $n -F >ibs.\$1.txt 2>&1 &
-           retry ibc.\$1.txt ibc.\$1.err $ib -R -d rxe0 -p \$1 -s $s -n $n -F $a; wait
-           awk '\$1 == $s {print \$$col}' ibc.\$1.txt; }
-    b1=\$(ib $((p + 1)))
-    timeout 60 $VKIT ./vkit/ndkperf $t --server -d $a -p $p -s $s -n $n --quiet >nps-$t.txt 2>&1 &
-    retry npc-$t.json npc-$t.err $VKIT ./vkit/ndkperf $t $a -d $a -p $p -s $s -n $n --json --quiet; wait
-    b2=\$(ib $((p + 2)))
-    echo \"base_1 \$b1\"; echo \"base_2 \$b2\"
-    tail -3 npc-$t.err" >"$CDIR/perf.txt" 2>&1 || rc=$?
-  cp "$SHARE/npc-$t.json" "$CDIR/ndkperf.json" 2>/dev/null || true
+# vperf_measure TEST PERFTEST SIZE ITERS PORT COLUMN UNIT: one interleaved
+# bracket on ports PORT+1 .. PORT+2*ROUNDS+1 (a run that measured nothing -
+# a perftest or ndkperf failure, seen under heavy host load - is run again
+# on the port +100, up to twice) into $CDIR/perf.txt and
+# $CDIR/ratios.txt (one line per pair: ndkperf, perftest before, after,
+# ratio; then the median); COLUMN is perftest's result column at SIZE (4:
+# BW average, 5: t_typical). VPERF_RC: the guest run's exit code.
+vperf_measure() {
+  local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 a=$VERBS_RXE_NET.1 r
+  VPERF_RC=0
+  rm -f "$SHARE"/npc-"$t".*.json
+  g_run 330 "$VPERF_RETRY
+    ib() { local k q v; for k in 0 1 2; do q=\$((\$1 + 100 * k))
+             timeout 60 $ib -R -d rxe0 -p \$q -s $s -n $n -F >ibs.\$q.txt 2>&1 &
+             retry ibc.\$q.txt ibc.\$q.err $ib -R -d rxe0 -p \$q -s $s -n $n -F $a; wait
+             v=\$(awk '\$1 == $s {print \$$col}' ibc.\$q.txt)
+             [ -n \"\$v\" ] && { echo \"\$v\"; return 0; }
+             echo \"$ib on port \$q gave no figure: \$(tail -n 1 ibc.\$q.txt ibc.\$q.err | tr '\n' ' ')\" >&2
+           done; }
+    nd() { local k q; for k in 0 1 2; do q=\$((\$1 + 100 * k))
+             timeout 60 $VKIT ./vkit/ndkperf $t --server -d $a -p \$q -s $s -n $n --quiet >nps-$t.\$2.txt 2>&1 &
+             retry npc-$t.\$2.json npc-$t.\$2.err $VKIT ./vkit/ndkperf $t $a -d $a -p \$q -s $s -n $n --json --quiet
+             local c=\$?; wait
+             [ \$c -eq 0 ] && return 0
+             echo \"ndkperf on port \$q failed: \$(tail -n 2 npc-$t.\$2.err | tr '\n' ' ')\" >&2
+           done; }
+    echo \"base_0 \$(ib $((p + 1)))\"
+    for r in \$(seq 1 $VPERF_ROUNDS); do
+      nd \$(($p + 2 * r)) \$r
+      echo \"base_\$r \$(ib \$(($p + 2 * r + 1)))\"
+    done" >"$CDIR/perf.txt" 2>&1 || VPERF_RC=$?
   # (jq runs here: the guest has none)
   local q='[.. | objects | .mbps? // empty][0] // empty | . * 1000000 / 1048576'
   [ "$unit" = us ] && q='[.. | objects | .latency_us? | objects | .median][0] // empty'
-  echo "ndkperf $(jq -r "$q" "$CDIR/ndkperf.json" 2>/dev/null)" >>"$CDIR/perf.txt"
-  sed 's/^/  perf| /' "$CDIR/perf.txt" | tail -n 8
-  local b1 b2 nd ratio
-  b1=$(awk '$1 == "base_1" {print $2}' "$CDIR/perf.txt")
-  b2=$(awk '$1 == "base_2" {print $2}' "$CDIR/perf.txt")
-  nd=$(awk '$1 == "ndkperf" {print $2}' "$CDIR/perf.txt")
-  check "perf run exit 0" test "$rc" -eq 0
-  check "$ib and ndkperf $t (verbs) reported $unit" \
-    awk -v a="$b1" -v b="$b2" -v c="$nd" 'BEGIN { exit !(a > 0 && b > 0 && c > 0) }'
-  ratio=$(awk -v a="$b1" -v b="$b2" -v c="$nd" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", c / ((a + b) / 2) }')
-  echo "  perf| $t $s B x $n on rxe0: ndkperf(verbs) $nd $unit, $ib -R $b1 / $b2 $unit: ratio $ratio"
-  echo "verbs $t rxe0 $s x $n: ndkperf $nd $ib $b1 $b2 $unit ratio $ratio" >>"$STATE/verbs-perf.txt"
+  for r in $(seq 1 "$VPERF_ROUNDS"); do
+    cp "$SHARE/npc-$t.$r.json" "$CDIR/ndkperf.$r.json" 2>/dev/null || true
+    echo "ndkperf_$r $(jq -r "$q" "$CDIR/ndkperf.$r.json" 2>/dev/null)" >>"$CDIR/perf.txt"
+  done
+  sed 's/^/  perf| /' "$CDIR/perf.txt" | tail -n 20
+  awk -v R="$VPERF_ROUNDS" '
+    $1 ~ /^base_/ { b[substr($1, 6)] = $2 }
+    $1 ~ /^ndkperf_/ { d[substr($1, 9)] = $2 }
+    END {
+      k = 0
+      for (i = 1; i <= R; i++) {
+        ok = b[i - 1] > 0 && b[i] > 0 && d[i] > 0
+        r = ok ? d[i] / ((b[i - 1] + b[i]) / 2) : ""
+        printf "pair %d ndkperf %s perftest %s %s ratio %s\n", i, d[i], b[i - 1], b[i], ok ? sprintf("%.2f", r) : "none"
+        if (ok) v[++k] = r
+      }
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+      if (k == R) printf "median %.2f\n", v[int((k + 1) / 2)]; else print "median none"
+    }' "$CDIR/perf.txt" >"$CDIR/ratios.txt"
+  local line
+  while read -r line; do
+    echo "  perf| $t $s B x $n on rxe0 ($unit): $line"
+    echo "verbs $t rxe0 $s x $n ($unit, ndkperf / $ib -R): $line" >>"$STATE/verbs-perf.txt"
+  done <"$CDIR/ratios.txt"
+}
+# vperf_gate UNIT MEDIAN: true if the median pair is within the bound.
+vperf_gate() {
+  if [ "$1" = us ]; then
+    awk -v m="$2" -v x="$VPERF_LAT_MAX" 'BEGIN { exit !(m != "none" && m != "" && m + 0 <= x) }'
+  else
+    awk -v m="$2" -v x="$VPERF_BW_MIN" 'BEGIN { exit !(m != "none" && m != "" && m + 0 >= x) }'
+  fi
+}
+# vperf_bracket TEST PERFTEST SIZE ITERS PORT COLUMN UNIT: a bracket, and a
+# second one (PORT+50) only if the first missed the gate; the checks are on
+# the last.
+vperf_bracket() {
+  local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 med
+  need_vkit || return 0
+  g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
+  vperf_measure "$t" "$ib" "$s" "$n" "$p" "$col" "$unit"
+  med=$(awk '$1 == "median" {print $2}' "$CDIR/ratios.txt")
+  if ! vperf_gate "$unit" "$med"; then
+    echo "  perf| median ratio $med out of bounds: a second bracket"
+    mv "$CDIR/perf.txt" "$CDIR/perf.first.txt"
+    mv "$CDIR/ratios.txt" "$CDIR/ratios.first.txt"
+    vperf_measure "$t" "$ib" "$s" "$n" $((p + 50)) "$col" "$unit"
+    med=$(awk '$1 == "median" {print $2}' "$CDIR/ratios.txt")
+  fi
+  check "perf run exit 0" test "$VPERF_RC" -eq 0
+  check "$ib and ndkperf $t (verbs) reported $unit in all $VPERF_ROUNDS pairs" test "$med" != none
+  if [ "$unit" = us ]; then
+    check "median ndkperf/$ib latency ratio $med <= $VPERF_LAT_MAX" vperf_gate "$unit" "$med"
+  else
+    check "median ndkperf/$ib bandwidth ratio $med >= $VPERF_BW_MIN" vperf_gate "$unit" "$med"
+  fi
 }
 case_perf_rxe() { vperf_bracket write_bw ib_write_bw 65536 200 18600 4 MiB/s; }
 case_perf_rxe_read() { vperf_bracket read_bw ib_read_bw 65536 200 18610 4 MiB/s; }
@@ -351,8 +418,8 @@ case_perf_rxe_lat() {
   local sw="env LD_LIBRARY_PATH=/share/vkit SOFTNDK_BACKEND=iwarp-sw SOFTNDK_SAMEHOST=off"
   rm -f "$SHARE/npc-sw.json"
   g_run 120 "$VPERF_RETRY
-    timeout 60 $sw ./vkit/ndkperf send_lat --server -d $a -p 18625 -s 64 -n 1000 --quiet >nps-sw.txt 2>&1 &
-    retry npc-sw.json npc-sw.err $sw ./vkit/ndkperf send_lat $a -d $a -p 18625 -s 64 -n 1000 --json --quiet; wait" \
+    timeout 60 $sw ./vkit/ndkperf send_lat --server -d $a -p 18629 -s 64 -n 1000 --quiet >nps-sw.txt 2>&1 &
+    retry npc-sw.json npc-sw.err $sw ./vkit/ndkperf send_lat $a -d $a -p 18629 -s 64 -n 1000 --json --quiet; wait" \
     >"$CDIR/perf-sw.txt" 2>&1 || true
   local sw_us
   sw_us=$(jq -r '[.. | objects | .latency_us? | objects | .median][0] // empty' "$SHARE/npc-sw.json" 2>/dev/null)
