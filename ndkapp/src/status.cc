@@ -84,6 +84,16 @@ std::string connect_failure_text(NTSTATUS status, const std::string& where, ULON
                " was reset in the TCP handshake, before the MPA exchange (nothing accepts "
                "connections on that port now)";
       case SOFTNDK_SETUP_MPA:
+        // The library says aborted for an orderly close (FIN) where the
+        // Reply was due, reset for a TCP reset.
+        if (status == STATUS_CONNECTION_ABORTED)
+          return "the server at " + where +
+                 " closed the connection without answering the MPA Request: not an iWARP "
+                 "peer? (another protocol on that port that gives up on our bytes; behind a "
+                 "port forward such as QEMU's user networking a refused connection looks the "
+                 "same: nothing listens behind it, or a Linux siw listener stopped accepting "
+                 "after a bare TCP connection to it: see " +
+                 std::string(kSiwDoc) + ")";
         return "connection to " + where +
                " was reset before the MPA exchange (TCP connected, then reset before the peer's "
                "MPA Reply; behind a port forward such as QEMU's user networking this is how a "

@@ -534,7 +534,20 @@ void Adapter::close_blocking() {
   }
   NetMonitor::instance().unsubscribe(monitor_id_);
   PortCaps::release_all(this);
-  engine_.reset();  // runs what is still posted (last close completions), joins
+  // Runs what is still posted (last close completions) and stops the
+  // threads. A thread stuck in a consumer's callback past the bound is
+  // reported (util::Reactor::shutdown) and, as above, the adapter and its
+  // engine are kept (leaked on purpose): the thread may still call into them.
+  if (!engine_->stop()) {
+    std::fprintf(stderr,
+                 "softndk: SoftNdkCloseAdapter(%s): gave up waiting for its event threads to "
+                 "stop; the adapter is left allocated (leaked) so they never run on freed "
+                 "memory\n",
+                 dev_.name.c_str());
+    handle_->magic.store(kMagicClosed, std::memory_order_release);
+    return;
+  }
+  engine_.reset();
   provider_.reset();
   handle_->magic.store(kMagicClosed, std::memory_order_release);
   handle_->self = nullptr;

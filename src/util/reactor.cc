@@ -41,11 +41,14 @@ Reactor::Reactor(std::string name) : name_(std::move(name)) {
   // waiter woke and this constructor returned.
   auto started = std::make_shared<std::promise<void>>();
   std::future<void> up = started->get_future();
-  thread_ = std::thread([this, started] {
+  thread_ = std::thread([this, started, exit = exit_] {
     thread_id_ = std::this_thread::get_id();
     pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
     started->set_value();
     run();
+    std::lock_guard lk(exit->mu);
+    exit->done = true;
+    exit->cv.notify_all();
   });
   // The thread's first act; past 10 s (a starved machine) say so and wait
   // on: thread_id_ must be set before anyone asks on_thread().
@@ -54,17 +57,54 @@ Reactor::Reactor(std::string name) : name_(std::move(name)) {
 }
 
 Reactor::~Reactor() {
-  shutdown();
+  if (!shutdown()) {
+    // The memory is about to be freed and the thread still runs on it:
+    // here, and only here, waiting on (and saying so every 10 s) is the
+    // safe choice. Owners that can keep the reactor alive instead stop it
+    // through Engine::stop first (Adapter::close_blocking leaks it).
+    std::unique_lock lk(exit_->mu);
+    util::wait_reporting(
+        exit_->cv, lk, [this] { return exit_->done; },
+        [this] {
+          return "reactor thread '" + name_ + "' to stop before its reactor is freed (" +
+                 state_text() + ")";
+        });
+    lk.unlock();
+    thread_.join();
+  }
   discard_pending();
   close(wakefd_);
   close(epfd_);
 }
 
-void Reactor::shutdown() {
-  if (!thread_.joinable() || on_thread()) return;
+bool Reactor::shutdown(std::chrono::milliseconds bound) {
+  if (!thread_.joinable() || on_thread()) return true;
   stop_.store(true);
   wake();
+  {
+    std::unique_lock lk(exit_->mu);
+    if (!exit_->cv.wait_for(lk, bound, [this] { return exit_->done; })) {
+      util::report_wait("reactor thread '" + name_ + "' has not stopped after " +
+                        std::to_string(bound.count()) + " ms: it is " + state_text());
+      return false;
+    }
+  }
   thread_.join();
+  return true;
+}
+
+std::string Reactor::state_text() const {
+  const int b = busy_.load(std::memory_order_relaxed);
+  if (b == kIdle) return "waiting for events";
+  const auto since = std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(busy_since_ns_.load(std::memory_order_relaxed)));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - since)
+                      .count();
+  const char* what = b == kIo      ? "running an I/O handler"
+                     : b == kTimer ? "running a timer"
+                                   : "running a task";
+  return std::string(what) + " for " + std::to_string(ms) + " ms";
 }
 
 bool Reactor::discard_pending() {
@@ -221,6 +261,7 @@ void Reactor::run_due_timers() {
       t = std::move(it->second.second);
       timers_.erase(it);
     }
+    set_busy(kTimer);
     t();
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -268,6 +309,7 @@ void Reactor::run() {
         linger_until_ = {};
       }
     }
+    busy_.store(kIdle, std::memory_order_relaxed);
     int n = epoll_wait(epfd_, evs, kMaxEvents, timeout);
     lingered = n == 0 && timeout == 0;
     if (n < 0 && errno != EINTR) {
@@ -282,6 +324,7 @@ void Reactor::run() {
         (void)r;
         continue;
       }
+      if (!io) set_busy(kIo);
       io = true;
       std::shared_ptr<Watch> w;
       {
@@ -297,6 +340,7 @@ void Reactor::run() {
       std::lock_guard lk(mu_);
       batch.swap(tasks_);
     }
+    if (!batch.empty()) set_busy(kTask);
     for (auto& t : batch) {
       survive_exhaustion(t);
       tasks_run_.fetch_add(1, std::memory_order_relaxed);
@@ -315,8 +359,26 @@ Engine::Engine(unsigned threads) {
     reactors_.push_back(std::make_unique<Reactor>("softndk-eng" + std::to_string(i)));
 }
 
+bool Engine::stop(std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  bool all = true;
+  for (auto& r : reactors_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left < std::chrono::milliseconds(1)) left = std::chrono::milliseconds(1);
+    all = r->shutdown(left) && all;
+  }
+  return all;
+}
+
 Engine::~Engine() {
-  for (auto& r : reactors_) r->shutdown();
+  if (!stop()) {
+    // A thread still runs (reported): freeing the reactors would pull its
+    // memory from under it, so they are leaked on purpose, threads and all.
+    util::report_wait("an engine thread did not stop: its reactors are left allocated (leaked)");
+    for (auto& r : reactors_) (void)r.release();
+    return;
+  }
   // Dropping one reactor's leftovers may release objects that touch other
   // reactors (unwatch, post); keep all alive until nothing is left.
   for (int pass = 0; pass < 8; ++pass) {

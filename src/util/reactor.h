@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -75,8 +76,19 @@ class Reactor {
   TimerId after(std::chrono::milliseconds delay, Task task);
   bool cancel(TimerId id);
 
+  // How long shutdown() waits for the thread by default: its work takes
+  // microseconds, so 10 s means a task or callback that blocks.
+  static constexpr std::chrono::milliseconds kStopBound{10000};
   // Stops the thread after running the tasks already posted; idempotent.
-  void shutdown();
+  // Returns false, after reporting what the thread is busy with (a task, an
+  // I/O handler or a timer, and for how long), when the thread has not
+  // stopped within `bound`; the thread is then left running and the caller
+  // must keep this reactor alive (Engine::stop, Adapter::close_blocking:
+  // they leak it on purpose rather than free it under the thread).
+  bool shutdown(std::chrono::milliseconds bound = kStopBound);
+  // What the thread is doing now, for reports: "waiting for events" or
+  // "running a task for 12034 ms".
+  std::string state_text() const;
   // After shutdown(): drops queued tasks, timers and watches (their
   // captured objects are destroyed here, outside the lock). Returns true if
   // anything was dropped (destructors may have queued more).
@@ -104,7 +116,25 @@ class Reactor {
   int next_timeout_ms();
   void run_due_timers();
 
+  // What run() is doing (reports only: relaxed stores, a few per loop).
+  enum Busy : int { kIdle, kIo, kTimer, kTask };
+  void set_busy(Busy b) {
+    busy_since_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                         std::memory_order_relaxed);
+    busy_.store(b, std::memory_order_relaxed);
+  }
+  // Set by the thread as its last act; owned jointly so the thread never
+  // touches the reactor after saying it is done.
+  struct Exit {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+
   std::string name_;
+  std::shared_ptr<Exit> exit_ = std::make_shared<Exit>();
+  std::atomic<int> busy_{kIdle};
+  std::atomic<int64_t> busy_since_ns_{0};
   int epfd_ = -1;
   int wakefd_ = -1;
   std::thread thread_;
@@ -133,6 +163,10 @@ class Engine {
   // Stops every thread before destroying any reactor: objects bound to one
   // reactor may be released by a task of another.
   ~Engine();
+  // Stops every thread, waiting at most `bound` in all. False (each stuck
+  // thread reported) when one is still running: the caller must then keep
+  // the engine alive (leak it) - its threads may still touch it.
+  bool stop(std::chrono::milliseconds bound = Reactor::kStopBound);
   Reactor& pick();
   Reactor& primary() { return *reactors_.front(); }
   unsigned size() const { return static_cast<unsigned>(reactors_.size()); }

@@ -163,6 +163,50 @@ TEST(WrongPeer, HttpServerIsNotAnIwarpPeer) {
   EXPECT_FALSE(has(perf.err, "STATUS_DATA_ERROR")) << perf.err;
 }
 
+// A TCP server that accepts and closes without sending a byte (a service
+// that drops a request it does not understand) is named as such, not as a
+// reset: the tools ask whether it is an iWARP peer at all.
+TEST(WrongPeer, SilentCloserIsNotAnIwarpPeer) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  std::atomic<bool> stop{false};
+  // Reads the MPA Request (so the close is a FIN, not a reset for unread
+  // bytes), then closes without a word.
+  std::thread th([&] {
+    while (!stop) {
+      int c = accept(fd, nullptr, nullptr);
+      if (c < 0) break;
+      timeval tv{5, 0};
+      setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char buf[1024];
+      (void)!recv(c, buf, sizeof buf, 0);
+      close(c);
+    }
+  });
+  std::string p = std::to_string(ntohs(a.sin_port));
+  const std::string want = "the server at 127.0.0.1:" + p +
+                           " closed the connection without answering the MPA Request: not an "
+                           "iWARP peer?";
+  auto ping = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", p, "-C", "1"}, 60);
+  auto perf = run({NDKPERF_BIN, "send_bw", "127.0.0.1", "-p", p, "-n", "10"}, 60);
+  stop = true;
+  shutdown(fd, SHUT_RDWR);
+  th.join();
+  close(fd);
+  EXPECT_EQ(ping.exit_code, 1) << ping.err;
+  EXPECT_TRUE(has(ping.err, want)) << ping.err;
+  EXPECT_FALSE(has(ping.err, "reset before the MPA exchange")) << ping.err;
+  EXPECT_EQ(perf.exit_code, 1) << perf.err;
+  EXPECT_TRUE(has(perf.err, want)) << perf.err;
+  EXPECT_FALSE(has(perf.err, "reset before the MPA exchange")) << perf.err;
+}
+
 #ifdef NDK_NVME_BIN
 TEST(WrongPeer, NdkperfServerIsNotAnNvmeTarget) {
   int port = tools_test::free_port();

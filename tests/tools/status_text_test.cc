@@ -54,6 +54,15 @@ TEST(ConnectFailureText, SaysWhetherAResetCameBeforeOrAfterMpa) {
   std::string mpa = connect_failure_text(STATUS_CONNECTION_RESET, w, SOFTNDK_SETUP_MPA);
   EXPECT_NE(mpa.find("before the MPA exchange"), std::string::npos) << mpa;
   EXPECT_NE(mpa.find("probe"), std::string::npos);
+  // An orderly close where the Reply was due (the library's "aborted"):
+  // a server that gave up on our bytes, likely no iWARP peer.
+  std::string fin = connect_failure_text(STATUS_CONNECTION_ABORTED, w, SOFTNDK_SETUP_MPA);
+  EXPECT_EQ(fin.rfind("the server at " + w +
+                          " closed the connection without answering the MPA Request: not an "
+                          "iWARP peer?",
+                      0),
+            0u)
+      << fin;
   EXPECT_NE(connect_failure_text(STATUS_CONNECTION_ABORTED, w, SOFTNDK_SETUP_AFTER_MPA)
                 .find("after the MPA exchange"),
             std::string::npos);

@@ -13,6 +13,11 @@
              counter).
   plain      ndkperf --server and ndkping -s waiting for a client: the first
              SIGINT ends them (the default action) within a few seconds.
+  nvme-commands
+             ndk-nvme discover/connect/identify/read/write blocked in their
+             connect (a TCP server that accepts and never answers the MPA
+             Request; --timeout 60): the first SIGINT ends each (the default
+             action: only load installs a handler) within a few seconds.
 usage: stop_signals.py CASE NDK_NVMET NDK_NVME NDKPERF NDKPING
 """
 import json
@@ -206,6 +211,45 @@ def case_plain(ndkperf, ndkping, tmp):
     print("plain: ndkperf --server and ndkping -s end at the first SIGINT")
 
 
+def case_nvme_commands(nvme, tmp):
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    srv.settimeout(30)
+    port = srv.getsockname()[1]
+    held = []
+    try:
+        for cmd, args in (("discover", []), ("connect", []), ("identify", []),
+                          ("read", ["--lba", "0"]), ("write", ["--lba", "0"])):
+            p, _, err = start([nvme, "-a", "127.0.0.1", "-s", str(port), "-n", NQN, "--timeout",
+                               "60", cmd] + args, tmp, "nvme-" + cmd)
+            try:
+                try:
+                    c, _ = srv.accept()  # it is now waiting for our MPA Reply
+                except socket.timeout:
+                    fail("ndk-nvme %s never connected: %s" % (cmd, read_file(err)))
+                held.append(c)
+                if exit_within(p, 0.5):
+                    fail("ndk-nvme %s did not wait for the silent server (exit %d): %s" %
+                         (cmd, p.returncode, read_file(err)))
+                t0 = time.monotonic()
+                p.send_signal(signal.SIGINT)
+                if not exit_within(p, QUICK_S):
+                    fail("ndk-nvme %s did not end within %.0f s of SIGINT" % (cmd, QUICK_S))
+                if p.returncode not in (-signal.SIGINT, 130):
+                    fail("ndk-nvme %s exited %d after SIGINT: %s" %
+                         (cmd, p.returncode, read_file(err)))
+                print("nvme-commands: %s ended %.2f s after SIGINT" % (cmd, time.monotonic() - t0))
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    finally:
+        for c in held:
+            c.close()
+        srv.close()
+
+
 def main():
     if len(sys.argv) != 6:
         fail(__doc__)
@@ -217,6 +261,8 @@ def main():
             case_nvme_load(nvmet, nvme, tmp)
         elif case == "plain":
             case_plain(ndkperf, ndkping, tmp)
+        elif case == "nvme-commands":
+            case_nvme_commands(nvme, tmp)
         else:
             fail("unknown case " + case)
     return 0
