@@ -325,6 +325,25 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
     }
     EXPECT_EQ(many.local_invalidations(), 5u);
     EXPECT_TRUE(got == want) << "the three pieces read back differ from the file";
+
+    // At an offset inside a page, ending inside another (the server maps
+    // whole pages around the range): WRITE 100000 bytes at 12345, READ
+    // 70001 bytes back from 12345 + 999.
+    const uint32_t at = 12345, n = 100000;
+    for (uint32_t i = 0; i < n; ++i) many.data(0)[i] = uint8_t(i * 101 + 3);
+    auto wd = many.expose(0, n, false);
+    std::vector<uint8_t> wb = io_body_list(true, id, n, wd, 1);
+    le::store64(wb.data() + 8, at);
+    ASSERT_EQ(c.call(smb2::kWrite, wb), nt::kSuccess);
+    many.release(0, 0);
+    for (uint32_t i = 0; i < n; ++i) want[at + i] = uint8_t(i * 101 + 3);
+    std::memset(many.data(1), 0, n);
+    auto rd = many.expose(1, 70001, true);
+    std::vector<uint8_t> rb = io_body_list(false, id, 70001, rd, 1);
+    le::store64(rb.data() + 8, at + 999);
+    ASSERT_EQ(c.call(smb2::kRead, rb), nt::kSuccess);
+    many.release(1, 0);
+    EXPECT_EQ(std::memcmp(many.data(1), want.data() + at + 999, 70001), 0);
   }
 
   // Malformed descriptor lists: STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12,
@@ -371,8 +390,8 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   EXPECT_EQ(c.call(smb2::kClose, close), nt::kSuccess);
   EXPECT_EQ(c.call(smb2::kClose, close), nt::kFileClosed);
   EXPECT_EQ(c.call(smb2::kLock, std::vector<uint8_t>(48, 0)), nt::kNotSupported);
-  EXPECT_EQ(stats.rdma_reads.load(), 2u);
-  EXPECT_EQ(stats.rdma_writes.load(), 2u);
+  EXPECT_EQ(stats.rdma_reads.load(), 3u);
+  EXPECT_EQ(stats.rdma_writes.load(), 3u);
 
   // Garbage instead of an SMB2 message: the server drops the connection.
   const std::vector<uint8_t> junk(80, 0x42);
