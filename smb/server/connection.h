@@ -21,7 +21,6 @@
 #include "smb2/command.h"
 #include "smb2/header.h"
 #include "smb2/keys.h"
-#include "smb2/read.h"
 #include "smbd/rdma_channel.h"
 #include "smbd/transport.h"
 
@@ -44,9 +43,6 @@ struct ServerStats {
   // Buffer descriptors the RDMA READs and WRITEs named (more than one each
   // when the client's buffer spans several registrations).
   std::atomic<uint64_t> rdma_descriptors{0};
-  // RDMA READs/WRITEs moved straight between the file's mapped pages and
-  // the client's buffers (no copy through the server's own buffer).
-  std::atomic<uint64_t> mapped_reads{0}, mapped_writes{0};
 };
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws
@@ -99,8 +95,6 @@ class Connection {
   uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
-  uint32_t read_rdma(const smb2::ReadRequest& rq, const Open& o,
-                     std::span<const smbd::BufferDescriptor> d, std::vector<uint8_t>* out);
   uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
   uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);

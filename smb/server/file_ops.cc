@@ -11,8 +11,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <mutex>
-#include <shared_mutex>
 
 #include "connection.h"
 #include "info.h"
@@ -79,14 +77,6 @@ bool dir_empty(int fd) {
   return empty;
 }
 
-// Held shared while a READ's RDMA Writes read a mapping of a file, and
-// exclusively by every truncation in this process (CREATE's overwrite,
-// SET_INFO's end of file), so that no mapped page goes away under them.
-std::shared_mutex& truncate_lock() {
-  static std::shared_mutex m;
-  return m;
-}
-
 }  // namespace
 
 Connection::Open* Connection::find_open(const FileId& id) {
@@ -147,7 +137,6 @@ uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
       if (fd == -EACCES) fd = share_.open_beneath(rel, O_RDONLY);
       if (fd >= 0 && (rq.create_disposition == kSupersede || rq.create_disposition == kOverwrite ||
                       rq.create_disposition == kOverwriteIf)) {
-        std::unique_lock lk(truncate_lock());
         if (ftruncate(fd, 0) != 0) {
           const uint32_t s = errno_status();
           ::close(fd);
@@ -255,9 +244,8 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
   if (o->dir) return nt::kInvalidDeviceRequest;
   if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
     return nt::kInvalidParameter;
-  if (rdma) return read_rdma(rq, *o, d, out);
-  std::vector<uint8_t> inline_buf(rq.length);
-  uint8_t* buf = inline_buf.data();
+  std::vector<uint8_t> inline_buf;
+  uint8_t* buf = rdma ? mover().data() : (inline_buf.resize(rq.length), inline_buf.data());
   size_t got = 0;
   while (got < rq.length) {
     ssize_t k = pread(o->fd, buf + got, rq.length - got, off_t(rq.offset + got));
@@ -270,43 +258,27 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
   }
   if ((got == 0 && rq.length) || got < rq.minimum_count) return nt::kEndOfFile;
   stats_.bytes_read += got;
-  ++stats_.inline_reads;
-  ReadResponse rs;
-  rs.data = std::span(inline_buf).first(got);
-  append_read_response(rs, out);
-  return nt::kSuccess;
-}
-
-// READ over the RDMA channel without a copy: the file's pages are mapped and
-// RDMA-Written from the page cache (RdmaMover::write_file_to), bounded by
-// the size the file has now. Truncations in this server wait for it
-// (truncate_lock), so no page of the mapping goes away under the Writes.
-uint32_t Connection::read_rdma(const ReadRequest& rq, const Open& o,
-                               std::span<const smbd::BufferDescriptor> d,
-                               std::vector<uint8_t>* out) {
-  std::shared_lock lk(truncate_lock());
-  struct stat sb {};
-  if (fstat(o.fd, &sb) != 0) return errno_status();
-  const uint64_t size = uint64_t(sb.st_size);
-  const uint32_t got =
-      rq.offset >= size ? 0 : uint32_t(std::min<uint64_t>(rq.length, size - rq.offset));
-  if ((got == 0 && rq.length) || got < rq.minimum_count) return nt::kEndOfFile;
-  try {
-    mover().write_file_to(d, o.fd, rq.offset, got);
-  } catch (const smbd::TransportError&) {
-    throw;
-  } catch (const std::exception&) {
-    return nt::kIoDeviceError;
+  if (rdma) {
+    try {
+      mover().write_to(d, uint32_t(got));
+    } catch (const smbd::TransportError&) {
+      throw;
+    } catch (const std::exception&) {
+      return nt::kIoDeviceError;
+    }
+    ++stats_.rdma_writes;
+    stats_.rdma_descriptors += d.size();
+    // 80 bytes, no padding: Linux cifs takes the rest of the PDU as the
+    // next message (docs/smb-direct.md); the codec appends no padding.
+    ReadResponse rs;
+    rs.data_remaining = uint32_t(got);
+    append_read_response(rs, out);
+  } else {
+    ++stats_.inline_reads;
+    ReadResponse rs;
+    rs.data = std::span(inline_buf).first(got);
+    append_read_response(rs, out);
   }
-  stats_.bytes_read += got;
-  ++stats_.rdma_writes;
-  ++stats_.mapped_reads;
-  stats_.rdma_descriptors += d.size();
-  // 80 bytes, no padding: Linux cifs takes the rest of the PDU as the
-  // next message (docs/smb-direct.md); the codec appends no padding.
-  ReadResponse rs;
-  rs.data_remaining = got;
-  append_read_response(rs, out);
   return nt::kSuccess;
 }
 
@@ -330,32 +302,6 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
   if (rdma) {
     const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
     if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
-    if (rq.offset > uint64_t(INT64_MAX) - len) return nt::kInvalidParameter;
-    if (len > 0) {
-      // Without a copy: the range made part of the file (fallocate never
-      // shrinks it, so concurrent writers cannot undo each other), then
-      // RDMA-Read straight into its mapped pages. A file system without
-      // fallocate takes the buffered path below.
-      std::shared_lock lk(truncate_lock());
-      if (fallocate(o->fd, 0, off_t(rq.offset), off_t(len)) == 0) {
-        try {
-          mover().read_file_from(d, o->fd, rq.offset, len);
-        } catch (const smbd::TransportError&) {
-          throw;
-        } catch (const std::exception&) {
-          return nt::kIoDeviceError;
-        }
-        ++stats_.rdma_reads;
-        ++stats_.mapped_writes;
-        stats_.rdma_descriptors += d.size();
-        stats_.bytes_written += len;
-        WriteResponse rs;
-        rs.count = len;
-        append_write_response(rs, out);
-        return nt::kSuccess;
-      }
-      if (errno != EOPNOTSUPP && errno != ENOSYS) return errno_status();
-    }
     try {
       mover().read_from(d, len);
     } catch (const smbd::TransportError&) {
@@ -494,7 +440,6 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
       if (b.size() < 8) return nt::kInfoLengthMismatch;
       const uint64_t eof = le::load64(b.data());
       if (o->dir || eof > uint64_t(INT64_MAX)) return nt::kInvalidParameter;
-      std::unique_lock lk(truncate_lock());
       if (ftruncate(o->fd, off_t(eof)) != 0) return errno_status();
       break;
     }

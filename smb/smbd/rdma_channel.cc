@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdma_channel.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <exception>
-#include <system_error>
 
 #include "ndkapp/status.h"
 
@@ -182,88 +176,15 @@ RdmaMover::RdmaMover(Transport& t, uint32_t buffer_size) : t_(t) {
       t.adapter(), t.pd(), buffer_size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
 }
 
-RdmaMover::~RdmaMover() {
-  if (map_mr_)
-    tools::close_object(&map_mr_->Header, map_mr_->Dispatch->NdkCloseMr, t_.adapter().timeout());
-}
+void RdmaMover::write_to(std::span<const BufferDescriptor> d, uint32_t len) { move(d, len, false); }
+void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) { move(d, len, true); }
 
-void RdmaMover::write_to(std::span<const BufferDescriptor> d, uint32_t len) {
-  move(d, len, false, buf_->data(), buf_->local_token());
-}
-void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) {
-  move(d, len, true, buf_->data(), buf_->local_token());
-}
-
-void RdmaMover::write_file_to(std::span<const BufferDescriptor> d, int fd, uint64_t offset,
-                              uint32_t len) {
-  file_move(d, fd, offset, len, false);
-}
-void RdmaMover::read_file_from(std::span<const BufferDescriptor> d, int fd, uint64_t offset,
-                               uint32_t len) {
-  file_move(d, fd, offset, len, true);
-}
-
-void RdmaMover::file_move(std::span<const BufferDescriptor> d, int fd, uint64_t offset,
-                          uint32_t len, bool read) {
-  if (len == 0) return;
-  const double tmo = t_.adapter().timeout();
-  if (!map_mr_) {
-    NDK_PD* pd = t_.pd().get();
-    auto* pend = new tools::Pending;
-    NDK_OBJECT_HEADER* obj = nullptr;
-    NTSTATUS st = pd->Dispatch->NdkCreateMr(pd, FALSE, &tools::Pending::on_create, pend, &map_mr_);
-    st = tools::Pending::finish(pend, st, tmo, &obj);
-    if (!map_mr_) map_mr_ = reinterpret_cast<NDK_MR*>(obj);
-    if (st != STATUS_SUCCESS || !map_mr_) {
-      map_mr_ = nullptr;
-      channel_fail("NdkCreateMr: " + tools::status_name(st));
-    }
-  }
-  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  const uint64_t base = offset / page * page, skip = offset - base;
-  const size_t span = size_t(skip + len);
-  void* m =
-      mmap(nullptr, span, read ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, off_t(base));
-  if (m == MAP_FAILED)
-    throw std::system_error(errno, std::generic_category(), "mmap of the file range");
-  auto* p = static_cast<uint8_t*>(m);
-  MDL mdl{nullptr, p, span};
-  auto* pend = new tools::Pending;
-  const ULONG flags = read ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK : 0;
-  NTSTATUS st = map_mr_->Dispatch->NdkRegisterMr(map_mr_, &mdl, span, flags,
-                                                 &tools::Pending::on_request, pend);
-  st = tools::Pending::finish(pend, st, tmo);
-  if (st != STATUS_SUCCESS) {
-    munmap(m, span);
-    channel_fail("NdkRegisterMr of a file mapping: " + tools::status_name(st));
-  }
-  const UINT32 ltoken = map_mr_->Dispatch->NdkGetLocalTokenFromMr(map_mr_);
-  std::exception_ptr failed;
-  try {
-    move(d, len, read, p + skip, ltoken);
-  } catch (...) {
-    failed = std::current_exception();
-  }
-  // The mapping goes only once it is deregistered and no Write on it is
-  // pending (move() throws with Writes pending only when they did not
-  // complete in time): otherwise it is leaked rather than unmapped under an
-  // engine that may still read it.
-  pend = new tools::Pending;
-  st = map_mr_->Dispatch->NdkDeregisterMr(map_mr_, &tools::Pending::on_request, pend);
-  st = tools::Pending::finish(pend, st, tmo);
-  if (st == STATUS_SUCCESS && op_.pending == 0) munmap(m, span);
-  if (failed) std::rethrow_exception(failed);
-  if (st != STATUS_SUCCESS) channel_fail("NdkDeregisterMr: " + tools::status_name(st));
-}
-
-void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool read, uint8_t* local,
-                     UINT32 ltoken) {
+void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool read) {
   const uint32_t limit = t_.negotiated().max_read_write_size;
   if (len > limit)
     channel_fail(std::to_string(len) + " bytes exceed the negotiated MaxReadWriteSize " +
                  std::to_string(limit));
-  if (local == buf_->data() && len > size())
-    channel_fail("transfer larger than the mover's buffer");
+  if (len > size()) channel_fail("transfer larger than the mover's buffer");
   uint64_t room = 0;
   for (const auto& x : d) room += x.length;
   if (room < len)
@@ -294,10 +215,7 @@ void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool rea
       if (!t_.poll_until(below, &w, &on_op<Op>, &op_, deadline))
         channel_fail("RDMA operations did not complete in time");
       if (op_.status != STATUS_SUCCESS) break;
-      NDK_SGE sge{};
-      sge.VirtualAddress = local + done;
-      sge.Length = n;
-      sge.MemoryRegionToken = ltoken;
+      NDK_SGE sge = buf_->sge(done, n);
       ++op_.pending;
       NTSTATUS st = read ? qp->Dispatch->NdkRead(qp, &op_, &sge, 1, x.offset + off, x.token, 0)
                          : qp->Dispatch->NdkWrite(qp, &op_, &sge, 1, x.offset + off, x.token, 0);

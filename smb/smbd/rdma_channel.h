@@ -84,38 +84,20 @@ class BufferPool {
 class RdmaMover {
  public:
   RdmaMover(Transport& t, uint32_t buffer_size);
-  ~RdmaMover();
-  RdmaMover(const RdmaMover&) = delete;
-  RdmaMover& operator=(const RdmaMover&) = delete;
   uint8_t* data() const { return buf_->data(); }
   uint32_t size() const { return uint32_t(buf_->size()); }
   // Writes data()[0, len) into the descriptors, in order.
   void write_to(std::span<const BufferDescriptor> d, uint32_t len);
   // Reads `len` bytes from the descriptors, in order, into data()[0, len).
   void read_from(std::span<const BufferDescriptor> d, uint32_t len);
-  // READ without a copy: maps [offset, offset + len) of the file `fd`
-  // (shared, read-only), registers the mapping, RDMA-Writes it into the
-  // descriptors and unmaps it, so the page cache goes to the peer with no
-  // pread into data() first. The caller keeps the range inside the file
-  // for the call's length (a page truncated away meanwhile is SIGBUS for
-  // whoever touches it).
-  void write_file_to(std::span<const BufferDescriptor> d, int fd, uint64_t offset, uint32_t len);
-  // WRITE without a copy: RDMA-Reads `len` bytes from the descriptors
-  // straight into a shared writable mapping of [offset, offset + len) of
-  // `fd`, which the caller has made part of the file (fallocate).
-  void read_file_from(std::span<const BufferDescriptor> d, int fd, uint64_t offset, uint32_t len);
   uint64_t reads_posted() const { return reads_; }
   uint64_t writes_posted() const { return writes_; }
   uint32_t max_reads_seen_in_flight() const { return max_in_flight_; }
 
  private:
-  void move(std::span<const BufferDescriptor> d, uint32_t len, bool read, uint8_t* local,
-            UINT32 ltoken);
+  void move(std::span<const BufferDescriptor> d, uint32_t len, bool read);
   Transport& t_;
   std::unique_ptr<tools::Buffer> buf_;
-  void file_move(std::span<const BufferDescriptor> d, int fd, uint64_t offset, uint32_t len,
-                 bool read);
-  NDK_MR* map_mr_ = nullptr;  // registered over one file mapping at a time
   struct Op {
     unsigned pending = 0;
     NTSTATUS status = STATUS_SUCCESS;

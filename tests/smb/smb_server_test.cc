@@ -326,9 +326,8 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
     EXPECT_EQ(many.local_invalidations(), 5u);
     EXPECT_TRUE(got == want) << "the three pieces read back differ from the file";
 
-    // At an offset inside a page, ending inside another (the server maps
-    // whole pages around the range): WRITE 100000 bytes at 12345, READ
-    // 70001 bytes back from 12345 + 999.
+    // At an offset inside a page, ending inside another: WRITE 100000
+    // bytes at 12345, READ 70001 bytes back from 12345 + 999.
     const uint32_t at = 12345, n = 100000;
     for (uint32_t i = 0; i < n; ++i) many.data(0)[i] = uint8_t(i * 101 + 3);
     auto wd = many.expose(0, n, false);

@@ -199,8 +199,6 @@ int main(int argc, char** argv) {
                           {"bytes_written", stats.bytes_written.load()},
                           {"send_invalidates", stats.send_invalidates.load()},
                           {"rdma_descriptors", stats.rdma_descriptors.load()},
-                          {"mapped_reads", stats.mapped_reads.load()},
-                          {"mapped_writes", stats.mapped_writes.load()},
                           {"not_supported", stats.not_supported.load()}};
       const std::string s = j.dump(2) + "\n";
       if (o.json == "-") {
