@@ -14,7 +14,9 @@
 #   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
 # and prints every pair, then the medians and the ratios: SMB bandwidth /
 # RDMA bandwidth (goal >= 0.8) and SMB 4 KiB QD1 latency / send_lat (goal
-# <= 3). Every process runs under `timeout`; the whole run is bounded by
+# <= 3; also against send_lat's whole round trip, since ndkperf reports half
+# a ping-pong and an SMB READ is a request and its answer). Every process
+# runs under `timeout`; the whole run is bounded by
 # REPS x (6 x SECS + ~10 s).
 set -euo pipefail
 BUILD=build/plain
@@ -120,4 +122,8 @@ print(f"ratio SMB write / RDMA Read  (1 MiB, QD4): {m(w) / m(rr):.2f}x  (goal >=
       + ", ".join(f"{a / b:.2f}" for a, b in zip(w, rr)) + ")")
 print(f"ratio SMB 4 KiB QD1 p50 / send_lat median:  {m(l) / m(sl):.2f}x  (goal <= 3; per pair: "
       + ", ".join(f"{a / b:.2f}" for a, b in zip(l, sl)) + ")")
+# send_lat is half a ping-pong (perftest's convention); an SMB READ's
+# completion latency is a whole request/response round trip.
+print(f"ratio SMB 4 KiB QD1 p50 / send_lat round trip (2 x median): {m(l) / (2 * m(sl)):.2f}x  "
+      "(per pair: " + ", ".join(f"{a / (2 * b):.2f}" for a, b in zip(l, sl)) + ")")
 PY

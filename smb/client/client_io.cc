@@ -145,9 +145,11 @@ uint64_t Client::start_read(const smb2::FileId& f, uint64_t offset, uint32_t len
   Io io{slot, true, pool_ && (len > o_.rdma_threshold || len + 512 > inline_max), len};
   if (io.rdma) {
     rq.channel = channel_ == Channel::kRdma ? smb2::kChannelRdmaV1 : smb2::kChannelRdmaV1Invalidate;
+    // One descriptor per registration the slot's bytes span (an I/O larger
+    // than the adapter's FRMRPageCount pages takes several).
     const auto d = pool_->expose(slot, len, true);
-    io.token = d.token;
-    smbd::append_buffer_descriptors(std::span(&d, 1), &rq.channel_info);
+    io.token = d.front().token;
+    smbd::append_buffer_descriptors(d, &rq.channel_info);
   }
   smb2::append_read_request(rq, &m);
   const uint64_t id = send(m, smb2::kRead, len);
@@ -167,9 +169,11 @@ uint64_t Client::start_write(const smb2::FileId& f, uint64_t offset, uint32_t le
   if (io.rdma) {
     rq.channel = channel_ == Channel::kRdma ? smb2::kChannelRdmaV1 : smb2::kChannelRdmaV1Invalidate;
     rq.remaining_bytes = len;
+    // One descriptor per registration the slot's bytes span (an I/O larger
+    // than the adapter's FRMRPageCount pages takes several).
     const auto d = pool_->expose(slot, len, false);
-    io.token = d.token;
-    smbd::append_buffer_descriptors(std::span(&d, 1), &rq.channel_info);
+    io.token = d.front().token;
+    smbd::append_buffer_descriptors(d, &rq.channel_info);
   } else {
     rq.data = std::span<const uint8_t>(slot_data(slot), len);
   }
@@ -188,8 +192,8 @@ uint32_t Client::finish(uint64_t id) {
   // The slot's exposure ends with the reply, whatever its status: checks the
   // token a Send with Invalidate named, or invalidates locally.
   if (io.rdma) {
-    // A Send with Invalidate of a token that is not this buffer's is the
-    // server's protocol error, not a transport one.
+    // A Send with Invalidate of a token that is not this buffer's (its first
+    // descriptor's) is the server's protocol error, not a transport one.
     if (r.invalidated && r.invalidated != io.token)
       protocol_error("the " + std::string(io.read ? "READ" : "WRITE") +
                      " response invalidated token " + std::to_string(r.invalidated) +

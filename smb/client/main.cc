@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <ctime>
 #include <deque>
 #include <iostream>
+#include <thread>
 
 #include "bench.h"
 #include "client.h"
@@ -88,10 +90,26 @@ std::string filetime_text(uint64_t ft) {
 // fast path, both ends on this machine), tcp (with the reason the fast path
 // was not taken, e.g. tcp/disabled for SOFTNDK_SAMEHOST=off), probing, or
 // "?" when the library cannot tell.
+//
+// The same-host rendezvous runs beside the first messages and, when the peer
+// does not take part (a server with SOFTNDK_SAMEHOST=off, or not softndk),
+// only ends when the library gives up on it, 2 s after the connection
+// (docs/samehost.md 2). A transfer shorter than that used to report
+// "probing" although its data went by TCP and the outcome was already
+// certain; so, like ndkperf's header (Connection::path_text), wait a bounded
+// while for the verdict. "probing" is left only if it never comes.
+constexpr double kPathSettleSeconds = 3.0;
+
 std::string path_text(const Client& c) {
   SOFTNDK_PATH_INFO pi{};
   const auto* conn = c.transport().connection();
   if (conn == nullptr || !conn->path_info(pi)) return "?";
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kPathSettleSeconds);
+  while (pi.Path == SOFTNDK_PATH_PROBING && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!conn->path_info(pi)) return "?";
+  }
   const char* name = SoftNdkPathName(pi.Path);
   std::string t = name ? name : "?";
   const char* why = SoftNdkPathReasonName(pi.Reason);

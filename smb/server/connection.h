@@ -46,6 +46,9 @@ struct ServerStats {
   std::atomic<uint64_t> bytes_read{0}, bytes_written{0}, send_invalidates{0};
   std::atomic<uint64_t> not_supported{0};
   std::atomic<uint64_t> signed_responses{0}, sessions_311{0}, bad_signatures{0};
+  // Buffer descriptors the RDMA READs and WRITEs named (more than one each
+  // when the client's buffer spans several registrations).
+  std::atomic<uint64_t> rdma_descriptors{0};
 };
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws

@@ -267,6 +267,7 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
       return nt::kIoDeviceError;
     }
     ++stats_.rdma_writes;
+    stats_.rdma_descriptors += d.size();
     // 80 bytes, no padding: Linux cifs takes the rest of the PDU as the
     // next message (docs/smb-direct.md); the codec appends no padding.
     ReadResponse rs;
@@ -309,6 +310,7 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
       return nt::kIoDeviceError;
     }
     ++stats_.rdma_reads;
+    stats_.rdma_descriptors += d.size();
     data = std::span<const uint8_t>(mover().data(), len);
   } else {
     ++stats_.inline_writes;

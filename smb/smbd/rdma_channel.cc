@@ -30,14 +30,18 @@ bool op_idle(void* arg) {
 
 }  // namespace
 
-BufferPool::BufferPool(Transport& t, unsigned count, uint32_t slot_size)
+BufferPool::BufferPool(Transport& t, unsigned count, uint32_t slot_size, uint32_t max_mr_bytes)
     : t_(t), slot_size_((slot_size + kPage - 1) / kPage * kPage) {
   if (count == 0 || slot_size_ == 0) channel_fail("empty buffer pool");
+  const ULONG frmr_pages = t.adapter().info().FRMRPageCount;
+  uint32_t mr_pages = max_mr_bytes ? (max_mr_bytes + kPage - 1) / kPage : frmr_pages;
+  if (mr_pages == 0) mr_pages = slot_size_ / kPage;  // no limit reported
+  mr_size_ = std::min<uint32_t>(slot_size_, mr_pages * kPage);
   const double tmo = t.adapter().timeout();
   region_ = std::make_unique<tools::Buffer>(t.adapter(), t.pd(), size_t(count) * slot_size_,
                                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
   // The page list of the whole region, once; each I/O fast-registers its
-  // slot's slice of it.
+  // slot's slices of it.
   const ULONG pages = ULONG(size_t(count) * slot_size_ / kPage);
   lam_.resize(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) + size_t(pages) * sizeof(NDK_LOGICAL_ADDRESS));
   auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_.data());
@@ -53,27 +57,33 @@ BufferPool::BufferPool(Transport& t, unsigned count, uint32_t slot_size)
     channel_fail("NdkBuildLAM gave an unexpected page list");
   slots_.resize(count);
   NDK_PD* pd = t.pd().get();
+  const unsigned per_slot = (slot_size_ + mr_size_ - 1) / mr_size_;
   for (auto& s : slots_) {
-    pend = new tools::Pending;
-    NDK_OBJECT_HEADER* obj = nullptr;
-    st = pd->Dispatch->NdkCreateMr(pd, TRUE, &tools::Pending::on_create, pend, &s.mr);
-    st = tools::Pending::finish(pend, st, tmo, &obj);
-    if (!s.mr) s.mr = reinterpret_cast<NDK_MR*>(obj);
-    if (st != STATUS_SUCCESS || !s.mr)
-      channel_fail("NdkCreateMr(fast register): " + tools::status_name(st));
-    pend = new tools::Pending;
-    st = s.mr->Dispatch->NdkInitializeFastRegisterMr(s.mr, slot_size_ / kPage, TRUE,
-                                                     &tools::Pending::on_request, pend);
-    st = tools::Pending::finish(pend, st, tmo);
-    if (st != STATUS_SUCCESS)
-      channel_fail("NdkInitializeFastRegisterMr: " + tools::status_name(st));
+    s.pieces.resize(per_slot);
+    for (auto& piece : s.pieces) {
+      pend = new tools::Pending;
+      NDK_OBJECT_HEADER* obj = nullptr;
+      st = pd->Dispatch->NdkCreateMr(pd, TRUE, &tools::Pending::on_create, pend, &piece.mr);
+      st = tools::Pending::finish(pend, st, tmo, &obj);
+      if (!piece.mr) piece.mr = reinterpret_cast<NDK_MR*>(obj);
+      if (st != STATUS_SUCCESS || !piece.mr)
+        channel_fail("NdkCreateMr(fast register): " + tools::status_name(st));
+      pend = new tools::Pending;
+      st = piece.mr->Dispatch->NdkInitializeFastRegisterMr(piece.mr, mr_size_ / kPage, TRUE,
+                                                           &tools::Pending::on_request, pend);
+      st = tools::Pending::finish(pend, st, tmo);
+      if (st != STATUS_SUCCESS)
+        channel_fail("NdkInitializeFastRegisterMr(" + std::to_string(mr_size_ / kPage) +
+                     " pages): " + tools::status_name(st));
+    }
   }
 }
 
 BufferPool::~BufferPool() {
   const double tmo = t_.adapter().timeout();
   for (auto& s : slots_)
-    if (s.mr) tools::close_object(&s.mr->Header, s.mr->Dispatch->NdkCloseMr, tmo);
+    for (auto& piece : s.pieces)
+      if (piece.mr) tools::close_object(&piece.mr->Header, piece.mr->Dispatch->NdkCloseMr, tmo);
 }
 
 uint8_t* BufferPool::data(unsigned slot) const {
@@ -91,55 +101,74 @@ void BufferPool::wait_op(const char* what) {
   }
 }
 
-BufferDescriptor BufferPool::expose(unsigned slot, uint32_t len, bool peer_writes) {
+std::vector<BufferDescriptor> BufferPool::expose(unsigned slot, uint32_t len, bool peer_writes) {
   if (slot >= slots_.size() || len == 0 || len > slot_size_)
     channel_fail("expose: bad slot or length");
   Slot& s = slots_[slot];
   if (s.exposed) channel_fail("expose: slot still exposed to the peer");
   auto* lam = reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING*>(lam_.data());
-  const ULONG pages = (len + kPage - 1) / kPage;
   const ULONG access = peer_writes
                            ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE
                            : (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
   NDK_QP* qp = t_.qp().get();
-  ++op_.pending;
-  NTSTATUS st = qp->Dispatch->NdkFastRegister(
-      qp, &op_, s.mr, pages, &lam->AdapterPageArray[size_t(slot) * (slot_size_ / kPage)], 0, len,
-      data(slot), access);
-  if (st != STATUS_SUCCESS) {
-    --op_.pending;
-    channel_fail("NdkFastRegister: " + tools::status_name(st));
+  // Every piece's fast register posted, then one wait for them all.
+  const unsigned n = (len + mr_size_ - 1) / mr_size_;
+  for (unsigned i = 0; i < n; ++i) {
+    const uint32_t at = i * mr_size_, bytes = std::min(mr_size_, len - at);
+    const ULONG pages = (bytes + kPage - 1) / kPage;
+    ++op_.pending;
+    NTSTATUS st = qp->Dispatch->NdkFastRegister(
+        qp, &op_, s.pieces[i].mr, pages,
+        &lam->AdapterPageArray[(size_t(slot) * slot_size_ + at) / kPage], 0, bytes, data(slot) + at,
+        access);
+    if (st != STATUS_SUCCESS) {
+      --op_.pending;
+      if (i > 0) wait_op("NdkFastRegister");
+      s.exposed = i;  // the ones registered are released (invalidated) as usual
+      channel_fail("NdkFastRegister: " + tools::status_name(st));
+    }
   }
+  s.exposed = n;
   wait_op("NdkFastRegister");
-  s.token = s.mr->Dispatch->NdkGetRemoteTokenFromMr(s.mr);
-  s.exposed = true;
-  return {reinterpret_cast<uint64_t>(data(slot)), s.token, len};
+  std::vector<BufferDescriptor> d;
+  d.reserve(n);
+  for (unsigned i = 0; i < n; ++i) {
+    Piece& p = s.pieces[i];
+    p.token = p.mr->Dispatch->NdkGetRemoteTokenFromMr(p.mr);
+    const uint32_t at = i * mr_size_;
+    d.push_back(
+        {reinterpret_cast<uint64_t>(data(slot) + at), p.token, std::min(mr_size_, len - at)});
+  }
+  return d;
 }
 
 void BufferPool::release(unsigned slot, uint32_t invalidated) {
   if (slot >= slots_.size()) channel_fail("release: bad slot");
   Slot& s = slots_[slot];
   if (!s.exposed) return;
+  unsigned first_local = 0;
   if (invalidated != 0) {
-    // MS-SMB2 3.2.5.x: the server's Send with Invalidate must name the
-    // token of this request's buffer.
-    if (invalidated != s.token)
+    // MS-SMB2: the server's Send with Invalidate names the token of the
+    // request's first buffer descriptor.
+    if (invalidated != s.pieces[0].token)
       channel_fail("the reply invalidated token " + std::to_string(invalidated) +
-                   ", not the request's " + std::to_string(s.token));
-    s.exposed = false;
+                   ", not the request's " + std::to_string(s.pieces[0].token));
     ++remote_invalidations_;
-    return;
+    first_local = 1;
   }
   NDK_QP* qp = t_.qp().get();
-  ++op_.pending;
-  NTSTATUS st = qp->Dispatch->NdkInvalidate(qp, &op_, &s.mr->Header, 0);
-  if (st != STATUS_SUCCESS) {
-    --op_.pending;
-    channel_fail("NdkInvalidate: " + tools::status_name(st));
+  for (unsigned i = first_local; i < s.exposed; ++i) {
+    ++op_.pending;
+    NTSTATUS st = qp->Dispatch->NdkInvalidate(qp, &op_, &s.pieces[i].mr->Header, 0);
+    if (st != STATUS_SUCCESS) {
+      --op_.pending;
+      if (op_.pending) wait_op("NdkInvalidate");
+      channel_fail("NdkInvalidate: " + tools::status_name(st));
+    }
+    ++local_invalidations_;
   }
-  wait_op("NdkInvalidate");
-  s.exposed = false;
-  ++local_invalidations_;
+  if (op_.pending) wait_op("NdkInvalidate");
+  s.exposed = 0;
 }
 
 RdmaMover::RdmaMover(Transport& t, uint32_t buffer_size) : t_(t) {

@@ -3,11 +3,15 @@
 // SMB2_CHANNEL_RDMA_V1[_INVALIDATE], MS-SMBD 2.2.3.1 descriptors).
 //
 // Client side, BufferPool: I/O buffers registered once as a page list
-// (NdkBuildLAM) with one fast-register MR per slot, as smbdirect.sys does;
-// each I/O fast-registers its slot (NdkFastRegister) and hands the peer an
-// SMB_DIRECT_BUFFER_DESCRIPTOR_V1. After the reply the slot is released:
-// either the reply was a Send with Invalidate of exactly that token
-// (checked), or the client invalidates it itself (NdkInvalidate).
+// (NdkBuildLAM) with fast-register MRs per slot, as smbdirect.sys does;
+// each I/O fast-registers its slot (NdkFastRegister) and hands the peer
+// SMB_DIRECT_BUFFER_DESCRIPTOR_V1s. An MR covers at most the adapter's
+// FRMRPageCount pages, so a slot larger than that is several MRs and an I/O
+// over it a list of descriptors (MS-SMB2 2.2.19/2.2.21 allow one or more).
+// After the reply the slot is released: the reply was a Send with
+// Invalidate of exactly the first descriptor's token (checked; MS-SMB2: the
+// server invalidates that one) and the client invalidates the others, or
+// the client invalidates them all itself (NdkInvalidate).
 //
 // Server side, RdmaMover: RDMA Write of READ data into the client's
 // descriptors and RDMA Read of WRITE data from them, bounded by the
@@ -27,36 +31,46 @@ namespace smbd {
 
 class BufferPool {
  public:
-  // `slot_size` is rounded up to whole pages.
-  BufferPool(Transport& t, unsigned count, uint32_t slot_size);
+  // `slot_size` is rounded up to whole pages. `max_mr_bytes`: the most one
+  // MR (one descriptor) covers; 0 is the adapter's FRMRPageCount pages, the
+  // limit NDK gives its consumers. A larger value works only where the
+  // provider accepts longer page lists (tests that want one descriptor per
+  // slot; softndk's software engine takes them).
+  BufferPool(Transport& t, unsigned count, uint32_t slot_size, uint32_t max_mr_bytes = 0);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
   unsigned count() const { return unsigned(slots_.size()); }
   uint32_t slot_size() const { return slot_size_; }
+  uint32_t mr_size() const { return mr_size_; }
   uint8_t* data(unsigned slot) const;
-  // Fast-registers `len` bytes of the slot for the peer: to write into
-  // (our READ) or to read from (our WRITE).
-  BufferDescriptor expose(unsigned slot, uint32_t len, bool peer_writes);
+  // Fast-registers the first `len` bytes of the slot for the peer: to write
+  // into (our READ) or to read from (our WRITE). One descriptor per MR the
+  // bytes span, in order.
+  std::vector<BufferDescriptor> expose(unsigned slot, uint32_t len, bool peer_writes);
   // Ends the slot's exposure after the reply. `invalidated`: the token the
   // reply's Send with Invalidate named (0: a plain Send). A token that is
-  // not the slot's is a protocol violation (TransportError); 0 makes us
-  // invalidate locally before the slot can be reused.
+  // not the slot's first descriptor's is a protocol violation
+  // (TransportError); every MR the reply did not invalidate is invalidated
+  // locally before the slot can be reused.
   void release(unsigned slot, uint32_t invalidated);
-  bool exposed(unsigned slot) const { return slots_[slot].exposed; }
+  bool exposed(unsigned slot) const { return slots_[slot].exposed > 0; }
   uint64_t local_invalidations() const { return local_invalidations_; }
   uint64_t remote_invalidations() const { return remote_invalidations_; }
 
  private:
-  struct Slot {
+  struct Piece {
     NDK_MR* mr = nullptr;
     uint32_t token = 0;
-    bool exposed = false;
+  };
+  struct Slot {
+    std::vector<Piece> pieces;
+    unsigned exposed = 0;  // how many leading pieces the peer may use
   };
   void wait_op(const char* what);
   Transport& t_;
-  uint32_t slot_size_;
+  uint32_t slot_size_, mr_size_;
   std::unique_ptr<tools::Buffer> region_;
   std::vector<uint8_t> lam_;
   std::vector<Slot> slots_;

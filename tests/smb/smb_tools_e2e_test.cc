@@ -93,11 +93,10 @@ class SmbTools : public ::testing::TestWithParam<const char*> {
     return {"/usr/bin/env", "SOFTNDK_SAMEHOST=off"};
   }
   // The path --stats reports: TCP with the reason "disabled" when switched
-  // off; by default the same-host path, or still "probing" when a short
-  // connection ended before the rendezvous did on a busy machine (its data
-  // then went by TCP, which is correct too: docs/samehost.md).
+  // off; by default the same-host path. Never "probing": ndk-smb waits
+  // (bounded) for the rendezvous' verdict, however short the transfer.
   bool path_ok(const std::string& path) const {
-    return samehost() ? path == "samehost" || path == "probing" : path == "tcp/disabled";
+    return samehost() ? path == "samehost" : path == "tcp/disabled";
   }
 
   void SetUp() override {
@@ -116,10 +115,11 @@ class SmbTools : public ::testing::TestWithParam<const char*> {
 
   // ndk-smbd on a free port of 127.0.0.1, waited for until it listens
   // (/proc/net/tcp, bounded); another port if one was taken meanwhile.
-  void start_server(const std::vector<std::string>& extra = {}) {
+  void start_server(const std::vector<std::string>& extra = {},
+                    const std::vector<std::string>& server_env = {}) {
     for (int attempt = 0; attempt < 5; ++attempt) {
       port_ = tools_test::free_port();
-      std::vector<std::string> a = env();
+      std::vector<std::string> a = server_env.empty() ? env() : server_env;
       a.insert(a.end(),
                {NDK_SMBD_BIN, "--share", share_.string(), "--users", (dir_ / "users.txt").string(),
                 "-p", std::to_string(port_), "-q", "--json", (dir_ / "server.json").string()});
@@ -415,6 +415,54 @@ TEST_P(SmbTools, ServerStoppedMidGetTimesOut) {
   EXPECT_NE(r.err.find("no answer from the server within 3 s (waiting for READ"), std::string::npos)
       << r.err;
   EXPECT_LT(took, 20) << r.err;
+}
+
+// I/Os larger than one registration: with --bs 4M (ndk-smbd --max-io 4M)
+// each of ndk-smb's buffers spans four fast-register MRs (the library's
+// FRMRPageCount is 256 pages), so every READ and WRITE carries a list of
+// four buffer descriptors, which the server walks; the data round-trips by
+// digest and the server's counter shows the lists.
+TEST_P(SmbTools, FourMiBIosCarryDescriptorLists) {
+  start_server({"--max-io", "4194304"});
+  const uint64_t size = (9u << 20) + 3;  // two 4 MiB I/Os, one of 1 MiB + 3 B
+  auto [p, g] = roundtrip("lists.bin", size, {"--bs", "4M"});
+  EXPECT_EQ(stat_of(p.err, "io_size"), 4 << 20) << p.err;
+  EXPECT_EQ(stat_of(p.err, "rdma_writes"), 3) << p.err;
+  EXPECT_EQ(stat_of(g.err, "rdma_reads"), 3) << g.err;
+  // The reply invalidates each I/O's first descriptor; ndk-smb the others.
+  EXPECT_EQ(stat_of(g.err, "remote_invalidations"), 3) << g.err;
+  EXPECT_EQ(stat_of(g.err, "local_invalidations"), 3 + 3 + 1) << g.err;
+  const auto j = stop_server();
+  ASSERT_TRUE(j.is_object());
+  // 4 + 4 + 2 descriptors each way (the last I/O spans two MRs).
+  EXPECT_EQ(j["rdma_descriptors"].get<uint64_t>(), 20u) << j.dump();
+  EXPECT_EQ(j["send_invalidates"].get<uint64_t>(), 6u) << j.dump();
+}
+
+// Only one side has the same-host path switched off (issue 29): the client
+// reports the path its data really took once the transfer is over. The
+// default client meeting a server with SOFTNDK_SAMEHOST=off stays on TCP
+// because no peer answers the rendezvous ("tcp/no-peer"); it used to say
+// "probing" when the transfer ended before the library gave up (2 s). The
+// switched-off client meeting a default server says "tcp/disabled". Both
+// with a 1-byte put, the shortest transfer there is.
+TEST_P(SmbTools, OneSideOffReportsTheTcpPathNotProbing) {
+  // The server gets the other setting than the client.
+  start_server({}, samehost() ? std::vector<std::string>{"/usr/bin/env", "SOFTNDK_SAMEHOST=off"}
+                              : std::vector<std::string>{"/usr/bin/env", "-u", "SOFTNDK_SAMEHOST"});
+  const fs::path src = dir_ / "tiny.src";
+  write_random(src, 1, 1);
+  ProcResult p = client({"put", src.string(), "tiny.bin"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(digest(share_ / "tiny.bin"), digest(src));
+  EXPECT_EQ(word_of(p.err, "path"), samehost() ? "tcp/no-peer" : "tcp/disabled") << p.err;
+  // A whole multi-MiB transfer by the RDMA channel says the same.
+  const fs::path big = dir_ / "big.src";
+  write_random(big, 3u << 20, 2);
+  ProcResult q = client({"put", big.string(), "big.bin"});
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(stat_of(q.err, "rdma_write_bytes"), 3 << 20) << q.err;
+  EXPECT_EQ(word_of(q.err, "path"), samehost() ? "tcp/no-peer" : "tcp/disabled") << q.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Path, SmbTools, ::testing::Values("default", "off"), [](const auto& info) {

@@ -32,19 +32,20 @@ tools::AdapterOptions adapter_options() {
 }
 
 // Request: flags(1: reply with invalidate, 2: name the wrong token) len(4)
-// source descriptor, sink descriptor.
+// nsrc(1), the source's descriptors, then the sink's.
 struct Request {
   uint8_t flags;
   uint32_t len;
-  smbd::BufferDescriptor src, sink;
+  std::vector<smbd::BufferDescriptor> src, sink;
 };
 
 std::vector<uint8_t> encode(const Request& r) {
-  std::vector<uint8_t> m(5);
+  std::vector<uint8_t> m(6);
   m[0] = r.flags;
   std::memcpy(&m[1], &r.len, 4);
-  smbd::BufferDescriptor both[2] = {r.src, r.sink};
-  smbd::append_buffer_descriptors(both, &m);
+  m[5] = uint8_t(r.src.size());
+  smbd::append_buffer_descriptors(r.src, &m);
+  smbd::append_buffer_descriptors(r.sink, &m);
   return m;
 }
 
@@ -56,19 +57,22 @@ std::string serve(Transport& t) {
   std::vector<uint8_t> m;
   try {
     while (t.receive(&m, tools::deadline_in(20))) {
-      if (m.size() != 5 + 32) return "bad request size";
+      if (m.size() < 6) return "bad request size";
       uint32_t len;
       std::memcpy(&len, &m[1], 4);
+      const size_t nsrc = m[5];
       std::vector<smbd::BufferDescriptor> d;
-      auto e = smbd::parse_buffer_descriptors(std::span(m).subspan(5), 2, &d);
+      auto e = smbd::parse_buffer_descriptors(std::span(m).subspan(6), 16, &d);
       if (e != smbd::Error::kNone) return smbd::error_name(e);
-      mover.read_from(std::span(d).first(1), len);
+      if (nsrc == 0 || nsrc >= d.size()) return "bad descriptor split";
+      mover.read_from(std::span(d).first(nsrc), len);
       for (uint32_t i = 0; i < len; ++i) mover.data()[i] ^= 0x5A;
-      mover.write_to(std::span(d).subspan(1), len);
+      mover.write_to(std::span(d).subspan(nsrc), len);
       const std::vector<uint8_t> reply = {'d', 'o', 'n', 'e'};
       // flag 2: invalidate the source's token instead (a valid token, but
-      // not the one of the buffer the reply is about).
-      uint32_t tok = (m[0] & 2) ? d[0].token : d[1].token;
+      // not the one of the buffer the reply is about). Otherwise the sink's
+      // first descriptor's, as an SMB2 server does.
+      uint32_t tok = (m[0] & 2) ? d[0].token : d[nsrc].token;
       t.send(reply, (m[0] & 1) ? &tok : nullptr);
     }
   } catch (const smbd::TransportError& e) {
@@ -115,7 +119,7 @@ void one_io(Transport& c, smbd::BufferPool& pool, uint32_t len, bool invalidate,
   ASSERT_TRUE(c.receive(&reply, tools::deadline_in(20), &invalidated));
   ASSERT_EQ(reply.size(), 4u);
   if (invalidate)
-    EXPECT_EQ(invalidated, r.sink.token);
+    EXPECT_EQ(invalidated, r.sink[0].token);
   else
     EXPECT_EQ(invalidated, 0u);
   pool.release(1, invalidated);
@@ -127,7 +131,9 @@ void one_io(Transport& c, smbd::BufferPool& pool, uint32_t len, bool invalidate,
 }
 
 TEST_F(Fixture, ReadWriteWithAndWithoutInvalidate) {
-  smbd::BufferPool pool(*c, 2, 4u << 20);
+  // One MR per 4 MiB slot (more than FRMRPageCount's 1 MiB; softndk's
+  // engine takes it), so one descriptor per buffer.
+  smbd::BufferPool pool(*c, 2, 4u << 20, 4u << 20);
   one_io(*c, pool, 1, true, 1);
   one_io(*c, pool, 4096, false, 2);
   one_io(*c, pool, (3u << 20) + 123, true, 3);  // several RDMA operations per descriptor
@@ -145,11 +151,59 @@ TEST_F(Fixture, WrongInvalidatedTokenIsRefused) {
   std::vector<uint8_t> reply;
   uint32_t invalidated = 0;
   ASSERT_TRUE(c->receive(&reply, tools::deadline_in(20), &invalidated));
-  EXPECT_EQ(invalidated, r.src.token);
+  EXPECT_EQ(invalidated, r.src[0].token);
   EXPECT_THROW(pool.release(1, invalidated), smbd::TransportError);
   EXPECT_TRUE(pool.exposed(1));  // still exposed: the client must invalidate it itself
   pool.release(1, 0);
   pool.release(0, invalidated);
+  EXPECT_EQ(finish(), "");
+}
+
+// A slot larger than the adapter's FRMRPageCount pages is several MRs: an
+// I/O over it hands the peer a list of descriptors, which the server's
+// RDMA Reads and Writes walk in order. The reply invalidates the sink's
+// first descriptor; the pool invalidates the rest itself, and reuses them.
+TEST_F(Fixture, IoSpanningSeveralRegistrationsSendsADescriptorList) {
+  smbd::BufferPool pool(*c, 2, 4u << 20);
+  const uint32_t frmr = c->adapter().info().FRMRPageCount;
+  ASSERT_GT(frmr, 0u);
+  ASSERT_EQ(pool.mr_size(), std::min<uint32_t>(4u << 20, frmr * NDK_PAGE_SIZE));
+  const uint32_t len = (3u << 20) + 123;
+  const size_t pieces = (len + pool.mr_size() - 1) / pool.mr_size();
+  ASSERT_GE(pieces, 2u) << "FRMRPageCount " << frmr << " covers the whole I/O";
+  for (uint32_t i = 0; i < len; ++i) pool.data(0)[i] = uint8_t(i * 29 + 7);
+  std::memset(pool.data(1), 0, len);
+  Request r{1, len, pool.expose(0, len, false), pool.expose(1, len, true)};
+  ASSERT_EQ(r.src.size(), pieces);
+  ASSERT_EQ(r.sink.size(), pieces);
+  uint64_t covered = 0;
+  for (size_t k = 0; k < pieces; ++k) {
+    EXPECT_EQ(r.sink[k].offset, reinterpret_cast<uint64_t>(pool.data(1)) + covered);
+    covered += r.sink[k].length;
+    if (k) {
+      EXPECT_NE(r.sink[k].token, r.sink[k - 1].token);
+    }
+  }
+  EXPECT_EQ(covered, len);
+  c->send(encode(r));
+  std::vector<uint8_t> reply;
+  uint32_t invalidated = 0;
+  ASSERT_TRUE(c->receive(&reply, tools::deadline_in(20), &invalidated));
+  EXPECT_EQ(invalidated, r.sink[0].token);
+  pool.release(1, invalidated);
+  pool.release(0, 0);
+  EXPECT_EQ(pool.remote_invalidations(), 1u);
+  EXPECT_EQ(pool.local_invalidations(), 2 * pieces - 1);
+  for (uint32_t i = 0; i < len; ++i)
+    if (pool.data(1)[i] != uint8_t((i * 29 + 7) ^ 0x5A)) FAIL() << "byte " << i;
+  // Reused after release, with a shorter I/O: fewer descriptors.
+  Request again{0, 5000, pool.expose(0, 5000, false), pool.expose(1, 5000, true)};
+  EXPECT_EQ(again.src.size(), 1u);
+  c->send(encode(again));
+  ASSERT_TRUE(c->receive(&reply, tools::deadline_in(20), &invalidated));
+  EXPECT_EQ(invalidated, 0u);
+  pool.release(1, 0);
+  pool.release(0, 0);
   EXPECT_EQ(finish(), "");
 }
 
