@@ -6,8 +6,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 
 namespace softndk::verbs {
 
@@ -24,6 +27,34 @@ Loop::Loop() {
 }
 
 Loop::~Loop() {
+  // The blocking lane first: its tasks may post back to the loop.
+  {
+    std::lock_guard lk(bmu_);
+    bstop_ = true;
+    bcv_.notify_one();
+  }
+  if (bthread_.joinable()) {
+    const auto t0 = Clock::now();
+    std::thread waiter = std::move(bthread_);
+    // Reported, not abandoned: what it runs (rdma_destroy_id) ends with the
+    // CM's own timeout, and the ids must be gone before their channel is.
+    std::atomic<bool> joined{false};
+    std::thread reporter([&] {
+      auto next = t0 + std::chrono::milliseconds(kSyncBoundMs);
+      while (!joined.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (!joined.load() && Clock::now() >= next) {
+          std::fprintf(stderr,
+                       "softndk verbs: closing: still waiting for rdma_destroy_id of a pending "
+                       "connect (the CM's own timeout ends it)\n");
+          next += std::chrono::milliseconds(kSyncBoundMs);
+        }
+      }
+    });
+    waiter.join();
+    joined = true;
+    reporter.join();
+  }
   {
     std::lock_guard lk(mu_);
     stop_ = true;
@@ -44,18 +75,66 @@ void Loop::post(Task t) {
   (void)!write(evfd_, &one, sizeof one);
 }
 
-void Loop::run_sync(Task t) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool done = false;
-  post([&] {
-    t();
-    std::lock_guard lk(m);
-    done = true;
-    cv.notify_one();
+bool Loop::run_sync(Task t, const char* what, int bound_ms) {
+  // Shared with the posted task, which may outlive this call when it is
+  // withdrawn; `t` runs only while the caller still waits.
+  struct Sync {
+    std::mutex m;
+    std::condition_variable cv;
+    bool started = false, done = false, withdrawn = false;
+    Task t;
+  };
+  auto st = std::make_shared<Sync>();
+  st->t = std::move(t);
+  post([st] {
+    {
+      std::lock_guard lk(st->m);
+      if (st->withdrawn) return;
+      st->started = true;
+    }
+    st->t();
+    std::lock_guard lk(st->m);
+    st->done = true;
+    st->cv.notify_one();
   });
-  std::unique_lock lk(m);
-  cv.wait(lk, [&] { return done; });
+  const auto period = std::chrono::milliseconds(bound_ms > 0 ? bound_ms : kSyncBoundMs);
+  std::unique_lock lk(st->m);
+  if (!st->cv.wait_for(lk, period, [&] { return st->started; })) {
+    st->withdrawn = true;
+    std::fprintf(stderr,
+                 "softndk verbs: %s: the backend thread did not take the request within %lld ms "
+                 "(busy in another call); withdrawn\n",
+                 what, static_cast<long long>(period.count()));
+    return false;
+  }
+  int waited = 0;
+  while (!st->cv.wait_for(lk, period, [&] { return st->done; })) {
+    waited += static_cast<int>(period.count());
+    std::fprintf(stderr, "softndk verbs: %s: still running on the backend thread after %d ms\n",
+                 what, waited);
+  }
+  return true;
+}
+
+void Loop::post_blocking(Task t) {
+  std::lock_guard lk(bmu_);
+  if (!bthread_.joinable()) bthread_ = std::thread([this] { run_blocking(); });
+  blocking_.push_back(std::move(t));
+  bcv_.notify_one();
+}
+
+void Loop::run_blocking() {
+  for (;;) {
+    Task t;
+    {
+      std::unique_lock lk(bmu_);
+      bcv_.wait(lk, [this] { return bstop_ || !blocking_.empty(); });
+      if (blocking_.empty()) return;  // stopped and drained
+      t = std::move(blocking_.front());
+      blocking_.pop_front();
+    }
+    t();
+  }
 }
 
 bool Loop::watch(int fd, Task on_readable) {

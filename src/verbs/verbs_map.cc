@@ -2,6 +2,7 @@
 // verbs/verbs_map.cc - see verbs_map.h; docs/verbs.md has the tables.
 #include "verbs/verbs_map.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -444,6 +445,17 @@ NTSTATUS status_of_errno(int e, NTSTATUS fallback) {
     default:
       return fallback;
   }
+}
+
+CmReadLimits cm_read_limits(bool iwarp, uint8_t initiator_depth, uint8_t responder_resources) {
+  CmReadLimits r;
+  r.inbound = iwarp ? initiator_depth : responder_resources;
+  r.outbound = iwarp ? responder_resources : initiator_depth;
+  return r;
+}
+
+uint16_t effective_read_limit(uint16_t want, uint16_t peer) {
+  return peer != 0 ? std::min(want, peer) : want;
 }
 
 CmOutcome translate_cm_event(rdma_cm_event_type ev, int st, CmPhase phase) {

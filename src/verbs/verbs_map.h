@@ -285,6 +285,23 @@ struct CmOutcome {
   NTSTATUS status = STATUS_SUCCESS;
 };
 
+// The read limits an rdma_cm connect request or ESTABLISHED event carries,
+// from this side's point of view. The two transports fill the fields of
+// rdma_conn_param differently: the IB CM (RoCE, rxe, mlx5) swaps REQ/REP
+// values into the receiver's view (initiator_depth = the reads this side
+// may issue = the peer's IRD), while the iWARP CM passes the device's
+// ird/ord as initiator_depth/responder_resources (initiator_depth = the
+// peer's ORD, the reads this side must serve). 0 = the transport said
+// nothing.
+struct CmReadLimits {
+  uint16_t inbound = 0;   // the peer's ORD: reads it may send us (our IRD need)
+  uint16_t outbound = 0;  // the peer's IRD: reads we may have in flight (our ORD cap)
+};
+CmReadLimits cm_read_limits(bool iwarp, uint8_t initiator_depth, uint8_t responder_resources);
+// The effective limit: `want` lowered to what the peer allows (`peer` 0:
+// unknown, `want` stays); never raised (NdkGetConnectionData).
+uint16_t effective_read_limit(uint16_t want, uint16_t peer);
+
 // `event_status` is rdma_cm_event.status (negative errno, or for
 // REJECTED the transport's reject reason; 0 otherwise).
 CmOutcome translate_cm_event(rdma_cm_event_type ev, int event_status, CmPhase phase);
