@@ -252,7 +252,8 @@ void VerbsConnection::on_cm_event(const CmEvent& e) {
           if (connect_timer_ != 0) prov_->loop().cancel(std::exchange(connect_timer_, 0));
           // What the peer answered, lowered, never raised (which field holds
           // which limit depends on the transport: verbs_map.h).
-          const CmReadLimits pl = cm_read_limits(iwarp(), e.initiator_depth, e.responder_resources);
+          const CmReadLimits pl =
+              cm_read_limits(iwarp(), false, e.initiator_depth, e.responder_resources);
           facts_.ird = effective_read_limit(want_ird_, pl.inbound);
           facts_.ord = effective_read_limit(want_ord_, pl.outbound);
           peer_pd_ = e.private_data;

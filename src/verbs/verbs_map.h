@@ -286,20 +286,22 @@ struct CmOutcome {
 };
 
 // The read limits an rdma_cm connect request or ESTABLISHED event carries,
-// from this side's point of view. The two transports fill the fields of
-// rdma_conn_param differently: the IB CM (RoCE, rxe, mlx5) swaps REQ/REP
-// values into the receiver's view (initiator_depth = the reads this side
-// may issue = the peer's IRD), while the iWARP CM passes the device's
-// ird/ord as initiator_depth/responder_resources (initiator_depth = the
-// peer's ORD, the reads this side must serve). 0 = the transport said
-// nothing.
+// from this side's point of view. Which field of rdma_conn_param holds
+// which limit is not the same everywhere: the IB CM (RoCE, rxe, mlx5)
+// reports REQ and REP values in the receiver's view (initiator_depth = the
+// peer's IRD, the reads this side may issue). The iWARP CM does so for a
+// connect request, but passes the device's negotiated ird/ord as
+// initiator_depth/responder_resources at ESTABLISHED (initiator_depth =
+// the peer's ORD there). Seen on siw0 and rxe0 (connector_tests
+// ConnTest.ReadLimits*); the kernel's cma.c and siw_cm.c agree.
 struct CmReadLimits {
   uint16_t inbound = 0;   // the peer's ORD: reads it may send us (our IRD need)
   uint16_t outbound = 0;  // the peer's IRD: reads we may have in flight (our ORD cap)
 };
-CmReadLimits cm_read_limits(bool iwarp, uint8_t initiator_depth, uint8_t responder_resources);
-// The effective limit: `want` lowered to what the peer allows (`peer` 0:
-// unknown, `want` stays); never raised (NdkGetConnectionData).
+CmReadLimits cm_read_limits(bool iwarp, bool request, uint8_t initiator_depth,
+                            uint8_t responder_resources);
+// The effective limit: `want` lowered to what the peer allows, never
+// raised (NdkGetConnectionData); a peer's 0 is a real 0 (no reads).
 uint16_t effective_read_limit(uint16_t want, uint16_t peer);
 
 // `event_status` is rdma_cm_event.status (negative errno, or for

@@ -92,7 +92,7 @@ class VerbsIncoming final : public provider::IncomingConnection,
     // which depends on the transport (verbs_map.h).
     const bool iw =
         id_->verbs != nullptr && id_->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
-    peer_ = cm_read_limits(iw, e.initiator_depth, e.responder_resources);
+    peer_ = cm_read_limits(iw, true, e.initiator_depth, e.responder_resources);
     req_.ird = peer_.inbound;
     req_.ord = peer_.outbound;
     req_.local = address_of(rdma_get_local_addr(id_));
