@@ -427,12 +427,16 @@ void VerbsConnection::destroy() {
     // object meanwhile. The id stays owned (its late events find this
     // object closed) until it is gone; then the loop disowns it.
     rdma_cm_id* id = std::exchange(id_, nullptr);
+    // The Loop itself, not prov_->loop(): while the provider closes, its
+    // loop pointer is already reset when the Loop's destructor drains this
+    // lane (seen as a crash on siw0, conformance_siw).
     VerbsProvider* p = prov_;
+    Loop* loop = &p->loop();
     const CmHandler* me = this;
-    p->loop().post_blocking([p, id, me] {
+    loop->post_blocking([p, loop, id, me] {
       rdma_destroy_id(id);
       // may drop the last reference to this object: last
-      p->loop().post([p, id, me] { p->disown_if(id, me); });
+      loop->post([p, id, me] { p->disown_if(id, me); });
     });
   }
 }

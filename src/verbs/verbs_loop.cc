@@ -6,7 +6,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -28,32 +27,27 @@ Loop::Loop() {
 
 Loop::~Loop() {
   // The blocking lane first: its tasks may post back to the loop.
+  std::thread waiter;
   {
     std::lock_guard lk(bmu_);
     bstop_ = true;
+    waiter = std::move(bthread_);
     bcv_.notify_one();
   }
-  if (bthread_.joinable()) {
-    const auto t0 = Clock::now();
-    std::thread waiter = std::move(bthread_);
+  if (waiter.joinable()) {
     // Reported, not abandoned: what it runs (rdma_destroy_id) ends with the
     // CM's own timeout, and the ids must be gone before their channel is.
-    std::atomic<bool> joined{false};
-    std::thread reporter([&] {
-      auto next = t0 + std::chrono::milliseconds(kSyncBoundMs);
-      while (!joined.load()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (!joined.load() && Clock::now() >= next) {
-          std::fprintf(stderr,
-                       "softndk verbs: closing: still waiting for rdma_destroy_id of a pending "
-                       "connect (the CM's own timeout ends it)\n");
-          next += std::chrono::milliseconds(kSyncBoundMs);
-        }
-      }
-    });
+    std::unique_lock lk(bmu_);
+    int waited = 0;
+    while (!bcv_.wait_for(lk, std::chrono::milliseconds(kSyncBoundMs), [this] { return bdone_; })) {
+      waited += kSyncBoundMs;
+      std::fprintf(stderr,
+                   "softndk verbs: closing: still waiting after %d ms for rdma_destroy_id of a "
+                   "pending connect (the CM's own timeout ends it)\n",
+                   waited);
+    }
+    lk.unlock();
     waiter.join();
-    joined = true;
-    reporter.join();
   }
   {
     std::lock_guard lk(mu_);
@@ -117,10 +111,16 @@ bool Loop::run_sync(Task t, const char* what, int bound_ms) {
 }
 
 void Loop::post_blocking(Task t) {
-  std::lock_guard lk(bmu_);
-  if (!bthread_.joinable()) bthread_ = std::thread([this] { run_blocking(); });
-  blocking_.push_back(std::move(t));
-  bcv_.notify_one();
+  {
+    std::lock_guard lk(bmu_);
+    if (!bstop_) {
+      if (!bthread_.joinable()) bthread_ = std::thread([this] { run_blocking(); });
+      blocking_.push_back(std::move(t));
+      bcv_.notify_one();
+      return;
+    }
+  }
+  t();  // the lane is closed (the loop is stopping): here, in order
 }
 
 void Loop::run_blocking() {
@@ -129,7 +129,11 @@ void Loop::run_blocking() {
     {
       std::unique_lock lk(bmu_);
       bcv_.wait(lk, [this] { return bstop_ || !blocking_.empty(); });
-      if (blocking_.empty()) return;  // stopped and drained
+      if (blocking_.empty()) {  // stopped and drained
+        bdone_ = true;
+        bcv_.notify_all();
+        return;
+      }
       t = std::move(blocking_.front());
       blocking_.pop_front();
     }

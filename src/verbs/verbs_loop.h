@@ -62,10 +62,10 @@ class Loop {
   std::map<uint64_t, Task> timer_tasks_;
   uint64_t next_timer_ = 1;
   void run_blocking();
-  std::mutex bmu_;  // blocking_, bstop_
+  std::mutex bmu_;  // blocking_, bstop_, bdone_, bthread_
   std::condition_variable bcv_;
   std::deque<Task> blocking_;
-  bool bstop_ = false;
+  bool bstop_ = false, bdone_ = false;
   std::thread bthread_;  // started by the first post_blocking
   std::thread thread_;
 };

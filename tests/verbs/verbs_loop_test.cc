@@ -90,16 +90,22 @@ TEST(VerbsLoop, TheBlockingLaneLeavesTheLoopServing) {
   EXPECT_TRUE(lane_done.load());
 }
 
-TEST(VerbsLoop, DestructorWaitsForTheBlockingLane) {
-  std::atomic<bool> done{false};
+// The provider's close: the lane still holds a destroy whose follow-up
+// posts back to the loop (VerbsConnection::destroy); the Loop's destructor
+// drains the lane, then runs what it posted.
+TEST(VerbsLoop, DestructorWaitsForTheBlockingLaneAndRunsWhatItPosted) {
+  std::atomic<bool> done{false}, followed{false};
   {
     Loop loop;
-    loop.post_blocking([&] {
+    Loop* lp = &loop;
+    loop.post_blocking([&, lp] {
       std::this_thread::sleep_for(50ms);
       done = true;
+      lp->post([&] { followed = true; });
     });
   }
   EXPECT_TRUE(done.load());
+  EXPECT_TRUE(followed.load());
 }
 
 }  // namespace
