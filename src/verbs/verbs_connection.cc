@@ -406,39 +406,39 @@ void VerbsConnection::destroy() {
   phase_ = Phase::kClosed;
   closed_ = true;
   ibv_cq* cq = nullptr;
+  std::shared_ptr<VerbsSrq> srq;
   {
     std::lock_guard lk(mu_);  // consumers poll and post under it
     qp_ = nullptr;
     cq = std::exchange(cq_, nullptr);
+    srq = std::move(srq_);
   }
-  if (id_ != nullptr && id_->qp != nullptr) rdma_destroy_qp(id_);
-  {
-    std::lock_guard lk(mu_);
-    srq_.reset();  // after its QP: the device SRQ may go now
+  if (cq != nullptr) prov_->cq_gone(cq);  // its late events are dropped
+  rdma_cm_id* id = std::exchange(id_, nullptr);
+  if (id == nullptr) {
+    if (cq != nullptr) ibv_destroy_cq(cq);
+    return;
   }
-  if (cq != nullptr) {
-    prov_->cq_gone(cq);
-    ibv_destroy_cq(cq);
-  }
-  if (id_ != nullptr) {
-    // rdma_destroy_id of an id whose connect is still pending waits in the
-    // kernel for the CM to give up (siw: its MPA timeout, many seconds), so
-    // it runs on the loop's blocking lane; the loop serves every other
-    // object meanwhile. The id stays owned (its late events find this
-    // object closed) until it is gone; then the loop disowns it.
-    rdma_cm_id* id = std::exchange(id_, nullptr);
-    // The Loop itself, not prov_->loop(): while the provider closes, its
-    // loop pointer is already reset when the Loop's destructor drains this
-    // lane (seen as a crash on siw0, conformance_siw).
-    VerbsProvider* p = prov_;
-    Loop* loop = &p->loop();
-    const CmHandler* me = this;
-    loop->post_blocking([p, loop, id, me] {
-      rdma_destroy_id(id);
-      // may drop the last reference to this object: last
-      loop->post([p, id, me] { p->disown_if(id, me); });
-    });
-  }
+  // The QP, CQ and id of a connection whose connect is still pending go in
+  // the kernel only once the CM gives up (siw: rdma_destroy_qp and
+  // rdma_destroy_id wait for the MPA timeout, many seconds), so they are
+  // destroyed on the loop's blocking lane and the loop serves every other
+  // object meanwhile. The id stays owned (its late events find this object
+  // closed) until it is gone; then the loop disowns it. The Loop itself is
+  // captured, not prov_->loop(): while the provider closes, its loop
+  // pointer is already reset when the Loop's destructor drains this lane.
+  VerbsProvider* p = prov_;
+  Loop* loop = &p->loop();
+  const CmHandler* me = this;
+  loop->post_blocking([p, loop, id, cq, srq = std::move(srq), me]() mutable {
+    if (id->qp != nullptr) rdma_destroy_qp(id);
+    // After its QP the device SRQ may go, released on the loop thread.
+    if (srq) loop->post([s = std::move(srq)] {});
+    if (cq != nullptr) ibv_destroy_cq(cq);
+    rdma_destroy_id(id);
+    // may drop the last reference to this object: last
+    loop->post([p, id, me] { p->disown_if(id, me); });
+  });
 }
 
 void VerbsConnection::query_path(SOFTNDK_PATH_INFO* out) {
