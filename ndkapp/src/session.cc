@@ -124,6 +124,7 @@ Adapter::Adapter(const AdapterOptions& opt) : timeout_s_(opt.timeout_s) {
     params.MpaFlags |= opt.crc == 1 ? SOFTNDK_MPA_CRC_REQUIRED : SOFTNDK_MPA_CRC_WHEN_ASKED;
   }
   params.ConnectTimeoutMs = static_cast<ULONG>(opt.timeout_s * 1000);
+  params.Flags |= opt.open_flags;
   if (opt.disconnect_timeout_s > 0)
     params.DisconnectTimeoutMs =
         std::max<ULONG>(1, static_cast<ULONG>(opt.disconnect_timeout_s * 1000));

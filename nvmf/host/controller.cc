@@ -65,6 +65,7 @@ std::unique_ptr<tools::Adapter> open_adapter(const ConnectOptions& o) {
   ao.crc = o.crc;
   ao.timeout_s = o.timeout_s;
   ao.disconnect_timeout_s = 2;
+  if (o.fr_register) ao.open_flags |= SOFTNDK_OPEN_FLAG_FR_REGISTER;
   try {
     return std::make_unique<tools::Adapter>(ao);
   } catch (const tools::ToolError& e) {

@@ -34,6 +34,10 @@ struct ConnectOptions {
   bool remote_invalidate = true;
   int crc = -1;  // -1 library default, 0 off (only if the peer asks), 1 require
   double timeout_s = 10;
+  // Open the adapter with SOFTNDK_OPEN_FLAG_FR_REGISTER (--fr-register): on
+  // a verbs device without type-2 windows (siw) each fast register then
+  // registers the slot anew (a new token each command; docs/verbs.md).
+  bool fr_register = false;
 };
 
 struct NamespaceInfo {

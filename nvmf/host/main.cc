@@ -260,6 +260,10 @@ int main(int argc, char** argv) {
                  "seconds to wait for a connect or an admin command (10)")
       ->check(CLI::Range(0.001, 86400.0));
   app.add_option("-k,--keep-alive-tmo", c.kato_s, "keep alive timeout in seconds, 0 = none (5)");
+  app.add_flag("--fr-register", c.co.fr_register,
+               "verbs backend on a device without type-2 memory windows (siw): fast register "
+               "by registering each command's buffer (SOFTNDK_OPEN_FLAG_FR_REGISTER, a new "
+               "token per command)");
   app.add_flag("--no-inline", c.no_inline, "never send write data in the capsule");
   app.add_flag("--no-invalidate", c.no_invalidate,
                "do not ask the target to invalidate keys (the host invalidates them)");

@@ -90,7 +90,9 @@ class VerbsConnection final : public provider::Connection,
   void start_connect(provider::ConnectArgs args, std::function<void(provider::ConnectResult)> done);
   void cancel_connect();
   // Passive side (loop thread): the request's id; QP, then rdma_accept.
-  void start_accept(rdma_cm_id* id, uint16_t ird, uint16_t ord, std::vector<uint8_t> pd,
+  // `peer`: the request's read limits (cm_read_limits), which lower ours.
+  void start_accept(rdma_cm_id* id, uint16_t ird, uint16_t ord, CmReadLimits peer,
+                    std::vector<uint8_t> pd,
                     std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> cb);
   void on_cm_event(const CmEvent& e) override;
   // The completion channel reported this connection's CQ (loop thread).
@@ -158,6 +160,7 @@ class VerbsConnection final : public provider::Connection,
   void destroy();  // loop thread: QP, CQ, id
   void fill_addresses();
   CmPhase cm_phase() const;
+  bool iwarp() const;  // the id's device speaks iWARP (its CM's field use)
 
   VerbsProvider* const prov_;
   rdma_cm_id* id_ = nullptr;  // loop thread
@@ -253,6 +256,12 @@ class VerbsProvider final : public provider::Provider {
   // id -> handler (loop thread).
   void own(rdma_cm_id* id, std::shared_ptr<CmHandler> h) { handlers_[id] = std::move(h); }
   void disown(rdma_cm_id* id) { handlers_.erase(id); }
+  // Only if `id` still belongs to `h` (a destroyed id's address may be
+  // reused by a new id before a deferred disown runs).
+  void disown_if(rdma_cm_id* id, const CmHandler* h) {
+    auto it = handlers_.find(id);
+    if (it != handlers_.end() && it->second.get() == h) handlers_.erase(it);
+  }
   void cq_created(ibv_cq* cq, std::weak_ptr<VerbsConnection> c) { cqs_[cq] = std::move(c); }
   void cq_gone(ibv_cq* cq) { cqs_.erase(cq); }
 

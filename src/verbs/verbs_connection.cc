@@ -166,8 +166,13 @@ void VerbsConnection::fail_connect(NTSTATUS st, bool rejected, std::vector<uint8
   if (done) done(std::move(r));
 }
 
+bool VerbsConnection::iwarp() const {
+  return id_ != nullptr && id_->verbs != nullptr &&
+         id_->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+}
+
 void VerbsConnection::start_accept(
-    rdma_cm_id* id, uint16_t ird, uint16_t ord, std::vector<uint8_t> pd,
+    rdma_cm_id* id, uint16_t ird, uint16_t ord, CmReadLimits peer, std::vector<uint8_t> pd,
     std::function<void(NTSTATUS, std::shared_ptr<provider::Connection>)> cb) {
   id_ = id;
   prov_->own(id_, shared_from_this());
@@ -180,6 +185,10 @@ void VerbsConnection::start_accept(
   rdma_conn_param cp{};
   cp.private_data = pd.empty() ? nullptr : pd.data();
   cp.private_data_len = static_cast<uint8_t>(pd.size());
+  // The accepted limits are the consumer's, lowered to the request's (the
+  // peer's ORD bounds our IRD, its IRD our ORD), as on the software backend.
+  ird = effective_read_limit(ird, peer.inbound);
+  ord = effective_read_limit(ord, peer.outbound);
   cp.responder_resources = static_cast<uint8_t>(std::min<uint16_t>(ird, 255));
   cp.initiator_depth = static_cast<uint8_t>(std::min<uint16_t>(ord, 255));
   cp.retry_count = 7;
@@ -207,6 +216,7 @@ void VerbsConnection::start_accept(
 }
 
 void VerbsConnection::on_cm_event(const CmEvent& e) {
+  if (id_ == nullptr) return;  // destroyed; its id is on its way out
   CmOutcome o = translate_cm_event(e.type, e.status, cm_phase());
   switch (o.action) {
     case CmAction::kNextResolveRoute: {
@@ -240,11 +250,12 @@ void VerbsConnection::on_cm_event(const CmEvent& e) {
         if (o.status == STATUS_SUCCESS) {
           phase_ = Phase::kEstablished;
           if (connect_timer_ != 0) prov_->loop().cancel(std::exchange(connect_timer_, 0));
-          // What the peer answered (a transport that reports none, 0: ours).
-          facts_.ird =
-              e.initiator_depth ? std::min<uint16_t>(want_ird_, e.initiator_depth) : want_ird_;
-          facts_.ord = e.responder_resources ? std::min<uint16_t>(want_ord_, e.responder_resources)
-                                             : want_ord_;
+          // What the peer answered, lowered, never raised (which field holds
+          // which limit depends on the transport: verbs_map.h).
+          const CmReadLimits pl =
+              cm_read_limits(iwarp(), false, e.initiator_depth, e.responder_resources);
+          facts_.ird = effective_read_limit(want_ird_, pl.inbound);
+          facts_.ord = effective_read_limit(want_ord_, pl.outbound);
           peer_pd_ = e.private_data;
           fill_addresses();
           provider::ConnectResult r;
@@ -395,25 +406,39 @@ void VerbsConnection::destroy() {
   phase_ = Phase::kClosed;
   closed_ = true;
   ibv_cq* cq = nullptr;
+  std::shared_ptr<VerbsSrq> srq;
   {
     std::lock_guard lk(mu_);  // consumers poll and post under it
     qp_ = nullptr;
     cq = std::exchange(cq_, nullptr);
+    srq = std::move(srq_);
   }
-  if (id_ != nullptr && id_->qp != nullptr) rdma_destroy_qp(id_);
-  {
-    std::lock_guard lk(mu_);
-    srq_.reset();  // after its QP: the device SRQ may go now
+  if (cq != nullptr) prov_->cq_gone(cq);  // its late events are dropped
+  rdma_cm_id* id = std::exchange(id_, nullptr);
+  if (id == nullptr) {
+    if (cq != nullptr) ibv_destroy_cq(cq);
+    return;
   }
-  if (cq != nullptr) {
-    prov_->cq_gone(cq);
-    ibv_destroy_cq(cq);
-  }
-  if (id_ != nullptr) {
-    rdma_cm_id* id = std::exchange(id_, nullptr);
+  // The QP, CQ and id of a connection whose connect is still pending go in
+  // the kernel only once the CM gives up (siw: rdma_destroy_qp and
+  // rdma_destroy_id wait for the MPA timeout, many seconds), so they are
+  // destroyed on the loop's blocking lane and the loop serves every other
+  // object meanwhile. The id stays owned (its late events find this object
+  // closed) until it is gone; then the loop disowns it. The Loop itself is
+  // captured, not prov_->loop(): while the provider closes, its loop
+  // pointer is already reset when the Loop's destructor drains this lane.
+  VerbsProvider* p = prov_;
+  Loop* loop = &p->loop();
+  const CmHandler* me = this;
+  loop->post_blocking([p, loop, id, cq, srq = std::move(srq), me]() mutable {
+    if (id->qp != nullptr) rdma_destroy_qp(id);
+    // After its QP the device SRQ may go, released on the loop thread.
+    if (srq) loop->post([s = std::move(srq)] {});
+    if (cq != nullptr) ibv_destroy_cq(cq);
     rdma_destroy_id(id);
-    prov_->disown(id);  // may drop the last reference to this object: last
-  }
+    // may drop the last reference to this object: last
+    loop->post([p, id, me] { p->disown_if(id, me); });
+  });
 }
 
 void VerbsConnection::query_path(SOFTNDK_PATH_INFO* out) {

@@ -8,6 +8,8 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 
 namespace softndk::verbs {
 
@@ -24,6 +26,29 @@ Loop::Loop() {
 }
 
 Loop::~Loop() {
+  // The blocking lane first: its tasks may post back to the loop.
+  std::thread waiter;
+  {
+    std::lock_guard lk(bmu_);
+    bstop_ = true;
+    waiter = std::move(bthread_);
+    bcv_.notify_one();
+  }
+  if (waiter.joinable()) {
+    // Reported, not abandoned: what it runs (rdma_destroy_id) ends with the
+    // CM's own timeout, and the ids must be gone before their channel is.
+    std::unique_lock lk(bmu_);
+    int waited = 0;
+    while (!bcv_.wait_for(lk, std::chrono::milliseconds(kSyncBoundMs), [this] { return bdone_; })) {
+      waited += kSyncBoundMs;
+      std::fprintf(stderr,
+                   "softndk verbs: closing: still waiting after %d ms for rdma_destroy_id of a "
+                   "pending connect (the CM's own timeout ends it)\n",
+                   waited);
+    }
+    lk.unlock();
+    waiter.join();
+  }
   {
     std::lock_guard lk(mu_);
     stop_ = true;
@@ -44,18 +69,76 @@ void Loop::post(Task t) {
   (void)!write(evfd_, &one, sizeof one);
 }
 
-void Loop::run_sync(Task t) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool done = false;
-  post([&] {
-    t();
-    std::lock_guard lk(m);
-    done = true;
-    cv.notify_one();
+bool Loop::run_sync(Task t, const char* what, int bound_ms) {
+  // Shared with the posted task, which may outlive this call when it is
+  // withdrawn; `t` runs only while the caller still waits.
+  struct Sync {
+    std::mutex m;
+    std::condition_variable cv;
+    bool started = false, done = false, withdrawn = false;
+    Task t;
+  };
+  auto st = std::make_shared<Sync>();
+  st->t = std::move(t);
+  post([st] {
+    {
+      std::lock_guard lk(st->m);
+      if (st->withdrawn) return;
+      st->started = true;
+    }
+    st->t();
+    std::lock_guard lk(st->m);
+    st->done = true;
+    st->cv.notify_one();
   });
-  std::unique_lock lk(m);
-  cv.wait(lk, [&] { return done; });
+  const auto period = std::chrono::milliseconds(bound_ms > 0 ? bound_ms : kSyncBoundMs);
+  std::unique_lock lk(st->m);
+  if (!st->cv.wait_for(lk, period, [&] { return st->started; })) {
+    st->withdrawn = true;
+    std::fprintf(stderr,
+                 "softndk verbs: %s: the backend thread did not take the request within %lld ms "
+                 "(busy in another call); withdrawn\n",
+                 what, static_cast<long long>(period.count()));
+    return false;
+  }
+  int waited = 0;
+  while (!st->cv.wait_for(lk, period, [&] { return st->done; })) {
+    waited += static_cast<int>(period.count());
+    std::fprintf(stderr, "softndk verbs: %s: still running on the backend thread after %d ms\n",
+                 what, waited);
+  }
+  return true;
+}
+
+void Loop::post_blocking(Task t) {
+  {
+    std::lock_guard lk(bmu_);
+    if (!bstop_) {
+      if (!bthread_.joinable()) bthread_ = std::thread([this] { run_blocking(); });
+      blocking_.push_back(std::move(t));
+      bcv_.notify_one();
+      return;
+    }
+  }
+  t();  // the lane is closed (the loop is stopping): here, in order
+}
+
+void Loop::run_blocking() {
+  for (;;) {
+    Task t;
+    {
+      std::unique_lock lk(bmu_);
+      bcv_.wait(lk, [this] { return bstop_ || !blocking_.empty(); });
+      if (blocking_.empty()) {  // stopped and drained
+        bdone_ = true;
+        bcv_.notify_all();
+        return;
+      }
+      t = std::move(blocking_.front());
+      blocking_.pop_front();
+    }
+    t();
+  }
 }
 
 bool Loop::watch(int fd, Task on_readable) {

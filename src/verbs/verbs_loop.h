@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
@@ -35,8 +36,20 @@ class Loop {
   uint64_t after(int ms, Task t);
   void cancel(uint64_t id);
   bool on_loop_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
-  // Posts `t` and waits until it ran (not from the loop thread).
-  void run_sync(Task t);
+  // Posts `t` and waits until it ran (not from the loop thread), at most
+  // `bound_ms` for it to start. True once it ran. False if it had not
+  // started by then (the loop is stuck in something else): it is then
+  // withdrawn - it never runs, so what it captures may go - and the wait is
+  // reported on stderr with `what`. A task that started is waited for to
+  // its end (it may use the caller's stack), reported each `bound_ms`.
+  bool run_sync(Task t, const char* what, int bound_ms = kSyncBoundMs);
+  static constexpr int kSyncBoundMs = 10000;
+  // From any thread: runs `t` on a second thread, in posting order, for
+  // calls that can block in the kernel (rdma_destroy_id of an id whose
+  // connect is still pending waits for the CM's own timeout), so the loop
+  // keeps serving every other object meanwhile. The destructor waits for
+  // what was posted (reported past kSyncBoundMs).
+  void post_blocking(Task t);
 
  private:
   void run();
@@ -48,6 +61,12 @@ class Loop {
   std::multimap<Clock::time_point, uint64_t> timers_;  // loop thread only
   std::map<uint64_t, Task> timer_tasks_;
   uint64_t next_timer_ = 1;
+  void run_blocking();
+  std::mutex bmu_;  // blocking_, bstop_, bdone_, bthread_
+  std::condition_variable bcv_;
+  std::deque<Task> blocking_;
+  bool bstop_ = false, bdone_ = false;
+  std::thread bthread_;  // started by the first post_blocking
   std::thread thread_;
 };
 

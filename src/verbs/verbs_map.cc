@@ -2,6 +2,7 @@
 // verbs/verbs_map.cc - see verbs_map.h; docs/verbs.md has the tables.
 #include "verbs/verbs_map.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -445,6 +446,17 @@ NTSTATUS status_of_errno(int e, NTSTATUS fallback) {
       return fallback;
   }
 }
+
+CmReadLimits cm_read_limits(bool iwarp, bool request, uint8_t initiator_depth,
+                            uint8_t responder_resources) {
+  const bool device_view = iwarp && !request;  // iWARP ESTABLISHED: ird, ord
+  CmReadLimits r;
+  r.inbound = device_view ? initiator_depth : responder_resources;
+  r.outbound = device_view ? responder_resources : initiator_depth;
+  return r;
+}
+
+uint16_t effective_read_limit(uint16_t want, uint16_t peer) { return std::min(want, peer); }
 
 CmOutcome translate_cm_event(rdma_cm_event_type ev, int st, CmPhase phase) {
   const bool pending = phase == CmPhase::kResolvingAddr || phase == CmPhase::kResolvingRoute ||

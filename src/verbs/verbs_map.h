@@ -285,6 +285,25 @@ struct CmOutcome {
   NTSTATUS status = STATUS_SUCCESS;
 };
 
+// The read limits an rdma_cm connect request or ESTABLISHED event carries,
+// from this side's point of view. Which field of rdma_conn_param holds
+// which limit is not the same everywhere: the IB CM (RoCE, rxe, mlx5)
+// reports REQ and REP values in the receiver's view (initiator_depth = the
+// peer's IRD, the reads this side may issue). The iWARP CM does so for a
+// connect request, but passes the device's negotiated ird/ord as
+// initiator_depth/responder_resources at ESTABLISHED (initiator_depth =
+// the peer's ORD there). Seen on siw0 and rxe0 (connector_tests
+// ConnTest.ReadLimits*); the kernel's cma.c and siw_cm.c agree.
+struct CmReadLimits {
+  uint16_t inbound = 0;   // the peer's ORD: reads it may send us (our IRD need)
+  uint16_t outbound = 0;  // the peer's IRD: reads we may have in flight (our ORD cap)
+};
+CmReadLimits cm_read_limits(bool iwarp, bool request, uint8_t initiator_depth,
+                            uint8_t responder_resources);
+// The effective limit: `want` lowered to what the peer allows, never
+// raised (NdkGetConnectionData); a peer's 0 is a real 0 (no reads).
+uint16_t effective_read_limit(uint16_t want, uint16_t peer);
+
 // `event_status` is rdma_cm_event.status (negative errno, or for
 // REJECTED the transport's reject reason; 0 otherwise).
 CmOutcome translate_cm_event(rdma_cm_event_type ev, int event_status, CmPhase phase);

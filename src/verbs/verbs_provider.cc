@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include "softndk/version.h"
@@ -30,6 +32,44 @@ provider::Address address_of(const sockaddr* sa) {
   return a ? *a : provider::Address{};
 }
 
+// One ibv_pd per device context for the whole process, shared by every
+// adapter instance on it (librdmacm opens each device once per process,
+// so the instances already share the context). NDK lets a QP of one
+// instance carry a connection of another's connector or listener with the
+// MRs, windows and SRQ of its own instance (several opens of an interface
+// act as one RNIC): on the device that takes one protection domain.
+struct DevicePd {
+  ibv_pd* pd = nullptr;
+  int refs = 0;
+};
+std::mutex g_pd_mu;
+std::map<ibv_context*, DevicePd>& device_pds() {
+  static std::map<ibv_context*, DevicePd> m;
+  return m;
+}
+
+ibv_pd* acquire_device_pd(ibv_context* ctx) {
+  std::lock_guard lk(g_pd_mu);
+  DevicePd& d = device_pds()[ctx];
+  if (d.pd == nullptr) d.pd = ibv_alloc_pd(ctx);
+  if (d.pd == nullptr) {
+    device_pds().erase(ctx);
+    return nullptr;
+  }
+  ++d.refs;
+  return d.pd;
+}
+
+void release_device_pd(ibv_pd* pd) {
+  std::lock_guard lk(g_pd_mu);
+  auto it = device_pds().find(pd->context);
+  if (it == device_pds().end() || it->second.pd != pd) return;
+  if (--it->second.refs == 0) {
+    ibv_dealloc_pd(pd);
+    device_pds().erase(it);
+  }
+}
+
 class VerbsActive final : public provider::ActiveConnect {
  public:
   VerbsActive(VerbsProvider* p, std::shared_ptr<VerbsConnection> c) : p_(p), c_(std::move(c)) {}
@@ -48,8 +88,13 @@ class VerbsIncoming final : public provider::IncomingConnection,
                             public std::enable_shared_from_this<VerbsIncoming> {
  public:
   VerbsIncoming(VerbsProvider* p, const CmEvent& e) : p_(p), id_(e.id), pd_(e.private_data) {
-    req_.ird = e.initiator_depth;  // the peer's ORD: reads it will issue to us
-    req_.ord = e.responder_resources;
+    // The peer's ORD (reads it will issue to us) and IRD; which field holds
+    // which depends on the transport (verbs_map.h).
+    const bool iw =
+        id_->verbs != nullptr && id_->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+    peer_ = cm_read_limits(iw, true, e.initiator_depth, e.responder_resources);
+    req_.ird = peer_.inbound;
+    req_.ord = peer_.outbound;
     req_.local = address_of(rdma_get_local_addr(id_));
     req_.peer = address_of(rdma_get_peer_addr(id_));
   }
@@ -68,7 +113,7 @@ class VerbsIncoming final : public provider::IncomingConnection,
         return;
       }
       rdma_cm_id* id = std::exchange(self->id_, nullptr);
-      conn->start_accept(id, ird, ord, std::move(pd), std::move(cb));
+      conn->start_accept(id, ird, ord, self->peer_, std::move(pd), std::move(cb));
     });
     return STATUS_PENDING;
   }
@@ -109,6 +154,7 @@ class VerbsIncoming final : public provider::IncomingConnection,
   VerbsProvider* p_;
   rdma_cm_id* id_;  // loop thread
   bool gone_ = false;
+  CmReadLimits peer_;
   provider::ConnectionFacts req_;
   std::vector<uint8_t> pd_;
 };
@@ -227,7 +273,7 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
     *why = "rdma_bind_addr " + pr.address + ": " + std::strerror(errno);
     return STATUS_NO_SUCH_DEVICE;
   }
-  pd_ = ibv_alloc_pd(bind_id_->verbs);
+  pd_ = acquire_device_pd(bind_id_->verbs);
   cc_ = ibv_create_comp_channel(bind_id_->verbs);
   if (pd_ == nullptr || cc_ == nullptr || !nonblocking(cc_->fd)) {
     *why = "ibv_alloc_pd / ibv_create_comp_channel: " + std::string(std::strerror(errno));
@@ -240,11 +286,16 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
     *why = "async fd O_NONBLOCK: " + std::string(std::strerror(errno));
     return STATUS_INSUFFICIENT_RESOURCES;
   }
-  loop_->run_sync([&] {
-    ok = loop_->watch(ch_->fd, [this] { on_cm_channel(); }) &&
-         loop_->watch(cc_->fd, [this] { on_comp_channel(); }) &&
-         loop_->watch(afd, [this] { on_async_event(); });
-  });
+  if (!loop_->run_sync(
+          [&] {
+            ok = loop_->watch(ch_->fd, [this] { on_cm_channel(); }) &&
+                 loop_->watch(cc_->fd, [this] { on_comp_channel(); }) &&
+                 loop_->watch(afd, [this] { on_async_event(); });
+          },
+          "open: watching the event channels")) {
+    *why = "the backend thread did not start";
+    return STATUS_IO_TIMEOUT;
+  }
   if (!ok) {
     *why = "epoll_ctl: " + std::string(std::strerror(errno));
     return STATUS_INSUFFICIENT_RESOURCES;
@@ -256,27 +307,33 @@ VerbsProvider::~VerbsProvider() {
   if (loop_) {
     // Whatever the object model left (it closes connectors, listeners and
     // MRs first): ids destroyed on the loop thread, then the loop joined.
-    loop_->run_sync([this] {
-      auto hs = std::move(handlers_);
-      handlers_.clear();
-      for (auto& [id, h] : hs) {
-        if (auto c = std::dynamic_pointer_cast<VerbsConnection>(h)) {
-          c->abort();
-        } else {
-          rdma_destroy_id(id);
-        }
-      }
-      if (ch_ != nullptr) loop_->unwatch(ch_->fd);
-    });
-    loop_->run_sync([this] {
-      if (cc_ != nullptr) loop_->unwatch(cc_->fd);
-      if (bind_id_ != nullptr && bind_id_->verbs != nullptr)
-        loop_->unwatch(bind_id_->verbs->async_fd);
-    });
+    // Bounded: a withdrawn step leaves its ids to the process (reported by
+    // run_sync) rather than hanging the close.
+    loop_->run_sync(
+        [this] {
+          auto hs = std::move(handlers_);
+          handlers_.clear();
+          for (auto& [id, h] : hs) {
+            if (auto c = std::dynamic_pointer_cast<VerbsConnection>(h)) {
+              c->abort();
+            } else {
+              rdma_destroy_id(id);
+            }
+          }
+          if (ch_ != nullptr) loop_->unwatch(ch_->fd);
+        },
+        "close: destroying the remaining connections and listeners");
+    loop_->run_sync(
+        [this] {
+          if (cc_ != nullptr) loop_->unwatch(cc_->fd);
+          if (bind_id_ != nullptr && bind_id_->verbs != nullptr)
+            loop_->unwatch(bind_id_->verbs->async_fd);
+        },
+        "close: unwatching the completion channel");
     loop_.reset();
   }
   if (cc_ != nullptr) ibv_destroy_comp_channel(cc_);
-  if (pd_ != nullptr) ibv_dealloc_pd(pd_);
+  if (pd_ != nullptr) release_device_pd(pd_);
   if (bind_id_ != nullptr) rdma_destroy_id(bind_id_);
   if (ch_ != nullptr) rdma_destroy_event_channel(ch_);
 }
@@ -365,29 +422,32 @@ NTSTATUS VerbsProvider::listen(
   NTSTATUS st = STATUS_SUCCESS;
   // rdma_bind_addr and rdma_listen do not wait for the network; they run
   // on the loop thread with the other calls on this event channel.
-  loop_->run_sync([&] {
-    rdma_cm_id* id = nullptr;
-    if (rdma_create_id(ch_, &id, nullptr, RDMA_PS_TCP) != 0) {
-      st = STATUS_INSUFFICIENT_RESOURCES;
-      return;
-    }
-    sockaddr_storage ss{};
-    std::memcpy(&ss, addr.sa(), addr.len);
-    if (addr.is_any()) {  // this adapter's address, so its device
-      uint16_t port = addr.port();
-      ss = local_;
-      reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(port);
-    }
-    if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&ss)) != 0 || rdma_listen(id, 64) != 0) {
-      st = status_of_errno(-errno, STATUS_ADDRESS_ALREADY_EXISTS);
-      if (errno == EADDRINUSE) st = STATUS_ADDRESS_ALREADY_EXISTS;
-      rdma_destroy_id(id);
-      return;
-    }
-    auto l = std::make_shared<VerbsListener>(this, id, std::move(on_request));
-    own(id, l);
-    *out = l;
-  });
+  const bool ran = loop_->run_sync(
+      [&] {
+        rdma_cm_id* id = nullptr;
+        if (rdma_create_id(ch_, &id, nullptr, RDMA_PS_TCP) != 0) {
+          st = STATUS_INSUFFICIENT_RESOURCES;
+          return;
+        }
+        sockaddr_storage ss{};
+        std::memcpy(&ss, addr.sa(), addr.len);
+        if (addr.is_any()) {  // this adapter's address, so its device
+          uint16_t port = addr.port();
+          ss = local_;
+          reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(port);
+        }
+        if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&ss)) != 0 || rdma_listen(id, 64) != 0) {
+          st = status_of_errno(-errno, STATUS_ADDRESS_ALREADY_EXISTS);
+          if (errno == EADDRINUSE) st = STATUS_ADDRESS_ALREADY_EXISTS;
+          rdma_destroy_id(id);
+          return;
+        }
+        auto l = std::make_shared<VerbsListener>(this, id, std::move(on_request));
+        own(id, l);
+        *out = l;
+      },
+      "NdkListen: rdma_bind_addr and rdma_listen");
+  if (!ran) return STATUS_IO_TIMEOUT;
   return st;
 }
 

@@ -92,6 +92,9 @@ CASES=(
   # softndk's consumers on the verbs backend (verbs_apps_cases.sh): ndk-nvmet
   # attached by the guest kernel's nvme-rdma over siw0
   "verbs nvmet_siw 300"
+  # ndk-nvme <-> ndk-nvmet on verbs: rxe0 (native fast register), siw0
+  # (refused by default, --fr-register: SOFTNDK_OPEN_FLAG_FR_REGISTER)
+  "verbs nvme_rxe 300" "verbs nvme_siw 300"
   # the NDK conformance suites on the verbs backend, less the exclusions of
   # verbs_conformance.exclude (docs/verbs.md)
   "verbs conformance_siw 600" "verbs conformance_rxe 600"

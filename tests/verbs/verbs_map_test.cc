@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <utility>
 #include <vector>
 
 namespace softndk::verbs {
@@ -582,6 +583,27 @@ TEST(CmEvents, ErrnoTable) {
   EXPECT_EQ(status_of_errno(-EADDRNOTAVAIL, STATUS_INTERNAL_ERROR), STATUS_INVALID_ADDRESS);
   EXPECT_EQ(status_of_errno(-ENOMEM, STATUS_INTERNAL_ERROR), STATUS_INSUFFICIENT_RESOURCES);
   EXPECT_EQ(status_of_errno(-EPROTO, STATUS_INTERNAL_ERROR), STATUS_INTERNAL_ERROR);
+}
+
+// Which rdma_conn_param field holds which read limit, per transport and
+// event (connector_tests ConnTest.ReadLimits* on siw0 and rxe0 showed it).
+TEST(CmEvents, ReadLimitsPerTransport) {
+  // A peer with IRD 3 and ORD 5. IB, request or ESTABLISHED (REP), and an
+  // iWARP request: the receiver's view, initiator_depth = the peer's IRD.
+  for (auto [iwarp, request] : {std::pair{false, true}, {false, false}, {true, true}}) {
+    CmReadLimits r = cm_read_limits(iwarp, request, 3, 5);
+    EXPECT_EQ(r.outbound, 3) << iwarp << request;
+    EXPECT_EQ(r.inbound, 5) << iwarp << request;
+  }
+  // iWARP ESTABLISHED: the device's ird (the peer's ORD) in
+  // initiator_depth, its ord (the peer's IRD) in responder_resources.
+  CmReadLimits iw = cm_read_limits(true, false, 5, 3);
+  EXPECT_EQ(iw.outbound, 3);
+  EXPECT_EQ(iw.inbound, 5);
+  // Lowered to the peer's, never raised; a peer's 0 means no reads.
+  EXPECT_EQ(effective_read_limit(128, 3), 3);
+  EXPECT_EQ(effective_read_limit(2, 16), 2);
+  EXPECT_EQ(effective_read_limit(128, 0), 0);
 }
 
 }  // namespace

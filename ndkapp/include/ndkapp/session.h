@@ -60,6 +60,10 @@ struct AdapterOptions {
   // library resets the socket (DisconnectTimeoutMs); 0: library default (5 s).
   // Closing the adapter waits for it, so a dead peer costs this much on exit.
   double disconnect_timeout_s = 0;
+  // SOFTNDK_OPEN_PARAMETERS.Flags (softndk.h SOFTNDK_OPEN_FLAG_*), e.g.
+  // SOFTNDK_OPEN_FLAG_FR_REGISTER: the verbs backend's degraded fast
+  // register on a device without type-2 windows (siw; docs/verbs.md).
+  ULONG open_flags = 0;
 };
 
 class Adapter {
