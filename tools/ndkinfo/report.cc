@@ -5,33 +5,51 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 namespace ndkinfo {
 namespace {
 
-// The queries complete inline today, but the API allows STATUS_PENDING; a
-// request with a waiter makes the tool correct either way.
-struct Waiter {
+// The queries complete inline today, but the API allows STATUS_PENDING. A
+// pending query is waited for at most kQueryWait; past that the tool reports
+// STATUS_IO_TIMEOUT and leaves the request's memory (the buffer the provider
+// writes and the request itself) to the completion, which may still come.
+constexpr auto kQueryWait = std::chrono::seconds(10);
+
+struct PendingQuery {
+  SOFTNDK_REQUEST req{};
+  std::vector<unsigned char> buf;
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  // The completion's reference: dropped when the request completes.
+  std::shared_ptr<PendingQuery> self;
+
   static void on_complete(SOFTNDK_REQUEST* req) {
-    auto* w = static_cast<Waiter*>(req->Context);
-    std::lock_guard lk(w->mu);
-    w->done = true;
-    w->cv.notify_all();
+    auto* q = static_cast<PendingQuery*>(req->Context);
+    std::shared_ptr<PendingQuery> keep;
+    {
+      std::lock_guard lk(q->mu);
+      q->done = true;
+      keep.swap(q->self);  // freed after the unlock if the tool gave up
+      q->cv.notify_all();
+    }
   }
 };
 
-NTSTATUS finish(NTSTATUS status, SOFTNDK_REQUEST& req, Waiter& w) {
-  if (status != STATUS_PENDING) return status;
-  std::unique_lock lk(w.mu);
-  w.cv.wait(lk, [&] { return w.done; });
-  return req.Status;
+NTSTATUS finish(NTSTATUS status, const std::shared_ptr<PendingQuery>& q) {
+  std::unique_lock lk(q->mu);
+  if (status != STATUS_PENDING) {
+    q->self.reset();  // completed inline: no callback will come
+    return status;
+  }
+  if (!q->cv.wait_for(lk, kQueryWait, [&] { return q->done; })) return STATUS_IO_TIMEOUT;
+  return q->req.Status;
 }
 
 void fail(AdapterReport& r, const char* call, NTSTATUS status) {
@@ -47,14 +65,18 @@ void query_port(NDK_ADAPTER* adapter, AdapterReport& r) {
   size_t size =
       sizeof(SOFTNDK_PORT_ATTR) + SOFTNDK_MAX_ADAPTER_ADDRESSES * sizeof(sockaddr_storage);
   for (int attempt = 0; attempt < 3; ++attempt) {
-    std::vector<unsigned char> buf(size);
-    auto* attr = reinterpret_cast<SOFTNDK_PORT_ATTR*>(buf.data());
-    Waiter w;
-    SOFTNDK_REQUEST req{};
-    req.Completion = Waiter::on_complete;
-    req.Context = &w;
+    auto q = std::make_shared<PendingQuery>();
+    q->buf.resize(size);
+    auto* attr = reinterpret_cast<SOFTNDK_PORT_ATTR*>(q->buf.data());
+    q->req.Completion = PendingQuery::on_complete;
+    q->req.Context = q.get();
+    q->self = q;
     const NTSTATUS st =
-        finish(SoftNdkQueryPort(adapter, SOFTNDK_PORT_NUMBER, size, attr, &req), req, w);
+        finish(SoftNdkQueryPort(adapter, SOFTNDK_PORT_NUMBER, size, attr, &q->req), q);
+    if (st == STATUS_IO_TIMEOUT) {
+      std::fprintf(stderr, "ndkinfo: SoftNdkQueryPort did not complete within %lld s\n",
+                   static_cast<long long>(kQueryWait.count()));
+    }
     if (st == STATUS_BUFFER_OVERFLOW && attr->Size > size) {
       size = attr->Size;
       continue;

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -393,7 +394,19 @@ bool adapter_closing(NDK_ADAPTER* a) {
   auto it = adapters().find(a);
   if (it == adapters().end() || it->second.closing) return false;
   it->second.closing = true;
-  g_idle.wait(lock, [&] { return adapters()[a].inflight == 0; });
+  // The dispatch and cancel routines still inside softndk use the adapter,
+  // which the caller closes next: this wait cannot give up, but it is not
+  // silent. Every 10 s it names what it waits for.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!g_idle.wait_for(lock, std::chrono::seconds(10),
+                          [&] { return adapters()[a].inflight == 0; })) {
+    const auto s =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
+    std::fprintf(stderr,
+                 "softndk-wdk: closing adapter %p still waits for %u dispatch/cancel "
+                 "routine(s) after %lld s\n",
+                 static_cast<void*>(a), adapters()[a].inflight, static_cast<long long>(s.count()));
+  }
   return true;
 }
 
