@@ -15,17 +15,22 @@ peers are accepted as clients would be:
            real client ndkperf write_bw (it must be the one served)
   nvmet    ndk-nvmet; an NVMe/RDMA CM request for an admin queue; real
            client ndk-nvme identify
+  smbd     ndk-smbd --guest on a temporary share; no private data (the
+           handshake then waits for the MS-SMBD negotiate request, which
+           never comes); real client ndk-smb --guest ls
 
 usage: stalled_handshakes.py SERVER_KIND BINARY [CLIENT_BINARY]
 Exit 0 on success; 1 with the reason on stderr.
 """
 import os
 import resource
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 PEERS = 200
@@ -118,6 +123,7 @@ def stall_peers(port, pdata):
 
 
 NQN = "nqn.2014-08.org.softndk:stalled"
+TEMP_DIRS = []  # removed at the end
 
 
 def plan(kind, binary, client, port):
@@ -137,6 +143,12 @@ def plan(kind, binary, client, port):
                  "--allow-any-host", "--duration", "120", "-q", "--timeout", str(HANDSHAKE_S)],
                 nvme_cm_request(),
                 [client, "-a", "127.0.0.1", "-s", p, "-n", NQN, "identify"], False)
+    if kind == "smbd":
+        share = tempfile.mkdtemp(prefix="stalled-smbd-")
+        TEMP_DIRS.append(share)
+        open(os.path.join(share, "a.txt"), "w").close()
+        return ([binary, "--share", share, "--guest", "-a", "127.0.0.1", "-p", p, "-q"], b"",
+                [client, "--guest", "//127.0.0.1:%s/share" % p, "ls"], False)
     fail("unknown server kind " + kind)
     return None
 
@@ -213,6 +225,8 @@ def main():
             except subprocess.TimeoutExpired:
                 server.kill()
                 _, serr = server.communicate()
+        for d in TEMP_DIRS:
+            shutil.rmtree(d, ignore_errors=True)
     if "refused client 127.0.0.1" in (serr or "") and "already serving" in serr:
         fail("the server refused a client for lack of slots:\n" + serr)
     return 0

@@ -37,7 +37,7 @@ struct Options {
   uint16_t port = 5445;
   bool guest = false, quiet = false, trace = false;
   uint32_t max_io = 1u << 20;
-  unsigned max_connections = 16, max_handshakes = 16;
+  unsigned max_connections = 16, max_handshakes = 256;
   double duration = 0;
 };
 
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
                  "established connections served at once (default 16)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--max-handshakes", o.max_handshakes,
-                 "connection requests still negotiating at once (default 16)")
+                 "connection requests still negotiating at once (default 256)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--duration", o.duration, "stop after this many seconds (default: at SIGINT)")
       ->check(CLI::Range(0.0, 1e7));
