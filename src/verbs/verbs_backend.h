@@ -38,7 +38,7 @@ class VerbsProvider;
 // its QPs) lets go.
 class VerbsSrq final : public provider::SrqEngine {
  public:
-  VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim);
+  VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim, uint32_t depth);
   ~VerbsSrq() override;
   void srq_posted() override;
   NTSTATUS arm(uint32_t threshold) override;
@@ -47,6 +47,8 @@ class VerbsSrq final : public provider::SrqEngine {
   bool finish(uint64_t wr_id, provider::ReceiveRequest* out);
   void limit_reached();  // loop thread, from the async event
   ibv_srq* srq() const { return srq_; }
+  // Receives it can hold: all of them may complete on one QP's CQ.
+  uint32_t depth() const { return depth_; }
   // SRQ receive wr_ids: kRecvBit | kSrqBit | n (VerbsConnection::kRecvBit).
   static constexpr uint64_t kSrqBit = 1ull << 62;
 
@@ -54,6 +56,7 @@ class VerbsSrq final : public provider::SrqEngine {
   VerbsProvider* const prov_;
   ibv_srq* const srq_;
   const QpLimits lim_;
+  const uint32_t depth_;
   std::mutex mu_;
   provider::SrqHost* host_;  // null once detached
   std::map<uint64_t, provider::ReceiveRequest> recvs_;

@@ -47,7 +47,17 @@ CmPhase VerbsConnection::cm_phase() const {
 NTSTATUS VerbsConnection::create_qp() {
   provider::QpHost::Shape s = host_->shape();
   const uint32_t sq = std::max<uint32_t>(s.sq_depth, 1) * kWqesPerRequest;
-  const uint32_t rq = std::max<uint32_t>(s.rq_depth, 1);
+  // A QP on an SRQ: any number of the SRQ's receives, up to its depth, can
+  // complete on this QP's CQ, so the CQ is sized for all of them (sized for
+  // the QP's own receives it could overflow, which ends the QP on the device).
+  std::shared_ptr<VerbsSrq> srq;
+  if (s.srq) {
+    // The NDK SRQ's device SRQ (provider.h v3): the QP takes its receives
+    // from it; this connection holds it until the QP is destroyed.
+    srq = std::dynamic_pointer_cast<VerbsSrq>(host_->srq_engine());
+    if (!srq) return STATUS_INVALID_PARAMETER;
+  }
+  const uint32_t rq = srq ? std::max<uint32_t>(srq->depth(), 1) : std::max<uint32_t>(s.rq_depth, 1);
   cq_ = ibv_create_cq(id_->verbs, static_cast<int>(sq + rq + 1), this, prov_->comp_channel(), 0);
   if (cq_ == nullptr) return STATUS_INSUFFICIENT_RESOURCES;
   prov_->cq_created(cq_, weak_from_this());
@@ -62,12 +72,7 @@ NTSTATUS VerbsConnection::create_qp() {
   qa.cap.max_send_sge = std::max<uint32_t>(s.sq_sge, 1);
   qa.cap.max_recv_sge = std::max<uint32_t>(s.rq_sge, 1);
   qa.cap.max_inline_data = s.inline_size;
-  std::shared_ptr<VerbsSrq> srq;
-  if (s.srq) {
-    // The NDK SRQ's device SRQ (provider.h v3): the QP takes its receives
-    // from it; this connection holds it until the QP is destroyed.
-    srq = std::dynamic_pointer_cast<VerbsSrq>(host_->srq_engine());
-    if (!srq) return STATUS_INVALID_PARAMETER;
+  if (srq) {
     qa.srq = srq->srq();
     qa.cap.max_recv_wr = 0;
     qa.cap.max_recv_sge = 0;

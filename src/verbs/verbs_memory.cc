@@ -4,6 +4,7 @@
 // windows for fast-register MRs and NdkCreateMw, NdkBuildLAM's arenas the
 // fast-register windows are bound over, and device SRQs
 // (docs/verbs.md, "Fast register", "SRQ").
+#include <algorithm>
 #include <cerrno>
 
 #include "verbs/verbs_backend.h"
@@ -160,7 +161,8 @@ NTSTATUS VerbsProvider::create_srq(provider::SrqHost* host, uint32_t depth, uint
   QpLimits lim;
   lim.recv_sge = max_sge;
   lim.max_transfer = info_.MaxTransferLength;
-  auto v = std::make_shared<VerbsSrq>(this, host, s, lim);
+  // The device may round the depth up (ibv_create_srq returns the real one).
+  auto v = std::make_shared<VerbsSrq>(this, host, s, lim, std::max(a.attr.max_wr, depth));
   srq_created(s, v);
   *out = v;
   return STATUS_SUCCESS;
@@ -197,8 +199,9 @@ void VerbsProvider::on_async_event() {
   }
 }
 
-VerbsSrq::VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim)
-    : prov_(p), srq_(srq), lim_(lim), host_(host) {}
+VerbsSrq::VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim,
+                   uint32_t depth)
+    : prov_(p), srq_(srq), lim_(lim), depth_(depth), host_(host) {}
 
 VerbsSrq::~VerbsSrq() {
   // The connections of its QPs held it until their QPs were destroyed.
