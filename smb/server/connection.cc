@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "nt_status.h"
@@ -144,6 +145,13 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
           off += h.next_command;
           continue;
         }
+        // The signing key of the session the request names, as the request
+        // found it: a LOGOFF ends the session, yet its response is signed
+        // like any response to a signed request (MS-SMB2 3.3.4.1.1), with
+        // that session's key (cifs checks it: "sign fail cmd 0x2").
+        std::optional<smb2::Key16> request_key;
+        if (auto s0 = sessions_.find(cur_session_); s0 != sessions_.end() && s0->second.has_key)
+          request_key = s0->second.signing_key;
         if (related && related_status != nt::kSuccess)
           st = related_status;  // the failure of the request it depends on (3.3.5.2.7.2)
         else if (!signature_ok(h, m))
@@ -176,11 +184,14 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         auto s = sessions_.find(cur_session_);
         const bool final_setup = h.command == kSessionSetup && st == nt::kSuccess &&
                                  s != sessions_.end() && s->second.sign_final;
-        if (((h.flags & kFlagSigned) || final_setup) && s != sessions_.end() && s->second.has_key &&
-            h.command != kNegotiate) {
+        // The session's key now (a SESSION_SETUP may just have made it), or
+        // the one the request found (a LOGOFF has removed the session).
+        const std::optional<smb2::Key16> key =
+            s != sessions_.end() && s->second.has_key ? s->second.signing_key : request_key;
+        if (((h.flags & kFlagSigned) || final_setup) && key && h.command != kNegotiate) {
           le::store32(resp.data() + at + 16, le::load32(resp.data() + at + 16) | kFlagSigned);
           if (!last) le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));
-          sign(s->second.signing_key, std::span<uint8_t>(resp).subspan(at));
+          sign(*key, std::span<uint8_t>(resp).subspan(at));
           ++stats_.signed_responses;
         } else if (!last) {
           le::store32(resp.data() + at + 20, uint32_t(resp.size() - at));

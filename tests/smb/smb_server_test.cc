@@ -15,12 +15,14 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 
 #include "connection.h"
 #include "nt_status.h"
 #include "ntlm/ntlmssp.h"
 #include "ntlm/ntlmv2.h"
 #include "smb2/ioctl.h"
+#include "smb2/keys.h"
 #include "smb2/negotiate.h"
 #include "smb2/negotiate_contexts.h"
 #include "smb2/session_setup.h"
@@ -91,6 +93,7 @@ struct Client {
   smbd::Transport& t;
   uint64_t mid = 0, session = 0;
   uint32_t tree = 0, flags = 0;
+  std::optional<smb2::Key16> sign_key;  // set: every request signed with it
   std::vector<uint8_t> last;
   uint32_t invalidated = 0;
 
@@ -105,6 +108,10 @@ struct Client {
     std::vector<uint8_t> m;
     smb2::append_header(h, &m);
     m.insert(m.end(), body.begin(), body.end());
+    if (sign_key) {
+      le::store32(m.data() + 16, le::load32(m.data() + 16) | smb2::kFlagSigned);
+      smb2::sign(*sign_key, m);
+    }
     t.send(m);
     EXPECT_TRUE(t.receive(&last, tools::deadline_in(20), &invalidated));
     smb2::Header r;
@@ -445,6 +452,104 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   t->send(junk);
   ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_NE(srv.get().find("not an SMB2 message"), std::string::npos);
+  t->disconnect();
+}
+
+// cifs signs every request of a session that requires signing, LOGOFF
+// included, and checks the signature of every response ("sign fail cmd
+// 0x2" when the LOGOFF response came back unsigned). MS-SMB2 3.3.4.1.1: the
+// response to a signed request is signed with the session's key, also
+// when the request (LOGOFF, 3.3.5.6) removes the session.
+TEST(SmbServer, SignedSessionSignsItsLogoffResponse) {
+  TempDir dir;
+  server::ServerConfig cfg;
+  cfg.users["smbtest"] = "Pw-good";
+  server::Share share((dir.root / "export").string());
+  server::ServerStats stats;
+  tools::Adapter sa{adapter_options()}, ca{adapter_options()};
+  tools::Listener listener{sa, addr(0)};
+  std::atomic<bool> stop{false};
+  smbd::TransportConfig tcfg;
+  auto srv = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      auto in = listener.next(tools::deadline_in(10));
+      if (!in) return "no connection";
+      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
+      server::Connection c(cfg, share, *t, stats);
+      return c.serve(stop);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  });
+  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  Client c(*t);
+  smb2::NegotiateRequest nq;
+  nq.dialects = {smb2::kDialect302};
+  nq.security_mode = smb2::kSigningEnabled | smb2::kSigningRequired;
+  ASSERT_EQ(c.call(smb2::kNegotiate,
+                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
+            nt::kSuccess);
+
+  // NTLMv2 without KEY_EXCH: the session key is the session base key.
+  ntlm::NegotiateMessage n;
+  n.flags =
+      ntlm::kNegotiateUnicode | ntlm::kNegotiateNtlm | ntlm::kNegotiateExtendedSessionSecurity;
+  smb2::SessionSetupRequest sq;
+  sq.security_mode = smb2::kSigningRequired;
+  const auto negotiate_blob = ntlm::build_negotiate(n);
+  sq.security_buffer = negotiate_blob;  // a view: the blob outlives the call
+  ASSERT_EQ(c.call(smb2::kSessionSetup,
+                   Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); })),
+            nt::kMoreProcessingRequired);
+  smb2::SessionSetupResponse sr;
+  ASSERT_EQ(smb2::parse_session_setup_response(c.last, &sr), smb2::ParseError::kNone);
+  ntlm::ChallengeMessage ch;
+  ASSERT_EQ(ntlm::parse_challenge(sr.security_buffer, &ch), ntlm::NtlmError::kNone);
+  const ntlm::Challenge cc = {8, 7, 6, 5, 4, 3, 2, 1};
+  auto r = ntlm::ntlmv2_response(ntlm::nt_owf_v2("smbtest", "WORKGROUP", "Pw-good"),
+                                 ch.server_challenge, cc, 0x01d9000000000000ull, ch.target_info);
+  ntlm::AuthenticateMessage a;
+  a.flags = ch.flags & ~ntlm::kNegotiateKeyExch;
+  a.user = ntlm::utf16le("smbtest");
+  a.domain = ntlm::utf16le("WORKGROUP");
+  a.nt_response = r.nt_response;
+  a.lm_response.assign(r.lm_response.begin(), r.lm_response.end());
+  const auto authenticate_blob = ntlm::build_authenticate(a);
+  sq.security_buffer = authenticate_blob;
+  ASSERT_EQ(c.call(smb2::kSessionSetup,
+                   Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); })),
+            nt::kSuccess);
+  smb2::Key16 base;
+  std::copy(r.session_base_key.begin(), r.session_base_key.end(), base.begin());
+  const smb2::Key16 key = smb2::signing_key_30(base);
+  auto signed_and_verifies = [&]() {
+    smb2::Header rh;
+    EXPECT_EQ(smb2::parse_header(c.last, &rh), smb2::ParseError::kNone);
+    EXPECT_TRUE(rh.flags & smb2::kFlagSigned) << "response to command " << rh.command;
+    EXPECT_TRUE(smb2::verify(key, c.last)) << "response to command " << rh.command;
+  };
+  signed_and_verifies();  // the final SESSION_SETUP response (signing required)
+
+  c.sign_key = key;
+  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
+  smb2::TreeConnectRequest tq;
+  tq.path = path;
+  ASSERT_EQ(c.call(smb2::kTreeConnect,
+                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
+            nt::kSuccess);
+  signed_and_verifies();
+  EXPECT_EQ(c.call(smb2::kLogoff, {4, 0, 0, 0}), nt::kSuccess);
+  signed_and_verifies();
+  // The session is gone: its next request is refused (unsigned now, as the
+  // key left with the session).
+  EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kSuccess);  // ECHO needs no session
+  EXPECT_EQ(c.call(smb2::kTreeConnect,
+                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
+            nt::kUserSessionDeleted);
+  EXPECT_EQ(stats.bad_signatures.load(), 0u);
+  stop = true;
+  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(srv.get(), "stopped");
   t->disconnect();
 }
 
