@@ -186,3 +186,56 @@ umount /mnt/s && echo umounted" >"$CDIR/v311.txt" 2>&1 || rc=$?
   smb_counters_checks
   guest_no_oops
 }
+
+# A signed mount (mount -o sign): cifs 6.1 then turns the RDMA channel off
+# and sends every READ and WRITE inline in SMB Direct fragments; ndk-smbd
+# verifies every request's signature and signs every response, LOGOFF's at
+# umount included (cifs logs "sign fail cmd 0x2" for an unsigned one).
+# wsize=4096: cifs 6.1.192's smbd_send() sizes each fragment of a WRITE's
+# page array by what is left of the whole message, not of the page, so a
+# fragment that reaches past a page's end carries bytes from beyond it and
+# the WRITE arrives with data cifs did not sign (ndk-smbd refuses it,
+# EACCES); a WRITE of at most one page from a page-aligned buffer (O_DIRECT,
+# cp's buffers) never does (docs/smb-direct.md, "cifs inline I/O").
+case_cifs_signed_small() {
+  smbd_start || return 0
+  local rc=0 opts
+  opts="${SMB_OPTS/wsize=1044480/wsize=4096},sign"
+  g_run 150 "${SMB_MOUNT//$SMB_OPTS/$opts}" >"$CDIR/mount.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/mount.txt"
+  check "cifs mounted the share (sign, wsize=4096)" test "$rc" -eq 0
+  check "DebugData: an SMB Direct connection (SMBDirect block)" has "$CDIR/mount.txt" 'SMBDirect'
+  check "DebugData: the session is signed" has "$CDIR/mount.txt" 'Dialect 0x302 signed'
+  rc=0
+  local t0
+  t0=$(now)
+  g_run 240 "set -e
+n=\$(dmesg | wc -l)
+dd if=/dev/urandom of=/tmp/sig.bin bs=1M count=4 status=none
+dd if=/tmp/sig.bin of=/mnt/s/sig.bin bs=1M oflag=direct 2>&1 | tail -n 1
+dd if=/mnt/s/sig.bin of=/tmp/sig.back bs=1M iflag=direct 2>&1 | tail -n 1
+cmp /tmp/sig.bin /tmp/sig.back && echo read-back-equal
+echo src=\$(md5sum </tmp/sig.bin | cut -d' ' -f1)
+head -c 70001 /dev/urandom >/tmp/odd.bin
+cp /tmp/odd.bin /mnt/s/odd.bin && cmp /tmp/odd.bin /mnt/s/odd.bin && echo odd-equal
+grep -E 'Writes:|Reads:|Bytes' /proc/fs/cifs/Stats
+umount /mnt/s && echo umounted
+dmesg | tail -n +\$((n + 1)) | grep -E 'CIFS' || true" >"$CDIR/io.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/io.txt"
+  local src host
+  src=$(sed -n 's/^src=//p' "$CDIR/io.txt")
+  host=$(md5sum <"$CDIR/export/sig.bin" 2>/dev/null | cut -d' ' -f1)
+  check "guest script rc 0" test "$rc" -eq 0
+  check "4 MiB O_DIRECT signed write: the server's file equals the source" test -n "$src" -a "$src" = "$host"
+  check "4 MiB O_DIRECT signed read back equal" has "$CDIR/io.txt" '^read-back-equal'
+  check "70001-byte cp equal" has "$CDIR/io.txt" '^odd-equal'
+  check "umount" has "$CDIR/io.txt" '^umounted'
+  check "cifs verified every response signature (no 'sign fail', LOGOFF included)" hasnt "$CDIR/io.txt" 'sign fail|signature verification returned error'
+  smbd_stop
+  echo "  I/O wall time $(since "$t0") s"
+  check "server: every signature verified" jtrue "$CDIR/smbd.json" '.[0].bad_signatures == 0'
+  check "server: signed responses" jtrue "$CDIR/smbd.json" '.[0].signed_responses > 1000'
+  check "server: WRITE data inline (cifs turns the RDMA channel off with sign)" \
+    jtrue "$CDIR/smbd.json" '.[0].inline_writes >= 1024 and .[0].rdma_reads == 0'
+  guest_no_oops
+}
