@@ -219,7 +219,17 @@ bool Connection::signature_ok(const Header& h, std::span<const uint8_t> m) {
   auto s = sessions_.find(cur_session_);
   if (s == sessions_.end() || !s->second.has_key) return true;
   if (verify(s->second.signing_key, m)) return true;
+  // Once per connection on stderr: the client sent bytes other than those
+  // it signed (Linux cifs 6.1 does so for inline WRITEs that span pages:
+  // docs/smb-direct.md, "cifs inline I/O").
   ++stats_.bad_signatures;
+  if (!bad_signature_logged_) {
+    std::fprintf(stderr,
+                 "ndk-smbd: the signature of a request (command %u, message id %llu, %zu bytes) "
+                 "does not verify: STATUS_ACCESS_DENIED (reported once per connection)\n",
+                 h.command, (unsigned long long)h.message_id, m.size());
+    bad_signature_logged_ = true;
+  }
   return false;
 }
 

@@ -144,6 +144,7 @@ class Connection {
   uint64_t cur_session_ = 0;
   uint32_t cur_tree_ = 0;
   smb2::FileId cur_file_{};
+  bool bad_signature_logged_ = false;
   bool fatal_ = false;  // a validate-negotiate mismatch: drop the connection
   std::string fatal_reason_;
 };

@@ -244,11 +244,18 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   ASSERT_EQ(authenticate("Pw-good"), nt::kSuccess);
   // A request flagged signed whose signature is not the session key's
   // (here: zeros): STATUS_ACCESS_DENIED (MS-SMB2 3.3.5.2.4).
+  // The server says so on stderr, once per connection.
   c.flags = smb2::kFlagSigned;
+  testing::internal::CaptureStderr();
   EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kAccessDenied);
+  EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kAccessDenied);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("the signature of a request (command 13, message id"), std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("does not verify"), said.rfind("does not verify")) << said;
   c.flags = 0;
   EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kSuccess);
-  EXPECT_EQ(stats.bad_signatures.load(), 1u);
+  EXPECT_EQ(stats.bad_signatures.load(), 2u);
 
   smb2::TreeConnectRequest tq;
   auto bad_share = ntlm::utf16le("\\\\127.0.0.1\\nosuch");
