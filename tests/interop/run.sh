@@ -112,7 +112,7 @@ CASES=(
   # SMB Direct (issue 29): Linux cifs in the guest mounts ndk-smbd on the host
   # (smb_cifs_cases.sh)
   "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240" "smb-cifs cifs_v311 240"
-  "smb-cifs cifs_signed_small 240"
+  "smb-cifs cifs_signed_small 300"
 )
 
 # ---------------------------------------------------------------- parts
