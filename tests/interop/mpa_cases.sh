@@ -311,10 +311,12 @@ case_siw_rev1() {
 # (CI, 2026-11-28). NdkDisconnect now sends one wake-up first and the FIN
 # once TCP saw it acknowledged. 20 such closes, then the guest kernel's log.
 case_rtr_only_close() {
-  local i ok=0 before n=20
+  local i ok=0 before n=20 t0
+  t0=$(now)
   before=$(rping_established)
   for i in $(seq 1 $n); do
     "$NDK_PEER" connect "127.0.0.1:$HP_RPING" --timeout-ms 20000 >"$CDIR/peer-$i.json" 2>"$CDIR/peer-$i.err" || true
+    jq -r 'select(.local_port != null) | .local_port' "$CDIR/peer-$i.json" >>"$CDIR/cap.ports" 2>/dev/null || true
     if jtrue "$CDIR/peer-$i.json" '.[0].status == "STATUS_SUCCESS" and .[0].disconnect == "STATUS_SUCCESS"'; then
       ok=$((ok + 1))
     else
@@ -327,4 +329,6 @@ case_rtr_only_close() {
   check "rping (siw) saw $n ESTABLISHED (got $(($(rping_established) - before)))" \
     test "$(($(rping_established) - before))" -ge $n
   guest_no_oops
+  cap_window "$t0"
+  cap_has "the RTR and one wake-up before our FIN" 'I->R: RDMA Write x2 \(FPDU sizes 20\)'
 }
