@@ -524,7 +524,8 @@ int main(int argc, char** argv) {
       ok = build_send(q, lim, &w) == STATUS_SUCCESS && post_send(&cli, &w) && poll_one(&cli, &r) &&
            r.Status == STATUS_SUCCESS;
       NDK_RESULT_EX rr{};
-      bool got = poll_one(&srv, &rr);
+      ibv_wc raw{};
+      bool got = poll_one(&srv, &rr, &raw);
       // Whether the device reports the invalidated rkey (IBV_WC_WITH_INV)
       // is reported, not required: rxe of Linux 6.1 invalidates but does
       // not say so; the re-bind below proves the invalidation either way.
@@ -533,7 +534,9 @@ int main(int argc, char** argv) {
       report("send_and_invalidate", ok && got && rr.Status == STATUS_SUCCESS,
              "receive type " + hex(rr.Type) + " invalidated " +
                  hex(static_cast<uint32_t>(rr.TypeSpecificCompletionOutput)) + " (" +
-                 (reported ? "invalidation reported" : "invalidation NOT reported") + ")");
+                 (reported ? "invalidation reported" : "invalidation NOT reported") +
+                 "; raw wc_flags " + hex(raw.wc_flags) + ", rkey field " +
+                 hex(raw.invalidated_rkey) + ", token " + hex(token) + ")");
     }
     // Re-bind with the same key: a type-2 window binds only when invalid,
     // so this also proves the remote invalidation took effect.

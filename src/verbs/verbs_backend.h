@@ -252,6 +252,10 @@ class VerbsProvider final : public provider::Provider {
   ibv_pd* pd() { return pd_; }
   ibv_comp_channel* comp_channel() { return cc_; }
   Transport transport() const { return facts_.transport; }
+  WcFlagsAbi wc_abi() const { return wc_abi_; }
+  // SOFTNDK_VERBS_TRACE=1: every send-queue WQE posted and every device
+  // completion on stderr, one line each (docs/verbs.md, "Tracing").
+  bool trace() const { return trace_; }
   const NDK_ADAPTER_INFO& info() const { return info_; }
   const provider::ProviderConfig& config() const { return cfg_; }
   const sockaddr_storage& local_address() const { return local_; }
@@ -283,6 +287,8 @@ class VerbsProvider final : public provider::Provider {
   std::map<ibv_srq*, std::weak_ptr<VerbsSrq>> srqs_;
   NDK_ADAPTER_INFO info_{};
   DeviceFacts facts_;
+  WcFlagsAbi wc_abi_ = WcFlagsAbi::kUser;
+  bool trace_ = false;
   std::string device_;
   uint32_t read_sge_ = 1;
   sockaddr_storage local_{};

@@ -399,7 +399,24 @@ NTSTATUS status_of(ibv_wc_status s) {
   }
 }
 
-NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context) {
+WcFlagsAbi wc_flags_abi(const DeviceFacts& facts) {
+  return facts.driver == "rxe" ? WcFlagsAbi::kKernelBits : WcFlagsAbi::kUser;
+}
+
+uint32_t invalidated_rkey_of(const ibv_wc& wc, WcFlagsAbi abi) {
+  if (wc.status != IBV_WC_SUCCESS) return 0;
+  if (wc.wc_flags & IBV_WC_WITH_INV) return wc.invalidated_rkey;
+  // rxe's bit 2 (IBV_WC_IP_CSUM_OK to libibverbs): rxe sets no checksum
+  // flag on a receive of a Send, so there it means the invalidation.
+  constexpr unsigned kKernelWithInvalidate = 1u << 2;
+  if (abi == WcFlagsAbi::kKernelBits && (wc.wc_flags & kKernelWithInvalidate) &&
+      wc.opcode == IBV_WC_RECV)
+    return wc.invalidated_rkey;
+  return 0;
+}
+
+NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context,
+                        WcFlagsAbi abi) {
   NDK_RESULT_EX r{};
   r.Status = status_of(wc.status);
   r.QPContext = qp_context;
@@ -409,9 +426,9 @@ NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_cont
   const bool receive = rec.type == NdkOperationTypeReceive;
   if (receive) {
     r.BytesTransferred = ok ? wc.byte_len : 0;
-    if (ok && (wc.wc_flags & IBV_WC_WITH_INV)) {
+    if (const uint32_t rkey = invalidated_rkey_of(wc, abi); rkey != 0) {
       r.Type = NdkOperationTypeReceiveAndInvalidate;
-      r.TypeSpecificCompletionOutput = wc.invalidated_rkey;
+      r.TypeSpecificCompletionOutput = rkey;
     }
   } else {
     r.BytesTransferred = ok ? static_cast<ULONG>(rec.length) : 0;

@@ -252,9 +252,29 @@ struct PostedRecord {
 // NDK_RESULT_EX of one completion. Receives report wc.byte_len; initiator
 // requests the posted length on success and 0 on error. A receive with
 // IBV_WC_WITH_INV is NdkOperationTypeReceiveAndInvalidate with the
-// invalidated rkey in TypeSpecificCompletionOutput. ProviderErrorCode is
+// invalidated rkey in TypeSpecificCompletionOutput (invalidated_rkey_of). ProviderErrorCode is
 // 0 on success, else wc.status | (wc.vendor_err & 0xffffff) << 8.
-NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context);
+// How the device's provider library fills ibv_wc.wc_flags. rxe (Linux's
+// soft RoCE, seen on 6.1 with rdma-core 44) writes the kernel's
+// IB_WC_WITH_INVALIDATE (1 << 2) into the user-space CQ ring, which
+// libibverbs reads as IBV_WC_IP_CSUM_OK; IBV_WC_WITH_INV is 1 << 3. The
+// invalidated rkey is in its right place (softndk-verbs-exercise on rxe0:
+// a Send with Invalidate of key K completes with wc_flags 0x5 and K in
+// invalidated_rkey). Read as IBV_WC_WITH_INV, such a receive looked like a
+// plain one, the consumer invalidated the key again, and Linux 6.1's
+// rxe_invalidate_mw of a window already invalidated dereferences NULL
+// (docs/verbs.md, "receive of a Send with Invalidate").
+enum class WcFlagsAbi : uint8_t {
+  kUser,        // IBV_WC_* as libibverbs defines them
+  kKernelBits,  // rxe: bit 2 is the kernel's IB_WC_WITH_INVALIDATE
+};
+WcFlagsAbi wc_flags_abi(const DeviceFacts& facts);
+// The rkey a receive completion says the peer's Send with Invalidate
+// invalidated; 0 if none (not a successful receive, no invalidation).
+uint32_t invalidated_rkey_of(const ibv_wc& wc, WcFlagsAbi abi);
+
+NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context,
+                        WcFlagsAbi abi = WcFlagsAbi::kUser);
 
 // ---------------------------------------------------------------------------
 // rdma_cm events
