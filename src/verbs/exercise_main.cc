@@ -110,6 +110,7 @@ struct Side {
   ibv_mr* mr = nullptr;
   ibv_srq* srq = nullptr;             // NdkCreateQpWithSrq: receives go here
   std::vector<PostedRecord> records;  // wr_id -> record
+  WcFlagsAbi abi = WcFlagsAbi::kUser;  // how the device's library sets wc_flags
 };
 
 bool make_resources(Side* s, const QpLimits& lim, bool with_srq = false) {
@@ -161,7 +162,7 @@ bool poll_one(Side* s, NDK_RESULT_EX* r, ibv_wc* raw = nullptr, double bound_s =
     if (n < 0) return false;
     if (n == 1) {
       if (wc.wr_id >= s->records.size()) return false;
-      *r = result_of(wc, s->records[wc.wr_id], nullptr);
+      *r = result_of(wc, s->records[wc.wr_id], nullptr, s->abi);
       if (raw) *raw = wc;
       return true;
     }
@@ -297,6 +298,7 @@ int main(int argc, char** argv) {
   for (rdma_event_channel* c : {sch, cch})
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
   Side srv, cli;
+  srv.abi = cli.abi = wc_flags_abi(pr.facts);
   rdma_cm_id* listen_id = nullptr;
   std::string why;
   rdma_cm_event* ev = nullptr;
