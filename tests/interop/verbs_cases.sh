@@ -161,11 +161,11 @@ case_exercise_rxe() {
   done
   check "private data 56 bytes (RoCE connect limit)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 56"'
   check "stable token: the same rkey before and after the re-bind" ej '[.[] | select(.op == "fr_bind" or .op == "fr_rebind_same_token") | .detail | capture("rkey (?<k>0x[0-9a-f]+)").k] | length == 2 and .[0] == .[1]'
-  # rxe of Linux 6.1 invalidates (the re-bind proves it) but sets no
-  # IBV_WC_WITH_INV on the receive (docs/verbs.md).
-  if ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("NOT reported")'; then
-    known "rxe does not report the invalidated rkey of a Send with Invalidate (no IBV_WC_WITH_INV)"
-  fi
+  # rxe of Linux 6.1 reports the invalidation with the kernel's flag bit
+  # (1 << 2, libibverbs' IBV_WC_IP_CSUM_OK), which the backend reads for
+  # rxe (invalidated_rkey_of, docs/verbs.md): the token must come back.
+  check "the peer's Send with Invalidate reported with the token (rxe's kernel flag bit)" \
+    ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("invalidation reported")'
 }
 
 # ---- the verbs backend serving NDK adapters (libsoftndk-verbs.so) ----------
