@@ -477,6 +477,10 @@ case_ndk_fr_rxe() {
     nja fr_rxe bind_mw write_through_mw invalidate_mw
   check "Send with Invalidate, then the peer's Read through the dead token fails" \
     nja fr_rxe send_with_invalidate read_after_remote_invalidate_fails
+  # 32769 = NdkOperationTypeReceiveAndInvalidate: rxe's kernel flag bit read
+  # as the invalidation (invalidated_rkey_of, docs/verbs.md).
+  check "... the receive reports the invalidation (NdkOperationTypeReceiveAndInvalidate)" \
+    nj fr_rxe send_with_invalidate '.receive_type == 32769'
   check "local invalidate, then the peer's Read through the dead token fails" \
     nj fr_rxe read_after_local_invalidate_fails
 }
