@@ -43,12 +43,31 @@ void VerbsConnection::post_sends_locked() {
         req.op = SendOp::kRead;
         // The sink's token is the one to invalidate (NDKPI: the Read's
         // local invalidate drops the MR its SGE names).
-        if ((wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && wr.nsge > 0)
+        if ((wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && wr.nsge > 0) {
           req.local_token = wr.sge[0].MemoryRegionToken;
+          // Invalid after the Read; a sink window that is not bound is
+          // refused like NdkInvalidate of it (below).
+          if (prov_->window_invalidate(req.local_token) == WindowStates::Invalidate::kRefuse) {
+            host_->sq_complete(seq, STATUS_INVALID_PARAMETER, 0);
+            continue;
+          }
+        }
         break;
       case NdkOperationTypeInvalidate:
         if (prov_->fr_support() == provider::Provider::FrSupport::kReregister) {
           reregister_locked(wr, seq);
+          continue;
+        }
+        // A window that is not bound is refused here: the software
+        // backend fails such an invalidate, and rxe (Linux 6.1) panics
+        // on it (WindowStates, docs/verbs.md).
+        if (prov_->window_invalidate(wr.stag) == WindowStates::Invalidate::kRefuse) {
+          if (prov_->trace())
+            std::fprintf(stderr,
+                         "softndk verbs trace: qp 0x%x invalidate of window 0x%08x refused: "
+                         "not bound\n",
+                         qp_->qp_num, wr.stag);
+          host_->sq_complete(seq, STATUS_INVALID_PARAMETER, 0);
           continue;
         }
         req.op = SendOp::kInvalidate;
@@ -266,6 +285,7 @@ bool VerbsConnection::build_window_bind(const provider::WorkRequest& wr, uint64_
     host_->sq_complete(seq, st, 0);
     return false;
   }
+  prov_->window_bound(b.rkey);
   w->count = 1;
   w->deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
   return true;
@@ -371,6 +391,7 @@ void VerbsConnection::poll_locked() {
         // solicited arm (docs/verbs.md).
         // rxe writes the kernel's flag bit for it (invalidated_rkey_of).
         uint32_t inv = invalidated_rkey_of(c, prov_->wc_abi());
+        if (inv != 0) prov_->window_peer_invalidated(inv);
         host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv);
       } else {
         auto it = sends_.find(c.wr_id);

@@ -342,6 +342,24 @@ NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out) {
   return STATUS_SUCCESS;
 }
 
+void WindowStates::freed(uint32_t rkey) {
+  auto it = live_.find(rkey);
+  if (it == live_.end()) return;
+  if (--it->second == 0) {
+    live_.erase(it);
+    bound_.erase(rkey);
+  }
+}
+
+void WindowStates::bound(uint32_t rkey) {
+  if (is_window(rkey)) bound_.insert(rkey);
+}
+
+WindowStates::Invalidate WindowStates::invalidate(uint32_t rkey) {
+  if (!is_window(rkey)) return Invalidate::kNotAWindow;
+  return bound_.erase(rkey) != 0 ? Invalidate::kPost : Invalidate::kRefuse;
+}
+
 bool sge_in_arena(uint64_t addr, uint64_t length, uint64_t arena_addr, uint64_t arena_len) {
   return addr >= arena_addr && length <= arena_len && addr - arena_addr <= arena_len - length;
 }

@@ -16,6 +16,8 @@
 #include <rdma/rdma_cma.h>
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 #include "softndk/ndkpi.h"
@@ -135,6 +137,36 @@ struct BindRequest {
   uint64_t wr_id = 0;
 };
 NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out);
+
+// Which of an adapter's type-2 windows are bound, as far as its posts and
+// completions tell: a bind makes a window valid; a local invalidate (also
+// a Read's local invalidate of its sink) and a peer's reported Send with
+// Invalidate make it invalid. NdkInvalidate of a window that is not valid
+// completes STATUS_INVALID_PARAMETER without reaching the device, as on
+// the software backend (an invalid STag's invalidate fails): Linux 6.1's
+// rxe dereferences NULL for a LOCAL_INV of a type-2 window that is not
+// bound (a kernel panic; docs/verbs.md). Not thread-safe (the provider
+// guards it). A peer's invalidation that completes after the consumer
+// posted its own invalidate is not caught: NDK consumers invalidate only
+// keys the peer is done with.
+class WindowStates {
+ public:
+  enum class Invalidate : uint8_t {
+    kPost,        // bound: post IBV_WR_LOCAL_INV (the window is invalid from here on)
+    kRefuse,      // a window of this adapter that is not bound: fail the request
+    kNotAWindow,  // not a window rkey of this adapter: the device decides
+  };
+  void allocated(uint32_t rkey) { ++live_[rkey]; }
+  void freed(uint32_t rkey);
+  bool is_window(uint32_t rkey) const { return live_.count(rkey) != 0; }
+  void bound(uint32_t rkey);
+  Invalidate invalidate(uint32_t rkey);
+  void peer_invalidated(uint32_t rkey) { bound_.erase(rkey); }
+
+ private:
+  std::map<uint32_t, int> live_;  // rkey -> windows with it (type-2 rkeys repeat after free)
+  std::set<uint32_t> bound_;
+};
 
 // Where a window-backed token is named as a local SGE's token (a Read
 // sink that was fast-registered, then read into with local invalidate):

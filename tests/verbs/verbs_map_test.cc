@@ -350,6 +350,40 @@ TEST(Completion, RxeReportsInvalidationWithTheKernelBit) {
   EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kKernelBits), 0u);
 }
 
+// The window states behind NdkInvalidate's refusal of a window that is
+// not bound (rxe of Linux 6.1 panics on its LOCAL_INV).
+TEST(WindowStates, InvalidateOnlyWhatIsBound) {
+  WindowStates w;
+  using I = WindowStates::Invalidate;
+  EXPECT_EQ(w.invalidate(0x100), I::kNotAWindow);  // an MR's key: the device's
+  w.allocated(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kRefuse);  // never bound
+  w.bound(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kPost);
+  EXPECT_EQ(w.invalidate(0x200), I::kRefuse);  // invalidated twice
+  // Re-bound with the same key, then invalidated by the peer (reported).
+  w.bound(0x200);
+  w.peer_invalidated(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kRefuse);
+  w.bound(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kPost);
+  // A bind of a key that is no window of ours changes nothing.
+  w.bound(0x300);
+  EXPECT_EQ(w.invalidate(0x300), I::kNotAWindow);
+  // Two windows with one rkey (a freed window's key handed out again): the
+  // key stays a window until both are freed; freeing forgets the state.
+  w.allocated(0x400);
+  w.allocated(0x400);
+  w.bound(0x400);
+  w.freed(0x400);
+  EXPECT_TRUE(w.is_window(0x400));
+  w.freed(0x400);
+  EXPECT_FALSE(w.is_window(0x400));
+  w.allocated(0x400);
+  EXPECT_EQ(w.invalidate(0x400), I::kRefuse);
+  w.freed(0x999);  // unknown: ignored
+}
+
 // Device attributes as siw and rxe of Linux 6.1 report them: the values
 // the interop guest's probe printed (group verbs; docs/verbs.md).
 ibv_device_attr_ex siw_attr() {
