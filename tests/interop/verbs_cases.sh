@@ -481,6 +481,9 @@ case_ndk_fr_rxe() {
   # as the invalidation (invalidated_rkey_of, docs/verbs.md).
   check "... the receive reports the invalidation (NdkOperationTypeReceiveAndInvalidate)" \
     nj fr_rxe send_with_invalidate '.receive_type == 32769'
+  # Without the backend's window states this LOCAL_INV panicked rxe.
+  check "a second NdkInvalidate of the invalidated token: STATUS_INVALID_PARAMETER, no device call" \
+    nj fr_rxe invalidate_twice_refused
   check "local invalidate, then the peer's Read through the dead token fails" \
     nj fr_rxe read_after_local_invalidate_fails
 }
