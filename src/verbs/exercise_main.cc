@@ -108,8 +108,8 @@ struct Side {
   ibv_cq* cq = nullptr;
   AlignedBuf buf;  // the arena
   ibv_mr* mr = nullptr;
-  ibv_srq* srq = nullptr;             // NdkCreateQpWithSrq: receives go here
-  std::vector<PostedRecord> records;  // wr_id -> record
+  ibv_srq* srq = nullptr;              // NdkCreateQpWithSrq: receives go here
+  std::vector<PostedRecord> records;   // wr_id -> record
   WcFlagsAbi abi = WcFlagsAbi::kUser;  // how the device's library sets wc_flags
 };
 
