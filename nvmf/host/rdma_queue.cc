@@ -190,6 +190,12 @@ void Queue::submit(int slot, uint32_t len, DataDir dir) {
                                       &lam->AdapterPageArray[size_t(slot) * (stride_ / kPage)], 0,
                                       len, buffer(slot), access | NDK_OP_FLAG_SILENT_SUCCESS);
     if (st != STATUS_SUCCESS) lost("NdkFastRegister failed: " + tools::status_name(st));
+    // NDKPI keeps the token of NdkInitializeFastRegisterMr across fast
+    // registers, but the verbs backend's degraded mode (--fr-register:
+    // devices without type-2 windows) registers the pages anew each time,
+    // with new keys, at the post (docs/verbs.md): the key to advertise is
+    // read after it. A stable token reads the same.
+    sl.key = sl.mr->Dispatch->NdkGetRemoteTokenFromMr(sl.mr);
     cmd.sgl1.set_keyed(reinterpret_cast<uint64_t>(buffer(slot)), len, sl.key, p_.remote_invalidate);
     sl.keyed = true;
   }

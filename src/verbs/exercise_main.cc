@@ -108,8 +108,9 @@ struct Side {
   ibv_cq* cq = nullptr;
   AlignedBuf buf;  // the arena
   ibv_mr* mr = nullptr;
-  ibv_srq* srq = nullptr;             // NdkCreateQpWithSrq: receives go here
-  std::vector<PostedRecord> records;  // wr_id -> record
+  ibv_srq* srq = nullptr;              // NdkCreateQpWithSrq: receives go here
+  std::vector<PostedRecord> records;   // wr_id -> record
+  WcFlagsAbi abi = WcFlagsAbi::kUser;  // how the device's library sets wc_flags
 };
 
 bool make_resources(Side* s, const QpLimits& lim, bool with_srq = false) {
@@ -161,7 +162,7 @@ bool poll_one(Side* s, NDK_RESULT_EX* r, ibv_wc* raw = nullptr, double bound_s =
     if (n < 0) return false;
     if (n == 1) {
       if (wc.wr_id >= s->records.size()) return false;
-      *r = result_of(wc, s->records[wc.wr_id], nullptr);
+      *r = result_of(wc, s->records[wc.wr_id], nullptr, s->abi);
       if (raw) *raw = wc;
       return true;
     }
@@ -297,6 +298,7 @@ int main(int argc, char** argv) {
   for (rdma_event_channel* c : {sch, cch})
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
   Side srv, cli;
+  srv.abi = cli.abi = wc_flags_abi(pr.facts);
   rdma_cm_id* listen_id = nullptr;
   std::string why;
   rdma_cm_event* ev = nullptr;
@@ -524,7 +526,8 @@ int main(int argc, char** argv) {
       ok = build_send(q, lim, &w) == STATUS_SUCCESS && post_send(&cli, &w) && poll_one(&cli, &r) &&
            r.Status == STATUS_SUCCESS;
       NDK_RESULT_EX rr{};
-      bool got = poll_one(&srv, &rr);
+      ibv_wc raw{};
+      bool got = poll_one(&srv, &rr, &raw);
       // Whether the device reports the invalidated rkey (IBV_WC_WITH_INV)
       // is reported, not required: rxe of Linux 6.1 invalidates but does
       // not say so; the re-bind below proves the invalidation either way.
@@ -533,7 +536,9 @@ int main(int argc, char** argv) {
       report("send_and_invalidate", ok && got && rr.Status == STATUS_SUCCESS,
              "receive type " + hex(rr.Type) + " invalidated " +
                  hex(static_cast<uint32_t>(rr.TypeSpecificCompletionOutput)) + " (" +
-                 (reported ? "invalidation reported" : "invalidation NOT reported") + ")");
+                 (reported ? "invalidation reported" : "invalidation NOT reported") +
+                 "; raw wc_flags " + hex(raw.wc_flags) + ", rkey field " +
+                 hex(raw.invalidated_rkey) + ", token " + hex(token) + ")");
     }
     // Re-bind with the same key: a type-2 window binds only when invalid,
     // so this also proves the remote invalidation took effect.

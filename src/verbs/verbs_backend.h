@@ -243,6 +243,12 @@ class VerbsProvider final : public provider::Provider {
   // A local SGE that names a window's rkey: the arena's lkey for its bytes
   // (verbs takes only MR lkeys in SGEs). False: not a window token.
   bool window_sge_lkey(uint32_t token, uint64_t addr, uint64_t len, uint32_t* lkey);
+  // Window states (WindowStates): a bind posted, a local invalidate about
+  // to be posted (kRefuse: the window is not bound), a peer's reported
+  // invalidation.
+  void window_bound(uint32_t rkey);
+  WindowStates::Invalidate window_invalidate(uint32_t rkey);
+  void window_peer_invalidated(uint32_t rkey);
   void srq_created(ibv_srq* s, std::weak_ptr<VerbsSrq> v);
   void srq_gone(ibv_srq* s);
 
@@ -252,6 +258,10 @@ class VerbsProvider final : public provider::Provider {
   ibv_pd* pd() { return pd_; }
   ibv_comp_channel* comp_channel() { return cc_; }
   Transport transport() const { return facts_.transport; }
+  WcFlagsAbi wc_abi() const { return wc_abi_; }
+  // SOFTNDK_VERBS_TRACE=1: every send-queue WQE posted and every device
+  // completion on stderr, one line each (docs/verbs.md, "Tracing").
+  bool trace() const { return trace_; }
   const NDK_ADAPTER_INFO& info() const { return info_; }
   const provider::ProviderConfig& config() const { return cfg_; }
   const sockaddr_storage& local_address() const { return local_; }
@@ -278,11 +288,13 @@ class VerbsProvider final : public provider::Provider {
   FrSupport fr_ = FrSupport::kNone;
   std::mutex mem_mu_;                        // arenas_, windows_, srqs_
   std::multimap<uint64_t, ibv_mr*> arenas_;  // by address
-  std::map<uint32_t, int> windows_;          // live window rkeys
+  WindowStates windows_;                     // live window rkeys and which are bound
   std::atomic<int> window_count_{0};
   std::map<ibv_srq*, std::weak_ptr<VerbsSrq>> srqs_;
   NDK_ADAPTER_INFO info_{};
   DeviceFacts facts_;
+  WcFlagsAbi wc_abi_ = WcFlagsAbi::kUser;
+  bool trace_ = false;
   std::string device_;
   uint32_t read_sge_ = 1;
   sockaddr_storage local_{};

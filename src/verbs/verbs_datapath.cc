@@ -43,12 +43,31 @@ void VerbsConnection::post_sends_locked() {
         req.op = SendOp::kRead;
         // The sink's token is the one to invalidate (NDKPI: the Read's
         // local invalidate drops the MR its SGE names).
-        if ((wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && wr.nsge > 0)
+        if ((wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && wr.nsge > 0) {
           req.local_token = wr.sge[0].MemoryRegionToken;
+          // Invalid after the Read; a sink window that is not bound is
+          // refused like NdkInvalidate of it (below).
+          if (prov_->window_invalidate(req.local_token) == WindowStates::Invalidate::kRefuse) {
+            host_->sq_complete(seq, STATUS_INVALID_PARAMETER, 0);
+            continue;
+          }
+        }
         break;
       case NdkOperationTypeInvalidate:
         if (prov_->fr_support() == provider::Provider::FrSupport::kReregister) {
           reregister_locked(wr, seq);
+          continue;
+        }
+        // A window that is not bound is refused here: the software
+        // backend fails such an invalidate, and rxe (Linux 6.1) panics
+        // on it (WindowStates, docs/verbs.md).
+        if (prov_->window_invalidate(wr.stag) == WindowStates::Invalidate::kRefuse) {
+          if (prov_->trace())
+            std::fprintf(stderr,
+                         "softndk verbs trace: qp 0x%x invalidate of window 0x%08x refused: "
+                         "not bound\n",
+                         qp_->qp_num, wr.stag);
+          host_->sq_complete(seq, STATUS_INVALID_PARAMETER, 0);
           continue;
         }
         req.op = SendOp::kInvalidate;
@@ -124,10 +143,40 @@ void VerbsConnection::post_sends_locked() {
   post_batch_locked();
 }
 
+namespace {
+// SOFTNDK_VERBS_TRACE: one line per send-queue WQE as posted.
+void trace_post(uint32_t qpn, const ibv_send_wr& w) {
+  uint32_t key = 0;
+  if (w.opcode == IBV_WR_BIND_MW)
+    key = w.bind_mw.rkey;
+  else if (w.opcode == IBV_WR_LOCAL_INV || w.opcode == IBV_WR_SEND_WITH_INV)
+    key = w.invalidate_rkey;
+  else if (w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_READ)
+    key = w.wr.rdma.rkey;
+  std::fprintf(
+      stderr, "softndk verbs trace: qp 0x%x post wr_id %llu opcode %d key 0x%08x flags 0x%x\n", qpn,
+      static_cast<unsigned long long>(w.wr_id), static_cast<int>(w.opcode), key, w.send_flags);
+}
+// SOFTNDK_VERBS_TRACE: one line per device completion.
+void trace_wc(uint32_t qpn, const ibv_wc& c) {
+  std::fprintf(stderr,
+               "softndk verbs trace: qp 0x%x wc wr_id %llu%s status %d (%s) vendor_err 0x%x "
+               "opcode %d wc_flags 0x%x byte_len %u rkey 0x%08x\n",
+               qpn, static_cast<unsigned long long>(c.wr_id & ~VerbsConnection::kRecvBit),
+               (c.wr_id & VerbsConnection::kRecvBit) ? " (receive)" : "",
+               static_cast<int>(c.status), ibv_wc_status_str(c.status), c.vendor_err,
+               static_cast<int>(c.opcode), c.wc_flags, c.byte_len, c.invalidated_rkey);
+}
+}  // namespace
+
 void VerbsConnection::post_batch_locked() {
   if (batch_.empty()) return;
   for (size_t i = 0; i + 1 < batch_.size(); ++i)
     batch_[i].wr[batch_[i].count - 1].next = &batch_[i + 1].wr[0];
+  if (prov_->trace()) {
+    for (const SendWqes& w : batch_)
+      for (uint32_t k = 0; k < w.count; ++k) trace_post(qp_->qp_num, w.wr[k]);
+  }
   ibv_send_wr* bad = nullptr;
   int rc = ibv_post_send(qp_, &batch_[0].wr[0], &bad);
   if (rc != 0) {
@@ -236,6 +285,7 @@ bool VerbsConnection::build_window_bind(const provider::WorkRequest& wr, uint64_
     host_->sq_complete(seq, st, 0);
     return false;
   }
+  prov_->window_bound(b.rkey);
   w->count = 1;
   w->deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
   return true;
@@ -323,6 +373,7 @@ void VerbsConnection::poll_locked() {
     if (n <= 0) return;
     for (int i = 0; i < n; ++i) {
       const ibv_wc& c = wc[i];
+      if (prov_->trace()) trace_wc(qp_ != nullptr ? qp_->qp_num : 0, c);
       const NTSTATUS st = status_of(c.status);
       if (c.wr_id & kRecvBit) {
         provider::ReceiveRequest rr;
@@ -338,7 +389,9 @@ void VerbsConnection::poll_locked() {
         if (host_ == nullptr) continue;
         // verbs reports no solicited bit: every receive may wake a
         // solicited arm (docs/verbs.md).
-        uint32_t inv = (c.wc_flags & IBV_WC_WITH_INV) ? c.invalidated_rkey : 0;
+        // rxe writes the kernel's flag bit for it (invalidated_rkey_of).
+        uint32_t inv = invalidated_rkey_of(c, prov_->wc_abi());
+        if (inv != 0) prov_->window_peer_invalidated(inv);
         host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv);
       } else {
         auto it = sends_.find(c.wr_id);

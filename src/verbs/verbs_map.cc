@@ -342,6 +342,24 @@ NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out) {
   return STATUS_SUCCESS;
 }
 
+void WindowStates::freed(uint32_t rkey) {
+  auto it = live_.find(rkey);
+  if (it == live_.end()) return;
+  if (--it->second == 0) {
+    live_.erase(it);
+    bound_.erase(rkey);
+  }
+}
+
+void WindowStates::bound(uint32_t rkey) {
+  if (is_window(rkey)) bound_.insert(rkey);
+}
+
+WindowStates::Invalidate WindowStates::invalidate(uint32_t rkey) {
+  if (!is_window(rkey)) return Invalidate::kNotAWindow;
+  return bound_.erase(rkey) != 0 ? Invalidate::kPost : Invalidate::kRefuse;
+}
+
 bool sge_in_arena(uint64_t addr, uint64_t length, uint64_t arena_addr, uint64_t arena_len) {
   return addr >= arena_addr && length <= arena_len && addr - arena_addr <= arena_len - length;
 }
@@ -399,7 +417,24 @@ NTSTATUS status_of(ibv_wc_status s) {
   }
 }
 
-NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context) {
+WcFlagsAbi wc_flags_abi(const DeviceFacts& facts) {
+  return facts.driver == "rxe" ? WcFlagsAbi::kKernelBits : WcFlagsAbi::kUser;
+}
+
+uint32_t invalidated_rkey_of(const ibv_wc& wc, WcFlagsAbi abi) {
+  if (wc.status != IBV_WC_SUCCESS) return 0;
+  if (wc.wc_flags & IBV_WC_WITH_INV) return wc.invalidated_rkey;
+  // rxe's bit 2 (IBV_WC_IP_CSUM_OK to libibverbs): rxe sets no checksum
+  // flag on a receive of a Send, so there it means the invalidation.
+  constexpr unsigned kKernelWithInvalidate = 1u << 2;
+  if (abi == WcFlagsAbi::kKernelBits && (wc.wc_flags & kKernelWithInvalidate) &&
+      wc.opcode == IBV_WC_RECV)
+    return wc.invalidated_rkey;
+  return 0;
+}
+
+NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context,
+                        WcFlagsAbi abi) {
   NDK_RESULT_EX r{};
   r.Status = status_of(wc.status);
   r.QPContext = qp_context;
@@ -409,9 +444,9 @@ NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_cont
   const bool receive = rec.type == NdkOperationTypeReceive;
   if (receive) {
     r.BytesTransferred = ok ? wc.byte_len : 0;
-    if (ok && (wc.wc_flags & IBV_WC_WITH_INV)) {
+    if (const uint32_t rkey = invalidated_rkey_of(wc, abi); rkey != 0) {
       r.Type = NdkOperationTypeReceiveAndInvalidate;
-      r.TypeSpecificCompletionOutput = wc.invalidated_rkey;
+      r.TypeSpecificCompletionOutput = rkey;
     }
   } else {
     r.BytesTransferred = ok ? static_cast<ULONG>(rec.length) : 0;

@@ -16,6 +16,8 @@
 #include <rdma/rdma_cma.h>
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 #include "softndk/ndkpi.h"
@@ -136,6 +138,36 @@ struct BindRequest {
 };
 NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out);
 
+// Which of an adapter's type-2 windows are bound, as far as its posts and
+// completions tell: a bind makes a window valid; a local invalidate (also
+// a Read's local invalidate of its sink) and a peer's reported Send with
+// Invalidate make it invalid. NdkInvalidate of a window that is not valid
+// completes STATUS_INVALID_PARAMETER without reaching the device, as on
+// the software backend (an invalid STag's invalidate fails): Linux 6.1's
+// rxe dereferences NULL for a LOCAL_INV of a type-2 window that is not
+// bound (a kernel panic; docs/verbs.md). Not thread-safe (the provider
+// guards it). A peer's invalidation that completes after the consumer
+// posted its own invalidate is not caught: NDK consumers invalidate only
+// keys the peer is done with.
+class WindowStates {
+ public:
+  enum class Invalidate : uint8_t {
+    kPost,        // bound: post IBV_WR_LOCAL_INV (the window is invalid from here on)
+    kRefuse,      // a window of this adapter that is not bound: fail the request
+    kNotAWindow,  // not a window rkey of this adapter: the device decides
+  };
+  void allocated(uint32_t rkey) { ++live_[rkey]; }
+  void freed(uint32_t rkey);
+  bool is_window(uint32_t rkey) const { return live_.count(rkey) != 0; }
+  void bound(uint32_t rkey);
+  Invalidate invalidate(uint32_t rkey);
+  void peer_invalidated(uint32_t rkey) { bound_.erase(rkey); }
+
+ private:
+  std::map<uint32_t, int> live_;  // rkey -> windows with it (type-2 rkeys repeat after free)
+  std::set<uint32_t> bound_;
+};
+
 // Where a window-backed token is named as a local SGE's token (a Read
 // sink that was fast-registered, then read into with local invalidate):
 // verbs takes only an MR's lkey in an SGE, so such SGEs carry the lkey of
@@ -252,9 +284,29 @@ struct PostedRecord {
 // NDK_RESULT_EX of one completion. Receives report wc.byte_len; initiator
 // requests the posted length on success and 0 on error. A receive with
 // IBV_WC_WITH_INV is NdkOperationTypeReceiveAndInvalidate with the
-// invalidated rkey in TypeSpecificCompletionOutput. ProviderErrorCode is
+// invalidated rkey in TypeSpecificCompletionOutput (invalidated_rkey_of). ProviderErrorCode is
 // 0 on success, else wc.status | (wc.vendor_err & 0xffffff) << 8.
-NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context);
+// How the device's provider library fills ibv_wc.wc_flags. rxe (Linux's
+// soft RoCE, seen on 6.1 with rdma-core 44) writes the kernel's
+// IB_WC_WITH_INVALIDATE (1 << 2) into the user-space CQ ring, which
+// libibverbs reads as IBV_WC_IP_CSUM_OK; IBV_WC_WITH_INV is 1 << 3. The
+// invalidated rkey is in its right place (softndk-verbs-exercise on rxe0:
+// a Send with Invalidate of key K completes with wc_flags 0x5 and K in
+// invalidated_rkey). Read as IBV_WC_WITH_INV, such a receive looked like a
+// plain one, the consumer invalidated the key again, and Linux 6.1's
+// rxe_invalidate_mw of a window already invalidated dereferences NULL
+// (docs/verbs.md, "receive of a Send with Invalidate").
+enum class WcFlagsAbi : uint8_t {
+  kUser,        // IBV_WC_* as libibverbs defines them
+  kKernelBits,  // rxe: bit 2 is the kernel's IB_WC_WITH_INVALIDATE
+};
+WcFlagsAbi wc_flags_abi(const DeviceFacts& facts);
+// The rkey a receive completion says the peer's Send with Invalidate
+// invalidated; 0 if none (not a successful receive, no invalidation).
+uint32_t invalidated_rkey_of(const ibv_wc& wc, WcFlagsAbi abi);
+
+NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context,
+                        WcFlagsAbi abi = WcFlagsAbi::kUser);
 
 // ---------------------------------------------------------------------------
 // rdma_cm events

@@ -71,7 +71,7 @@ NTSTATUS VerbsProvider::alloc_window(WindowKeys* out) {
   if (mw == nullptr) return errno == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_NOT_SUPPORTED;
   {
     std::lock_guard lk(mem_mu_);
-    ++windows_[mw->rkey];
+    windows_.allocated(mw->rkey);
   }
   window_count_.fetch_add(1, std::memory_order_release);
   out->rkey = mw->rkey;
@@ -83,8 +83,7 @@ void VerbsProvider::free_window(uint64_t handle) {
   auto* mw = reinterpret_cast<ibv_mw*>(static_cast<uintptr_t>(handle));
   {
     std::lock_guard lk(mem_mu_);
-    auto it = windows_.find(mw->rkey);
-    if (it != windows_.end() && --it->second == 0) windows_.erase(it);
+    windows_.freed(mw->rkey);
   }
   window_count_.fetch_sub(1, std::memory_order_release);
   loop_->post([mw] { ibv_dealloc_mw(mw); });
@@ -140,12 +139,28 @@ bool VerbsProvider::window_sge_lkey(uint32_t token, uint64_t addr, uint64_t len,
   if (window_count_.load(std::memory_order_acquire) == 0) return false;
   {
     std::lock_guard lk(mem_mu_);
-    if (windows_.find(token) == windows_.end()) return false;
+    if (!windows_.is_window(token)) return false;
   }
   ibv_mr* mr = find_arena(addr, len);
   if (mr == nullptr) return false;
   *lkey = mr->lkey;
   return true;
+}
+
+void VerbsProvider::window_bound(uint32_t rkey) {
+  std::lock_guard lk(mem_mu_);
+  windows_.bound(rkey);
+}
+
+WindowStates::Invalidate VerbsProvider::window_invalidate(uint32_t rkey) {
+  std::lock_guard lk(mem_mu_);
+  return windows_.invalidate(rkey);
+}
+
+void VerbsProvider::window_peer_invalidated(uint32_t rkey) {
+  if (window_count_.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard lk(mem_mu_);
+  windows_.peer_invalidated(rkey);
 }
 
 // ---- SRQs ------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -234,6 +235,9 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
     return pr.status;
   }
   facts_ = pr.facts;
+  wc_abi_ = wc_flags_abi(facts_);
+  if (const char* t = std::getenv("SOFTNDK_VERBS_TRACE"); t != nullptr && *t != '\0' && *t != '0')
+    trace_ = true;
   device_ = pr.device.name + " [" + pr.device.driver + ", " + transport_name(facts_.transport) +
             "] on " + pr.ifname + " " + pr.address;
   info_ = verbs::adapter_info(pr.attr, pr.port, facts_, cfg.info.Version,

@@ -105,12 +105,17 @@ case_nvmet_siw() {
 # ---- ndk-nvme <-> ndk-nvmet, both on the verbs backend ----------------------
 # The NVMe-oF host of softndk (keyed SGLs through NdkFastRegister) against
 # ndk-nvmet in the same guest, both on the verbs backend over one device:
-#   nvme_rxe  rxe0 (type-2 windows: fast register native), --no-invalidate
-#             (rxe's unreported remote invalidation, docs/verbs.md)
+#   nvme_rxe  rxe0 (type-2 windows: fast register native): verified I/O
+#             with the target's remote invalidation (rxe reports it with
+#             the kernel's flag bit, which the backend reads: without that
+#             the host invalidated the dead window again and Linux 6.1's
+#             rxe panicked, docs/verbs.md), then the multi-queue verified
+#             load, with remote and with the host's own invalidation
 #   nvme_siw  siw0: without type-2 windows fast register is refused by
-#             default (the host exits naming it); the opt-in is
+#             default (the host exits naming it); with the opt-in
 #             --fr-register (SOFTNDK_OPEN_FLAG_FR_REGISTER, the documented
-#             degraded mode), not yet passing with ndk-nvme
+#             degraded mode: a new token every fast register) the same
+#             verified I/O
 # Data verified: 2 MiB written in 128 KiB commands and read back against
 # the pattern; a wrong seed fails the check.
 vnvme() { # OUTFILE ADDRESS ARGS...: ndk-nvme (verbs) in the guest; prints rc to OUTFILE.rc
@@ -127,23 +132,35 @@ vnvme_jq() { # OUTFILE FILTER: the JSON document of ndk-nvme's output (none: fal
   doc=$(sed -n '/^{/,$p' "$1")
   [ -n "$doc" ] && jq -e "$2" >/dev/null 2>&1 <<<"$doc"
 }
-vnvme_io() { # ADDRESS TAG ARGS...: the verified I/O, checked
-  local a=$1 t=$2
-  shift 2
+vnvme_io() { # ADDRESS TAG INVALIDATIONS ARGS...: the verified I/O, checked
+  # INVALIDATIONS: the report's counter the keys must show up in
+  # (remote_invalidations: the target's Send with Invalidate;
+  # local_invalidations: the host's own NdkInvalidate).
+  local a=$1 t=$2 inv=$3
+  shift 3
   vnvme "$CDIR/$t-w.json" "$a" "$@" write --lba 0 --blocks 4096 --bs 128k --iodepth 4 --seed 7
   check "$t: 2 MiB written in 128 KiB keyed commands (rc 0)" test "$(vnvme_rc "$CDIR/$t-w.json")" -eq 0
   check "$t: ... 16 commands, no error" vnvme_jq "$CDIR/$t-w.json" \
     '.jobs[0].write.io_bytes == 2097152 and .jobs[0].error == 0'
   vnvme "$CDIR/$t-r.json" "$a" "$@" read --lba 0 --blocks 4096 --bs 128k --iodepth 4 --seed 7
   check "$t: read back and verified (rc 0)" test "$(vnvme_rc "$CDIR/$t-r.json")" -eq 0
-  check "$t: ... 2 MiB, no mismatch, keys invalidated by the host" vnvme_jq "$CDIR/$t-r.json" \
-    '.jobs[0].read.io_bytes == 2097152 and .jobs[0].verify_errors == 0 and .jobs[0].local_invalidations > 0'
+  check "$t: ... 2 MiB, no mismatch, keys invalidated ($inv)" vnvme_jq "$CDIR/$t-r.json" \
+    ".jobs[0].read.io_bytes == 2097152 and .jobs[0].verify_errors == 0 and .jobs[0].$inv > 0"
   vnvme "$CDIR/$t-x.json" "$a" "$@" read --lba 0 --blocks 8 --seed 8
   check "$t: a read with the wrong seed fails verification (exit 5)" \
     test "$(vnvme_rc "$CDIR/$t-x.json")" -eq 5
-  # Not yet: `load --rw randrw --bs 4k --iodepth 8 --queues 2 --verify` on
-  # rxe0 ends with a fast register or invalidate completing
-  # STATUS_INVALID_PARAMETER (docs/verbs.md, "What remains").
+}
+vnvme_load() { # ADDRESS TAG INVALIDATIONS ARGS...: two queues, 8 deep, randrw 4k, verified
+  local a=$1 t=$2 inv=$3
+  shift 3
+  vnvme "$CDIR/$t.json" "$a" "$@" load --rw randrw --bs 4k --iodepth 8 --queues 2 --verify \
+    --size 2M --runtime 5
+  check "$t: load randrw 4k, 2 queues x 8 deep, verified (rc 0)" test "$(vnvme_rc "$CDIR/$t.json")" -eq 0
+  # jobs[0] is the prefill (writes of the pattern), jobs[1] the load.
+  check "$t: ... reads and writes, no error, no mismatch, keys invalidated ($inv)" \
+    vnvme_jq "$CDIR/$t.json" "(.jobs | length) == 2 and .jobs[1].read.io_bytes > 0 and
+      .jobs[1].write.io_bytes > 0 and ([.jobs[].error] | add) == 0 and
+      .jobs[1].verify_errors == 0 and .jobs[1].$inv > 0"
 }
 vnvme_kit() {
   need_vkit || return 1
@@ -158,13 +175,12 @@ case_nvme_rxe() {
   g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
   local a=$VERBS_RXE_NET.1
   vnvmet_start "$a"
-  # --no-invalidate: Linux 6.1's rxe does not report a received Send with
-  # Invalidate (docs/verbs.md), so ndk-nvme, seeing a plain receive,
-  # invalidates the window again itself, and rxe_invalidate_mw of a window
-  # the peer already invalidated dereferences NULL: a guest kernel panic
-  # (seen here, ndk-nvme's first write). The device limit is documented;
-  # without remote invalidation the host invalidates each key once.
-  vnvme_io "$a" rxe0 --no-invalidate
+  # Defaults: the target invalidates each key with Send with Invalidate.
+  vnvme_io "$a" rxe0 remote_invalidations
+  vnvme_load "$a" rxe0-load remote_invalidations
+  # The host's own invalidation: NdkInvalidate after each command, then
+  # the next NdkFastRegister re-binds the window.
+  vnvme_load "$a" rxe0-load-local local_invalidations --no-invalidate
   vnvmet_stop
   guest_no_oops
 }
@@ -177,9 +193,9 @@ case_nvme_siw() {
     test "$(vnvme_rc "$CDIR/default.json")" -ne 0
   check "... naming NdkInitializeFastRegisterMr and STATUS_NOT_SUPPORTED" \
     grep -q 'NdkInitializeFastRegisterMr.*NOT_SUPPORTED' "$CDIR/default.json"
-  # Not yet: with --fr-register (the degraded mode) ndk-nvme's first write
-  # loses its admin queue (a receive completes STATUS_CANCELLED; docs/verbs.md,
-  # "What remains"); the mode itself is proven by ndk_fr_siw.
+  # The opt-in: each fast register a new registration and key; siw does not
+  # report the target's invalidation (libsiw), so the host deregisters too.
+  vnvme_io 10.0.2.15 siw0-fr local_invalidations --fr-register
   vnvmet_stop
   guest_no_oops
 }

@@ -161,11 +161,11 @@ case_exercise_rxe() {
   done
   check "private data 56 bytes (RoCE connect limit)" ej 'map(select(.op == "rdma_connect")) | .[0].detail == "private data 56"'
   check "stable token: the same rkey before and after the re-bind" ej '[.[] | select(.op == "fr_bind" or .op == "fr_rebind_same_token") | .detail | capture("rkey (?<k>0x[0-9a-f]+)").k] | length == 2 and .[0] == .[1]'
-  # rxe of Linux 6.1 invalidates (the re-bind proves it) but sets no
-  # IBV_WC_WITH_INV on the receive (docs/verbs.md).
-  if ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("NOT reported")'; then
-    known "rxe does not report the invalidated rkey of a Send with Invalidate (no IBV_WC_WITH_INV)"
-  fi
+  # rxe of Linux 6.1 reports the invalidation with the kernel's flag bit
+  # (1 << 2, libibverbs' IBV_WC_IP_CSUM_OK), which the backend reads for
+  # rxe (invalidated_rkey_of, docs/verbs.md): the token must come back.
+  check "the peer's Send with Invalidate reported with the token (rxe's kernel flag bit)" \
+    ej 'map(select(.op == "send_and_invalidate")) | .[0].detail | test("invalidation reported")'
 }
 
 # ---- the verbs backend serving NDK adapters (libsoftndk-verbs.so) ----------
@@ -477,6 +477,13 @@ case_ndk_fr_rxe() {
     nja fr_rxe bind_mw write_through_mw invalidate_mw
   check "Send with Invalidate, then the peer's Read through the dead token fails" \
     nja fr_rxe send_with_invalidate read_after_remote_invalidate_fails
+  # 32769 = NdkOperationTypeReceiveAndInvalidate: rxe's kernel flag bit read
+  # as the invalidation (invalidated_rkey_of, docs/verbs.md).
+  check "... the receive reports the invalidation (NdkOperationTypeReceiveAndInvalidate)" \
+    nj fr_rxe send_with_invalidate '.receive_type == 32769'
+  # Without the backend's window states this LOCAL_INV panicked rxe.
+  check "a second NdkInvalidate of the invalidated token: STATUS_INVALID_PARAMETER, no device call" \
+    nj fr_rxe invalidate_twice_refused
   check "local invalidate, then the peer's Read through the dead token fails" \
     nj fr_rxe read_after_local_invalidate_fails
 }

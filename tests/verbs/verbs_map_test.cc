@@ -303,6 +303,87 @@ TEST(Completion, ReceiveAndInvalidate) {
   EXPECT_EQ(r.BytesTransferred, 0u);
 }
 
+// rxe (Linux 6.1, rdma-core 44) reports a received Send with Invalidate
+// with the kernel's flag bit (1 << 2, libibverbs' IBV_WC_IP_CSUM_OK): the
+// completion softndk-verbs-exercise saw on rxe0 (wc_flags 0x5 = GRH | 4,
+// the token in invalidated_rkey). Read as libibverbs defines the bits it
+// was a plain receive, and the consumer's own invalidate of the dead
+// window panicked the guest kernel.
+TEST(Completion, RxeReportsInvalidationWithTheKernelBit) {
+  DeviceFacts rxe;
+  rxe.name = "rxe0";
+  rxe.driver = "rxe";
+  DeviceFacts siw;
+  siw.name = "siw0";
+  siw.driver = "siw";
+  EXPECT_EQ(wc_flags_abi(rxe), WcFlagsAbi::kKernelBits);
+  EXPECT_EQ(wc_flags_abi(siw), WcFlagsAbi::kUser);
+  ibv_wc wc{};
+  wc.status = IBV_WC_SUCCESS;
+  wc.opcode = IBV_WC_RECV;
+  wc.byte_len = 16;
+  wc.wc_flags = 0x5;
+  wc.invalidated_rkey = 0x08006e5d;
+  PostedRecord rec{nullptr, NdkOperationTypeReceive, 4096};
+  EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kKernelBits), 0x08006e5du);
+  NDK_RESULT_EX r = result_of(wc, rec, nullptr, wc_flags_abi(rxe));
+  EXPECT_EQ(r.Type, NdkOperationTypeReceiveAndInvalidate);
+  EXPECT_EQ(r.TypeSpecificCompletionOutput, 0x08006e5du);
+  EXPECT_EQ(r.BytesTransferred, 16u);
+  // Elsewhere bit 2 is IBV_WC_IP_CSUM_OK: no invalidation.
+  EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kUser), 0u);
+  r = result_of(wc, rec, nullptr, wc_flags_abi(siw));
+  EXPECT_EQ(r.Type, NdkOperationTypeReceive);
+  // A plain receive on rxe (GRH only) and a Write with immediate are not.
+  wc.wc_flags = IBV_WC_GRH;
+  EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kKernelBits), 0u);
+  wc.wc_flags = 0x5;
+  wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+  EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kKernelBits), 0u);
+  // A fixed rxe that writes IBV_WC_WITH_INV is still understood.
+  wc.opcode = IBV_WC_RECV;
+  wc.wc_flags = IBV_WC_GRH | IBV_WC_WITH_INV;
+  EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kKernelBits), 0x08006e5du);
+  // Errors never report an invalidation.
+  wc.wc_flags = 0x5;
+  wc.status = IBV_WC_WR_FLUSH_ERR;
+  EXPECT_EQ(invalidated_rkey_of(wc, WcFlagsAbi::kKernelBits), 0u);
+}
+
+// The window states behind NdkInvalidate's refusal of a window that is
+// not bound (rxe of Linux 6.1 panics on its LOCAL_INV).
+TEST(WindowStates, InvalidateOnlyWhatIsBound) {
+  WindowStates w;
+  using I = WindowStates::Invalidate;
+  EXPECT_EQ(w.invalidate(0x100), I::kNotAWindow);  // an MR's key: the device's
+  w.allocated(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kRefuse);  // never bound
+  w.bound(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kPost);
+  EXPECT_EQ(w.invalidate(0x200), I::kRefuse);  // invalidated twice
+  // Re-bound with the same key, then invalidated by the peer (reported).
+  w.bound(0x200);
+  w.peer_invalidated(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kRefuse);
+  w.bound(0x200);
+  EXPECT_EQ(w.invalidate(0x200), I::kPost);
+  // A bind of a key that is no window of ours changes nothing.
+  w.bound(0x300);
+  EXPECT_EQ(w.invalidate(0x300), I::kNotAWindow);
+  // Two windows with one rkey (a freed window's key handed out again): the
+  // key stays a window until both are freed; freeing forgets the state.
+  w.allocated(0x400);
+  w.allocated(0x400);
+  w.bound(0x400);
+  w.freed(0x400);
+  EXPECT_TRUE(w.is_window(0x400));
+  w.freed(0x400);
+  EXPECT_FALSE(w.is_window(0x400));
+  w.allocated(0x400);
+  EXPECT_EQ(w.invalidate(0x400), I::kRefuse);
+  w.freed(0x999);  // unknown: ignored
+}
+
 // Device attributes as siw and rxe of Linux 6.1 report them: the values
 // the interop guest's probe printed (group verbs; docs/verbs.md).
 ibv_device_attr_ex siw_attr() {
