@@ -150,7 +150,8 @@ bool Stream::all_sent_acked() {
   std::lock_guard lk(tx_mu_);
   if (wake_pending_.load(std::memory_order_acquire) || b_->sent != b_->total) return false;
   int queued = 0;
-  if (sock_.fd() < 0 || ::ioctl(sock_.fd(), SIOCOUTQ, &queued) != 0) return true;  // nothing to wait for
+  if (sock_.fd() < 0 || ::ioctl(sock_.fd(), SIOCOUTQ, &queued) != 0)
+    return true;  // nothing to wait for
   return queued == 0;
 }
 
