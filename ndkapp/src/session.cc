@@ -147,6 +147,22 @@ Adapter::~Adapter() {
   if (adapter_) SoftNdkCloseAdapter(adapter_);
 }
 
+void Adapter::limit_teardown(double seconds) {
+  const Clock::rep end = deadline_in(seconds).time_since_epoch().count();
+  Clock::rep cur = teardown_end_.load();
+  // Only ever earlier: a second error does not extend the first one's bound.
+  while ((cur == 0 || end < cur) && !teardown_end_.compare_exchange_weak(cur, end)) {
+  }
+}
+
+double Adapter::close_timeout() const {
+  const Clock::rep end = teardown_end_.load();
+  if (end == 0) return timeout_s_;
+  const double left =
+      std::chrono::duration<double>(Deadline(Clock::duration(end)) - Clock::now()).count();
+  return std::clamp(left, 0.01, timeout_s_);
+}
+
 // ---------------------------------------------------------------------------
 // PD
 
@@ -161,7 +177,7 @@ Pd::Pd(Adapter& a) : a_(a) {
 }
 
 Pd::~Pd() {
-  if (pd_) close_object(&pd_->Header, pd_->Dispatch->NdkClosePd, a_.timeout());
+  if (pd_) close_object(&pd_->Header, pd_->Dispatch->NdkClosePd, a_.close_timeout());
 }
 
 // ---------------------------------------------------------------------------
@@ -198,7 +214,7 @@ Cq::Cq(Adapter& a, ULONG depth) : a_(a), notify_(new Notify) {
 Cq::~Cq() {
   // The notification state lives until the close has finished (after it no
   // callback can come); on a close timeout it is leaked.
-  if (cq_ && !close_object(&cq_->Header, cq_->Dispatch->NdkCloseCq, a_.timeout())) return;
+  if (cq_ && !close_object(&cq_->Header, cq_->Dispatch->NdkCloseCq, a_.close_timeout())) return;
   delete notify_;
 }
 
@@ -290,12 +306,13 @@ Buffer::~Buffer() {
       auto* p = Pending::try_make();
       if (p) {
         NTSTATUS st = mr_->Dispatch->NdkDeregisterMr(mr_, &Pending::on_request, p);
-        freed_ok = Pending::finish(p, st, a_.timeout()) != STATUS_IO_TIMEOUT;
+        freed_ok = Pending::finish(p, st, a_.close_timeout()) != STATUS_IO_TIMEOUT;
       } else {
         freed_ok = false;  // out of memory: the close below still goes
       }
     }
-    freed_ok = close_object(&mr_->Header, mr_->Dispatch->NdkCloseMr, a_.timeout()) && freed_ok;
+    freed_ok =
+        close_object(&mr_->Header, mr_->Dispatch->NdkCloseMr, a_.close_timeout()) && freed_ok;
   }
   // Memory still registered (a close that timed out) is leaked, not freed.
   if (!freed_ok) return;
@@ -339,7 +356,7 @@ Qp::Qp(Adapter& a, Pd& pd, Cq& rcq, Cq& icq, void* context, const QpConfig& cfg)
 }
 
 Qp::~Qp() {
-  if (qp_) close_object(&qp_->Header, qp_->Dispatch->NdkCloseQp, a_.timeout());
+  if (qp_) close_object(&qp_->Header, qp_->Dispatch->NdkCloseQp, a_.close_timeout());
 }
 
 // ---------------------------------------------------------------------------
@@ -379,7 +396,8 @@ Connection::Connection(Adapter& a, NDK_CONNECTOR* connector)
 Connection::~Connection() {
   if (accepting_ != nullptr) accept_status();
   if (connected_ && !disconnected_) disconnect();
-  if (conn_ && !close_object(&conn_->Header, conn_->Dispatch->NdkCloseConnector, a_.timeout()))
+  if (conn_ &&
+      !close_object(&conn_->Header, conn_->Dispatch->NdkCloseConnector, a_.close_timeout()))
     return;  // events_ leaked: the disconnect callback may still come
   // An accept still running completes (cancelled) by the close; if it has
   // not, its Pending stays leaked for the late callback.
@@ -520,7 +538,7 @@ void Connection::disconnect() {
   auto* p = Pending::try_make();
   if (!p) return;  // out of memory (a destructor may be calling): the close aborts instead
   NTSTATUS st = conn_->Dispatch->NdkDisconnect(conn_, &Pending::on_request, p);
-  Pending::finish(p, st, a_.timeout());
+  Pending::finish(p, st, a_.close_timeout());
 }
 
 bool Connection::info(SOFTNDK_CONNECTION_INFO& out) const {

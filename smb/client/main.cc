@@ -244,6 +244,21 @@ void cmd_put(Client& c, const std::string& local, const std::string& remote, uns
   ::close(fd);
 }
 
+// How long the teardown after a failure may take in all (disconnect and
+// every close): the server may be gone, and a close that waits for it the
+// full --timeout per object delayed the exit by minutes (issue 29).
+constexpr double kTeardownAfterError = 3;
+
+// A failure once connected: said at once, then the connection is torn down
+// within kTeardownAfterError (the exit code is the error's).
+int report_and_end(const Cli& cli, Client& c, tools::Adapter& adapter, const ClientError& e) {
+  if (cli.stats) print_stats(c);
+  std::fprintf(stderr, "ndk-smb: %s\n", e.what());
+  std::fflush(stderr);
+  adapter.limit_teardown(kTeardownAfterError);
+  return e.exit_code();
+}
+
 int run(Cli& cli, const std::string& command) {
   Options o;
   parse_url(cli.url, o);
@@ -338,16 +353,17 @@ int run(Cli& cli, const std::string& command) {
       if (r.verify_errors) rc = kExitVerify;
     }
   } catch (const smbd::TransportError& e) {
-    if (cli.stats) print_stats(*c);
     // An RDMA channel request that failed because the server went: say so
     // first (the transport's own failures already do).
     const std::string what = e.what();
     if (what.find("the peer disconnected") == std::string::npos && c->transport().peer_gone(0.5))
-      throw ClientError(kExitTransport, "SMB Direct: the server disconnected (" + what + ")");
-    throw ClientError(kExitTransport, std::string("SMB Direct: ") + what);
-  } catch (const ClientError&) {
-    if (cli.stats) print_stats(*c);
-    throw;
+      return report_and_end(
+          cli, *c, adapter,
+          ClientError(kExitTransport, "SMB Direct: the server disconnected (" + what + ")"));
+    return report_and_end(cli, *c, adapter,
+                          ClientError(kExitTransport, std::string("SMB Direct: ") + what));
+  } catch (const ClientError& e) {
+    return report_and_end(cli, *c, adapter, e);
   }
   if (cli.stats) print_stats(*c);
   c->logoff();

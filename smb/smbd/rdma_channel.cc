@@ -2,6 +2,7 @@
 #include "rdma_channel.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "ndkapp/status.h"
 
@@ -91,9 +92,15 @@ uint8_t* BufferPool::data(unsigned slot) const {
 }
 
 void BufferPool::wait_op(const char* what) {
-  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_,
-                     tools::deadline_in(t_.adapter().timeout())))
-    channel_fail(std::string(what) + ": no completion in time");
+  // Bounded by the transport's timeout (the user's --timeout); the peer's
+  // disconnect ends it at once (poll_until).
+  const double tmo = t_.timeout_s();
+  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_, tools::deadline_in(tmo))) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%g s", tmo);
+    channel_fail(std::string(what) + ": " + std::to_string(op_.pending) +
+                 " request(s) not completed within " + b);
+  }
   if (op_.status != STATUS_SUCCESS) {
     NTSTATUS st = op_.status;
     op_.status = STATUS_SUCCESS;
@@ -196,7 +203,16 @@ void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool rea
                                               : (1u << 20)));
   const unsigned depth = read ? std::max<uint32_t>(1, t_.max_reads_in_flight()) : 16;
   NDK_QP* qp = t_.qp().get();
-  const auto deadline = tools::deadline_in(t_.adapter().timeout());
+  const double tmo = t_.timeout_s();
+  const auto deadline = tools::deadline_in(tmo);
+  // What the wait was for, when it ends at the deadline.
+  auto late = [&](uint32_t moved) {
+    char b[160];
+    std::snprintf(b, sizeof b,
+                  "RDMA %s of %u bytes (%u posted): %u request(s) not completed within %g s",
+                  read ? "Read" : "Write", len, moved, op_.pending, tmo);
+    channel_fail(b);
+  };
   struct Want {
     Op* op;
     unsigned depth;
@@ -212,8 +228,7 @@ void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool rea
         auto* w = static_cast<Want*>(a);
         return w->op->pending < w->depth;
       };
-      if (!t_.poll_until(below, &w, &on_op<Op>, &op_, deadline))
-        channel_fail("RDMA operations did not complete in time");
+      if (!t_.poll_until(below, &w, &on_op<Op>, &op_, deadline)) late(done);
       if (op_.status != STATUS_SUCCESS) break;
       NDK_SGE sge = buf_->sge(done, n);
       ++op_.pending;
@@ -229,8 +244,7 @@ void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool rea
       done += n;
     }
   }
-  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_, deadline))
-    channel_fail("RDMA operations did not complete in time");
+  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_, deadline)) late(done);
   if (op_.status != STATUS_SUCCESS) {
     NTSTATUS st = op_.status;
     op_.status = STATUS_SUCCESS;

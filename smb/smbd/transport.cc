@@ -22,6 +22,12 @@ constexpr uintptr_t kTagMask = uintptr_t(3) << 62;
 
 void* tag(uintptr_t t, uint32_t i) { return reinterpret_cast<void*>(t | i); }
 
+std::string seconds_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g s", s);
+  return b;
+}
+
 std::string hex32(uint32_t v) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%08X", v);
@@ -114,8 +120,13 @@ uint32_t Transport::take_send_slot() {
       b.hit();
     else
       b.wait();
-    if (Clock::now() > deadline)
-      fail(Error::kNone, "no send completion within " + std::to_string(cfg_.timeout_s) + " s");
+    if (free_send_.empty() && conn_ && conn_->peer_disconnected())
+      fail(Error::kNone, tools::with_end_cause("the peer disconnected", conn_.get()) + " (while " +
+                             std::to_string(send_slots_) + " Sends waited for their completion)");
+    if (free_send_.empty() && Clock::now() > deadline)
+      fail(Error::kNone, "no completion of our " + std::to_string(send_slots_) +
+                             " outstanding Sends within " + seconds_text(cfg_.timeout_s) +
+                             " (waiting for a free send slot)");
   }
   uint32_t i = free_send_.back();
   free_send_.pop_back();
@@ -155,10 +166,10 @@ void Transport::wait_for_credit(bool may_grant) {
     else
       b.wait();
     if (conn_->peer_disconnected())
-      fail(Error::kNone, "the peer disconnected while we waited for a send credit");
+      fail(Error::kNone, tools::with_end_cause("the peer disconnected", conn_.get()) +
+                             " (while we waited for a send credit)");
     if (Clock::now() > deadline)
-      fail(Error::kNone,
-           "no send credit from the peer within " + std::to_string(cfg_.timeout_s) + " s");
+      fail(Error::kNone, "no send credit from the peer within " + seconds_text(cfg_.timeout_s));
   }
 }
 
@@ -321,7 +332,13 @@ bool Transport::poll_until(bool (*done)(void*), void* arg, OtherCompletion other
       b.hit();
     else
       b.wait();
-    if (conn_->peer_disconnected()) fail(Error::kNone, "the peer disconnected");
+    if (done(arg)) break;
+    if (conn_->peer_disconnected()) {
+      // What the peer sent before its close comes first: drain once more.
+      poll_once(other, other_arg);
+      if (done(arg)) break;
+      fail(Error::kNone, tools::with_end_cause("the peer disconnected", conn_.get()));
+    }
     if (Clock::now() > deadline) return false;
   }
   return true;

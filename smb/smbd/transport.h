@@ -132,6 +132,10 @@ class Transport {
     return n;
   }
 
+  // The bound of every wait for the peer (TransportConfig::timeout_s, the
+  // user's --timeout): the RDMA channel's waits use it too.
+  double timeout_s() const { return cfg_.timeout_s; }
+
   // For the RDMA channel (same PD and QP; completions of its requests come
   // to the same CQ, with contexts the channel registered via on_other()).
   tools::Adapter& adapter() { return a_; }
@@ -141,7 +145,9 @@ class Transport {
   // before the connection exists.
   const tools::Connection* connection() const { return conn_.get(); }
   // Polls until `done()` or the deadline; completions that are not the
-  // transport's own go to `other` (RequestContext, status, type).
+  // transport's own go to `other` (RequestContext, status, type). The
+  // peer's disconnect event ends the wait at once (TransportError naming
+  // it), whatever the deadline.
   using OtherCompletion = void (*)(void* arg, const NDK_RESULT_EX& r);
   bool poll_until(bool (*done)(void*), void* arg, OtherCompletion other, void* other_arg,
                   tools::Deadline deadline);

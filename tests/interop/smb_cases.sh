@@ -220,7 +220,9 @@ case_smb_listing() {
 }
 
 # ksmbd restarted while a 24 MiB get runs (64 KiB READs): ndk-smb must end with a clear
-# transport error (exit 3) in bounded time, never hang; the next run works.
+# transport error (exit 3) within 30 s of the stop (its --timeout is 20 s), never hang;
+# the next run works. ndk-smb's end is timed where it happens: the guest's stop step
+# may take far longer (ksmbd's documented shutdown hang, docs/smb-direct.md).
 case_smb_restart() {
   need_ndk_smb || return 0
   smb_ksmbd_up || return 0
@@ -230,9 +232,15 @@ case_smb_restart() {
   local pid t0
   t0=$(now)
   smb_settle
+  rm -f "$CDIR/restart.rc" "$CDIR/restart.end"
   # shellcheck disable=SC2046
-  timeout 120 "$NDK_SMB" --stats $(uargs) --bs 64k --iodepth 2 --timeout 20 "$(user_url)" get restart.bin "$CDIR/restart.back" \
-    >"$CDIR/restart.txt" 2>"$CDIR/restart.txt.err" &
+  (
+    r=0
+    timeout 120 "$NDK_SMB" --stats $(uargs) --bs 64k --iodepth 2 --timeout 20 "$(user_url)" get restart.bin "$CDIR/restart.back" \
+      >"$CDIR/restart.txt" 2>"$CDIR/restart.txt.err" || r=$?
+    now >"$CDIR/restart.end"
+    echo "$r" >"$CDIR/restart.rc"
+  ) &
   pid=$!
   HOST_PIDS+=("$pid")
   # Restart once the transfer is under way (the local file grows).
@@ -241,10 +249,10 @@ case_smb_restart() {
   # Stop the server, then its user-space daemon (by PID: a ksmbd.mountd that
   # outlives the module would never start the reloaded one, whose listener
   # waits for the daemon's start-up message), then unload the module, each
-  # step waited for.
-  local stop_out t_stop
+  # step waited for. In the background: ndk-smb's ending is timed on its own.
+  local t_stop stop_job
   t_stop=$(now)
-  stop_out=$(g_run 120 "t0=\$(date +%s)
+  g_bg stop_job "t0=\$(date +%s)
 timeout 40 ksmbd.control -s; echo \"control -s rc=\$? after \$((\$(date +%s)-t0)) s\"
 for i in \$(seq 1 50); do pidof ksmbd.mountd >/dev/null || break; sleep 0.1; done
 p=\$(pidof ksmbd.mountd) && { echo \"mountd still up: \$p\"; kill \$p; }
@@ -253,28 +261,49 @@ for i in \$(seq 1 50); do rmmod ksmbd 2>/dev/null && break; sleep 0.2; done
 lsmod | grep -q '^ksmbd ' && echo 'ksmbd still loaded'
 echo \"stopped after \$((\$(date +%s)-t0)) s\"
 ps -eo pid,stat,wchan:30,comm | grep -E 'ksmbd|D ' | head -20
-dmesg | tail -n 15") || true
-  echo "$stop_out" | sed 's/^/  guest| /'
-  rc=0
-  wait "$pid" || rc=$?
-  local after_stop
-  after_stop=$(since "$t_stop")
+dmesg | tail -n 15"
+  end=$((SECONDS + 90))
+  until [ -s "$CDIR/restart.rc" ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
+  rc=$(cat "$CDIR/restart.rc" 2>/dev/null || echo none)
+  local after_stop="never"
+  [ -s "$CDIR/restart.end" ] && after_stop=$(awk -v a="$t_stop" -v b="$(cat "$CDIR/restart.end")" 'BEGIN{printf "%.1f", b-a}')
   sed 's/^/  ndk-smb| /' "$CDIR/restart.txt.err"
-  echo "  info  ndk-smb ended after $(since "$t0") s, $after_stop s after the stop began"
+  echo "  info  ndk-smb ended $after_stop s after the stop began ($(since "$t0") s into the case)"
   # Two clear endings, depending on how far ksmbd's shutdown got when the
   # next READ arrived: the SMB Direct connection gone (exit 3), or ksmbd
   # first tearing the session down and answering the READ with
-  # STATUS_USER_SESSION_DELETED (exit 6, the status named; seen 1 run in 2).
-  if [ "$rc" -eq 6 ]; then
+  # STATUS_USER_SESSION_DELETED (exit 6, the status named).
+  if [ "$rc" = 6 ]; then
     echo "  info  ksmbd answered the READ in flight with the session deleted"
     check "the interrupted get: exit 6 naming the deleted session" \
       has "$CDIR/restart.txt.err" 'ndk-smb: READ: STATUS_(USER_SESSION|NETWORK_NAME)_DELETED'
   else
-    check "the interrupted get: exit 3 (transport error)" test "$rc" -eq 3
-    check "... with a clear reason" has "$CDIR/restart.txt.err" 'ndk-smb: .*(disconnect|SMB Direct|no answer)'
+    echo "  info  ndk-smb exit code: $rc"
+    check "the interrupted get: exit 3 (transport error)" test "$rc" = 3
+    check "... naming the disconnect" has "$CDIR/restart.txt.err" 'ndk-smb: SMB Direct: .*disconnected'
   fi
-  check "... within 60 s of the stop" awk -v s="$after_stop" 'BEGIN { exit !(s <= 60) }'
+  # --timeout 20 bounds every wait; the teardown after the error is bounded too.
+  check "... within 30 s of the stop" awk -v s="$after_stop" 'BEGIN { exit !(s != "never" && s <= 30) }'
   check "... and not all of the file" test "$(stat -c %s "$CDIR/restart.back" 2>/dev/null || echo 0)" -lt $((24 << 20))
+  wait "$pid" 2>/dev/null || true
+  # The guest's side of the stop.
+  local stop_rc=0
+  g_wait "$stop_job" 100 || stop_rc=$?
+  g_out "$stop_job" | sed 's/^/  guest| /'
+  if [ "$stop_rc" = 124 ]; then
+    # Documented peer behaviour (docs/smb-direct.md, "smb_restart"): after
+    # a clean FIN exchange siw 6.1 may keep ksmbd's cm_id in CONNECT, and
+    # ksmbd's shutdown then waits for its disconnect forever (D state).
+    local cm
+    cm=$(g_run 20 "rdma res show cm_id 2>/dev/null | grep -v LISTEN; ps -eo pid,stat,wchan:30,comm | awk '\$2 ~ /^D/'") || true
+    echo "$cm" | sed 's/^/  guest| /'
+    if echo "$cm" | grep -q 'state CONNECT .*comm \[ksmbd\]'; then
+      echo "  info  ksmbd's shutdown hung with its cm_id in CONNECT (siw never reported the close): ksmbd cannot be reloaded without a reboot; the after-restart get is skipped"
+      guest_no_oops
+      return 0
+    fi
+    check "the guest's stop of ksmbd ended" false
+  fi
   smb_ksmbd_up || return 0
   # shellcheck disable=SC2046
   smb "$CDIR/after.txt" $(uargs) "$(user_url)" get restart.bin "$CDIR/after.back"

@@ -15,6 +15,7 @@
 // purpose (the process is about to exit with an error anyway).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -76,11 +77,22 @@ class Adapter {
   NDK_ADAPTER* get() const { return adapter_; }
   const NDK_ADAPTER_INFO& info() const { return info_; }
   double timeout() const { return timeout_s_; }
+  // After a fatal error (the peer went, a request failed): the teardown
+  // that follows - the disconnect and every close of this adapter's
+  // objects - waits at most `seconds` from now in all, instead of up to
+  // timeout() per object. A close cut short leaks its object (its late
+  // callback stays safe); the process is about to exit anyway. Thread-safe.
+  void limit_teardown(double seconds);
+  // The bound of one close or disconnect wait: timeout(), or what is left
+  // of the teardown limit (at least 10 ms, so a completion that is already
+  // there is still taken).
+  double close_timeout() const;
 
  private:
   NDK_ADAPTER* adapter_ = nullptr;
   NDK_ADAPTER_INFO info_{};
   double timeout_s_;
+  std::atomic<Clock::rep> teardown_end_{0};  // 0: no limit
 };
 
 // Waits for an NDK call that may pend. `returned` is what the call returned;
