@@ -239,7 +239,9 @@ class Server : public Side {
     if (q.st == QpState::St::Data && len > 0 && cfg_.test == Test{Op::Send, Metric::Lat}) {
       // Pong: the same size back.
       NDK_SGE s = data_.sge(0, len);
-      ULONG flags = len <= cfg_.inline_size ? NDK_OP_FLAG_INLINE : 0;
+      // Solicited: the client waits for the pong with a SOLICITED arm.
+      ULONG flags = NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
+      if (len <= cfg_.inline_size) flags |= NDK_OP_FLAG_INLINE;
       check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, flags), "NdkSend", q);
       ++q.sq_out;
     }

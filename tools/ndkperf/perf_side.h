@@ -192,11 +192,18 @@ class Side {
     ++q.sq_out;
   }
 
+  // How pump() arms the CQ in event mode. A send_lat client waiting for its
+  // pong arms SOLICITED (pings and pongs solicit an event): its own Send's
+  // completion, which usually lands first, then wakes nobody - one wake-up
+  // per round trip, like ib_send_lat -e, which signals one Send in cq_mod
+  // and waits on a receive-only CQ.
+  ULONG arm_ = NDK_CQ_NOTIFY_ANY;
+
   // Handles completions until at least one arrived (true) or the deadline
   // passed (false). `nonblocking` polls once.
   bool pump(Deadline dl, bool nonblocking) {
     NDK_RESULT r[64];
-    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events, dl);
+    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events, dl, arm_);
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
     if (n == 0) check_peers();
     return n > 0;
