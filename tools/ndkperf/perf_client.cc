@@ -173,7 +173,7 @@ class Client : public Side {
       case Op::Send: {
         NDK_SGE s = data_.sge(0, size);
         // A ping solicits: a peer that waits for it armed SOLICITED (arm_).
-        if (cfg_.test.metric == Metric::Lat) flags |= NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
+        if (cfg_.test.metric == Metric::Lat) flags |= kSolicit;
         return q.qp->send(rctx(q.index, kData), &s, 1, flags);
       }
       case Op::Write: {
