@@ -445,8 +445,23 @@ NTSTATUS ConnectorNet::disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
     s = stream_;
     q = qp_;
   }
-  if (s) s->stop();  // before the connection: the stream writes through its own dup
   obj_->hold();
+  auto self = shared_from_this();
+  auto fin = [self, c, s, q, done, ctx] {
+    if (s) s->stop();  // before the connection: the stream writes through its own dup
+    self->finish_disconnect(c, s, q, done, ctx);
+  };
+  // The engine may owe the peer a last FPDU first (a silent siw responder).
+  if (s)
+    s->before_disconnect(std::move(fin));
+  else
+    fin();
+  return STATUS_PENDING;
+}
+
+void ConnectorNet::finish_disconnect(const std::shared_ptr<provider::Connection>& c,
+                                     const std::shared_ptr<provider::QpEngine>& s, Qp* q,
+                                     NDK_FN_REQUEST_COMPLETION done, void* ctx) {
   auto self = shared_from_this();
   c->disconnect([self, s, q, done, ctx](NTSTATUS st) {
     {
@@ -462,7 +477,6 @@ NTSTATUS ConnectorNet::disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx) {
     q->to_error();
     self->complete(done, ctx, st);
   });
-  return STATUS_PENDING;
 }
 
 void ConnectorNet::teardown() {

@@ -68,6 +68,10 @@ struct ConnectorNet : std::enable_shared_from_this<ConnectorNet> {
   NTSTATUS local_address(SOCKADDR* out, ULONG* len);
   NTSTATUS peer_address(SOCKADDR* out, ULONG* len);
   NTSTATUS disconnect(NDK_FN_REQUEST_COMPLETION done, void* ctx);
+  // disconnect()'s second half, once the engine let the FIN go.
+  void finish_disconnect(const std::shared_ptr<provider::Connection>& c,
+                         const std::shared_ptr<provider::QpEngine>& s, Qp* q,
+                         NDK_FN_REQUEST_COMPLETION done, void* ctx);
   NTSTATUS query(SOFTNDK_CONNECTION_INFO* info);
   NTSTATUS query_tcp(SOFTNDK_TCP_INFO* info);
   NTSTATUS query_path(SOFTNDK_PATH_INFO* info);  // connector_net.cc

@@ -274,6 +274,12 @@ class QpEngine {
   enum TraceSlot { kTraceQp = 0, kTraceAdapter = 1 };
   virtual void set_trace(TraceSlot slot, std::shared_ptr<util::PcapFile> file) = 0;
 
+  // NdkDisconnect, before stop() and the FIN: an engine that owes the peer a
+  // last FPDU sends it and calls `go` (on any engine thread, once, within a
+  // bound of its own) when the FIN may follow. The software iWARP engine
+  // wakes a Linux siw 6.1 responder that never read our RTR, whose close
+  // would otherwise crash its kernel (rdmap/stream_wake.cc).
+  virtual void before_disconnect(std::function<void()> go) { go(); }
   // Ends the data path for good (NdkDisconnect, connector/QP close): no
   // more I/O, detached from the QP and its CQs. Call before
   // Connection::abort(). May block briefly for a running transmitter.

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -154,6 +155,9 @@ class Stream final : public provider::QpEngine,
   void query_path(SOFTNDK_PATH_INFO* out) override;
   // SoftNdkQueryPeerActivity (stream_wake.cc).
   void query_activity(SOFTNDK_PEER_ACTIVITY* out) override;
+  // NdkDisconnect of an initiator whose peer never spoke: one wake-up, and
+  // `go` once TCP saw it acknowledged (stream_wake.cc).
+  void before_disconnect(std::function<void()> go) override;
   // layer<<16 | etype<<8 | code, 0xFFFFFFFF when none (SOFTNDK_CONNECTION_INFO).
   uint32_t last_terminate_sent() const override { return term_sent_.load(); }
   uint32_t last_terminate_received() const override { return term_received_.load(); }
@@ -319,6 +323,9 @@ class Stream final : public provider::QpEngine,
   void wake_cancel();                          // any thread: drop the pending check
   void wake_check();                           // reactor timer
   bool add_wake_up();                          // tx_mu_, build_batch: the FPDU, if due
+  bool owes_close_wake_up() const;             // any thread: before_disconnect's test
+  bool all_sent_acked();                       // any thread: nothing queued or unacknowledged
+  void close_wake_wait(std::function<void()> go, std::chrono::steady_clock::time_point end);
 
   // ---- polled mode (stream.cc, docs/datapath.md "Who runs what") ----
   void enter_polled();

@@ -20,6 +20,9 @@
 // goes to a peer known to be softndk (the same-host rendezvous found it: no race there), on a
 // connection that only sent its Write RTR (an idle connection owes nobody an answer), or once
 // faults were injected (tests count every frame).
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include <algorithm>
 
 #include "provider/counters.h"
@@ -36,6 +39,10 @@ constexpr uint32_t kMaxIdleChecks = 64;
 // local port forward (the interop VM) never answers it, and the rendezvous
 // gives up only after 2 s. Wake-ups wait this long for its verdict.
 constexpr std::chrono::milliseconds kRendezvousGrace{300};
+// A disconnect's wake-up waits at most this long for TCP's acknowledgement
+// before the FIN goes anyway (a peer that is gone must not hold the close).
+constexpr std::chrono::milliseconds kCloseWakeBound{500};
+constexpr std::chrono::milliseconds kCloseWakePoll{2};
 }  // namespace
 
 static_assert(kMaxWakeUps == SOFTNDK_MAX_WAKE_UPS);
@@ -114,6 +121,60 @@ bool Stream::add_wake_up() {
   if (!tx_hooked_ || !tx_through_faults()) provider::count_qp(qc_.rdma_out_frames);
   wake_ups_sent_.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+// ---- the last wake-up, before our FIN ----
+//
+// An initiator that closes a connection on which only its Write RTR went out
+// (a consumer that connects and disconnects, or whose protocol lets the
+// responder speak first) gets no wake-up while open: nobody owes it an
+// answer. But if that RTR landed in siw 6.1's window, siw never read it and
+// never reported ESTABLISHED, and our FIN makes it report CLOSE for that
+// connection: iw_cm's BUG() (iwcm.c:969, cm_close_handler), and the guest's
+// iWARP stack is dead until a reboot. A FIN in the same segment as new data
+// does not help (TCP reports the state change before the data). So: one
+// wake-up, and the FIN only once TCP says the peer acknowledged every byte.
+// The peer's kernel runs the socket's receive upcall under the socket lock
+// that its processing of our FIN needs too, so by then siw has read the RTR
+// and the wake-up and reported ESTABLISHED. Cost: one 20-byte FPDU and one
+// round trip on the close of a connection whose peer never sent a byte.
+bool Stream::owes_close_wake_up() const {
+  if (wake_len_ == 0 || peer_spoke() || stopped_.load(std::memory_order_acquire) ||
+      failed_.load(std::memory_order_acquire) || faults_used_.load(std::memory_order_relaxed))
+    return false;
+  const SamehostStats sh = samehost_stats();
+  return sh.peer_pid == 0 && !sh.ring_tx;  // never to softndk, never off the wire
+}
+
+bool Stream::all_sent_acked() {
+  std::lock_guard lk(tx_mu_);
+  if (wake_pending_.load(std::memory_order_acquire) || b_->sent != b_->total) return false;
+  int queued = 0;
+  if (sock_.fd() < 0 || ::ioctl(sock_.fd(), SIOCOUTQ, &queued) != 0) return true;  // nothing to wait for
+  return queued == 0;
+}
+
+void Stream::before_disconnect(std::function<void()> go) {
+  if (!owes_close_wake_up()) {
+    go();
+    return;
+  }
+  wake_cancel();  // the watch's own checks end here
+  wake_pending_.store(true, std::memory_order_release);
+  kick_tx();
+  close_wake_wait(std::move(go), std::chrono::steady_clock::now() + kCloseWakeBound);
+}
+
+void Stream::close_wake_wait(std::function<void()> go, std::chrono::steady_clock::time_point end) {
+  if (stopped_.load(std::memory_order_acquire) || failed_.load(std::memory_order_acquire) ||
+      peer_spoke() || all_sent_acked() || std::chrono::steady_clock::now() >= end) {
+    go();
+    return;
+  }
+  auto self = shared_from_this();
+  conn_->reactor().after(kCloseWakePoll, [self, go = std::move(go), end]() mutable {
+    self->close_wake_wait(std::move(go), end);
+  });
 }
 
 }  // namespace softndk::rdmap

@@ -188,6 +188,61 @@ TEST_F(SilentPeer, AnIdleConnectionAndAnOffSwitchSendNone) {
   close_end(d);
 }
 
+// True once the raw peer's socket reads end of stream (our FIN), within ms.
+bool fin_within(RawPeer& p, int ms) {
+  pollfd pf{p.fd, POLLIN, 0};
+  if (::poll(&pf, 1, ms) != 1) return false;
+  char b;
+  return ::recv(p.fd, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+TEST_F(SilentPeer, ADisconnectAfterOnlyTheRtrWakesThePeerBeforeTheFin) {
+  // Linux siw 6.1 may not have read the RTR; our FIN would then crash its
+  // kernel (stream_wake.cc): one wake-up goes first, acknowledged by TCP.
+  NDK_ADAPTER* a = open();
+  End c;
+  make(c, a, a);
+  c.conn = connector(a);
+  RawPeer p;
+  Req cr;
+  ASSERT_EQ(start_connect(c, p.port, cr), STATUS_PENDING);
+  ASSERT_TRUE(p.take_request());
+  p.reply();
+  ASSERT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
+  ASSERT_EQ(complete_connect(c), STATUS_SUCCESS);
+  ASSERT_EQ(p.read_exact(20), kZeroWrite);  // the Write RTR
+  Req d;
+  NTSTATUS st = c.conn->Dispatch->NdkDisconnect(c.conn, &Req::cb, &d);
+  EXPECT_EQ(p.read_exact(20), kZeroWrite) << "a wake-up before the FIN";
+  EXPECT_TRUE(fin_within(p, 5000)) << "then the FIN, nothing else";
+  ::shutdown(p.fd, SHUT_WR);
+  EXPECT_EQ(d.wait(st), STATUS_SUCCESS);
+  EXPECT_EQ(activity(c).WakeUpsSent, 1u);
+  close_end(c);
+
+  // A peer that spoke has read our RTR: the FIN goes at once.
+  End e;
+  make(e, a, a);
+  e.conn = connector(a);
+  RawPeer q;
+  Req er;
+  ASSERT_EQ(start_connect(e, q.port, er), STATUS_PENDING);
+  ASSERT_TRUE(q.take_request());
+  q.reply();
+  ASSERT_EQ(er.wait(STATUS_PENDING), STATUS_SUCCESS);
+  ASSERT_EQ(complete_connect(e), STATUS_SUCCESS);
+  ASSERT_EQ(q.read_exact(20), kZeroWrite);
+  ASSERT_EQ(::send(q.fd, kZeroWrite.data(), kZeroWrite.size(), MSG_NOSIGNAL), 20);
+  ASSERT_TRUE(eventually([&] { return activity(e).PeerSpoke == TRUE; }));
+  Req ed;
+  st = e.conn->Dispatch->NdkDisconnect(e.conn, &Req::cb, &ed);
+  EXPECT_TRUE(fin_within(q, 5000)) << "the FIN with no wake-up before it";
+  ::shutdown(q.fd, SHUT_WR);
+  EXPECT_EQ(ed.wait(st), STATUS_SUCCESS);
+  EXPECT_EQ(activity(e).WakeUpsSent, 0u);
+  close_end(e);
+}
+
 TEST_F(SilentPeer, ResetBeforeTheReplyAndRefusedSynSayWhere) {
   NDK_ADAPTER* a = open();
   End c;

@@ -301,3 +301,34 @@ case_siw_rev1() {
   cap_has "softndk reply rev 1" 'MPA REPLY  rev=1'
   siw_params
 }
+
+# ---- closing a connection that only sent its RTR (docs/compatibility.md note 1) ----
+# rping's server speaks only after the client's first Send, so a connection
+# that ndk_peer (library defaults: P2P, the Write RTR) opens and closes at
+# once has a peer that never spoke. If siw 6.1 left the RTR unread, a bare
+# FIN made it report CLOSE for a connection it never reported ESTABLISHED:
+# iw_cm's BUG() (iwcm.c:969), every later connection of the group timed out
+# (CI, 2026-11-28). NdkDisconnect now sends one wake-up first and the FIN
+# once TCP saw it acknowledged. 20 such closes, then the guest kernel's log.
+case_rtr_only_close() {
+  local i ok=0 before n=20 t0
+  t0=$(now)
+  before=$(rping_established)
+  for i in $(seq 1 $n); do
+    "$NDK_PEER" connect "127.0.0.1:$HP_RPING" --timeout-ms 20000 >"$CDIR/peer-$i.json" 2>"$CDIR/peer-$i.err" || true
+    jq -r 'select(.local_port != null) | .local_port' "$CDIR/peer-$i.json" >>"$CDIR/cap.ports" 2>/dev/null || true
+    if jtrue "$CDIR/peer-$i.json" '.[0].status == "STATUS_SUCCESS" and .[0].disconnect == "STATUS_SUCCESS"'; then
+      ok=$((ok + 1))
+    else
+      sed "s/^/  peer $i| /" "$CDIR/peer-$i.json" "$CDIR/peer-$i.err"
+    fi
+  done
+  local end=$((SECONDS + 10))
+  until [ "$(($(rping_established) - before))" -ge $n ] || [ $SECONDS -ge $end ]; do sleep 0.2; done
+  check "$n connects, each closed gracefully after only its RTR (got $ok)" test $ok -eq $n
+  check "rping (siw) saw $n ESTABLISHED (got $(($(rping_established) - before)))" \
+    test "$(($(rping_established) - before))" -ge $n
+  guest_no_oops
+  cap_window "$t0"
+  cap_has "the RTR and one wake-up before our FIN" 'I->R: RDMA Write x2 \(FPDU sizes 20\)'
+}
