@@ -310,6 +310,12 @@ case_wire_siw() {
 # far off again in a second, fresh bracket.
 VPERF_ROUNDS=3
 VPERF_LAT_MAX=10
+# Event mode (-e) swings more with the host's load (ndkperf's two wake-ups
+# per notification against perftest's one: a median pair of 9.1 with an
+# ASan build running beside the VM, 4.6 without): its gate is looser, still
+# far below what a lost or late notification costs (ndkperf's 200 ms
+# liveness slice per round trip: about 1000x).
+VPERF_LAT_MAX_EVENT=20
 VPERF_BW_MIN=0.1
 # retry OUT ERR CMD...: a client whose server may not listen yet; retried
 # (bounded) only while it is refused, any other failure ends it.
@@ -379,10 +385,11 @@ vperf_measure() {
     echo "verbs $t${fl:+ $fl} rxe0 $s x $n ($unit, ndkperf / $ib -R${fl:+ $fl}): $line" >>"$STATE/verbs-perf.txt"
   done <"$CDIR/ratios.txt"
 }
-# vperf_gate UNIT MEDIAN: true if the median pair is within the bound.
+# vperf_gate UNIT MEDIAN [LATENCY_MAX]: true if the median pair is within
+# the bound (LATENCY_MAX: VPERF_LAT_MAX unless given).
 vperf_gate() {
   if [ "$1" = us ]; then
-    awk -v m="$2" -v x="$VPERF_LAT_MAX" 'BEGIN { exit !(m != "none" && m != "" && m + 0 <= x) }'
+    awk -v m="$2" -v x="${3:-$VPERF_LAT_MAX}" 'BEGIN { exit !(m != "none" && m != "" && m + 0 <= x) }'
   else
     awk -v m="$2" -v x="$VPERF_BW_MIN" 'BEGIN { exit !(m != "none" && m != "" && m + 0 >= x) }'
   fi
@@ -391,12 +398,13 @@ vperf_gate() {
 # bracket, and a second one (PORT+50) only if the first missed the gate; the
 # checks are on the last.
 vperf_bracket() {
-  local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 fl=${8:-} med
+  local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 fl=${8:-} med max=$VPERF_LAT_MAX
+  [ -n "$fl" ] && max=$VPERF_LAT_MAX_EVENT
   need_vkit || return 0
   g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
   vperf_measure "$t" "$ib" "$s" "$n" "$p" "$col" "$unit" "$fl"
   med=$(awk '$1 == "median" {print $2}' "$CDIR/ratios.txt")
-  if ! vperf_gate "$unit" "$med"; then
+  if ! vperf_gate "$unit" "$med" "$max"; then
     echo "  perf| median ratio $med out of bounds: a second bracket"
     mv "$CDIR/perf.txt" "$CDIR/perf.first.txt"
     mv "$CDIR/ratios.txt" "$CDIR/ratios.first.txt"
@@ -406,7 +414,7 @@ vperf_bracket() {
   check "perf run exit 0" test "$VPERF_RC" -eq 0
   check "$ib${fl:+ $fl} and ndkperf $t${fl:+ $fl} (verbs) reported $unit in all $VPERF_ROUNDS pairs" test "$med" != none
   if [ "$unit" = us ]; then
-    check "median ndkperf/$ib${fl:+ $fl} latency ratio $med <= $VPERF_LAT_MAX" vperf_gate "$unit" "$med"
+    check "median ndkperf/$ib${fl:+ $fl} latency ratio $med <= $max" vperf_gate "$unit" "$med" "$max"
   else
     check "median ndkperf/$ib bandwidth ratio $med >= $VPERF_BW_MIN" vperf_gate "$unit" "$med"
   fi
@@ -436,8 +444,8 @@ case_perf_rxe_lat() {
 # once per completion (its thread reads the completion channel); ndkperf -e
 # twice: the backend thread reads the channel and delivers the NDK CQ's
 # notification callback itself (Cq inline delivery), which wakes ndkperf's
-# waiting thread (docs/verbs.md "Performance"). The same loose gate as the
-# polled bracket.
+# waiting thread (docs/verbs.md "Performance"). Gated at 20x
+# (VPERF_LAT_MAX_EVENT).
 case_perf_rxe_lat_event() { vperf_bracket send_lat ib_send_lat 64 1000 18900 5 us -e; }
 
 # Fast register, memory windows, invalidation and SRQs through the NDK API
