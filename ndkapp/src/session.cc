@@ -224,7 +224,7 @@ void Cq::interrupt() {
   notify_->cv.notify_all();
 }
 
-ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline) {
+ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline, ULONG arm) {
   if (!events) {
     for (uint32_t spins = 0;; ++spins) {
       ULONG k = poll(results, n);
@@ -242,7 +242,7 @@ ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline) {
       if (notify_->interrupted) return 0;
       seen = notify_->count;
     }
-    cq_->Dispatch->NdkArmCq(cq_, NDK_CQ_NOTIFY_ANY);
+    cq_->Dispatch->NdkArmCq(cq_, arm);
     k = poll(results, n);  // a completion may have slipped in before the arm
     if (k) return k;
     std::unique_lock lk(notify_->m);

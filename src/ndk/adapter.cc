@@ -289,6 +289,8 @@ NTSTATUS Adapter::open(const char* name, NDK_VERSION version, const SOFTNDK_OPEN
   pc.tcp_congestion = a->tcp_congestion_;
   pc.samehost = a->samehost_;
   pc.silent_wake_ms = a->silent_wake_ms_;
+  pc.begin_inline_notify = &Cq::begin_inline_notifications;
+  pc.end_inline_notify = &Cq::end_inline_notifications;
   if (choice.backend == verbs::Backend::kVerbs) {
     std::string why;
     NTSTATUS st = plugin->open(pc, &a->provider_, &why);

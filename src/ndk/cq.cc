@@ -16,7 +16,34 @@ constexpr std::chrono::microseconds kNotifyLinger{50};
 // ready_or_progress(): progress also runs on every this many polls that found
 // results.
 constexpr uint32_t kProgressEvery = 16;
+
+// The calling thread's inline-delivery scope (Cq::begin_inline_notifications):
+// its depth and the CQs whose runner it owes (each holds a reference).
+struct InlineScope {
+  int depth = 0;
+  std::vector<Cq*> due;
+};
+thread_local InlineScope t_inline;
 }  // namespace
+
+void Cq::begin_inline_notifications() { ++t_inline.depth; }
+
+void Cq::end_inline_notifications() {
+  InlineScope& sc = t_inline;
+  if (sc.depth > 1) {
+    --sc.depth;
+    return;
+  }
+  // Still open while delivering: what becomes due meanwhile on this thread
+  // (a callback that arms another CQ with completions waiting) joins the
+  // list and is delivered here too, after that callback returned.
+  while (!sc.due.empty()) {
+    std::vector<Cq*> now;
+    now.swap(sc.due);
+    for (Cq* cq : now) cq->run_notifications(false);
+  }
+  sc.depth = 0;
+}
 
 Cq::Cq(Adapter* a, NDK_FN_CQ_NOTIFICATION_CALLBACK cb, void* ctx)
     : Object(a, NdkObjectTypeCq, Resource::kCq),
@@ -135,16 +162,24 @@ void Cq::fire_locked(NTSTATUS status) {
   if (stopped_ || cb_ == nullptr) return;
   if (notes_.push_locked(status)) {
     hold();
-    reactor_->post([this] { run_notifications(); });
+    if (t_inline.depth > 0) {
+      // Delivered by this thread's end_inline_notifications(), once the
+      // producer above us released its locks.
+      t_inline.due.push_back(this);
+    } else {
+      reactor_->post([this] { run_notifications(true); });
+    }
   }
 }
 
-void Cq::run_notifications() {
+void Cq::run_notifications(bool on_reactor) {
   notes_.run(
       mu_, [this] { return stopped_; }, [this](NTSTATUS s) { cb_(cb_ctx_, s); },
       // The consumer just woken will likely post and arm again at once:
       // catch its traffic without a wake-up of this thread.
-      [this] { reactor_->linger(kNotifyLinger); });
+      [this, on_reactor] {
+        if (on_reactor) reactor_->linger(kNotifyLinger);
+      });
   release();
 }
 

@@ -7,6 +7,10 @@
 // consumer). Notifications:
 //   - fire once per arm, only after an arm, on the CQ's reactor, never two at
 //     a time (a notification due while the callback runs is deferred);
+//   - or, when it became due on a thread inside an inline-delivery scope
+//     (begin_inline_notifications, a backend's own completion thread), on
+//     that thread at the scope's end, with no lock held (one thread wake-up
+//     less: docs/verbs.md "Performance");
 //   - arms combine by the NDKPI table (ANY wins, SOLICITED beats ERRORS);
 //   - SOLICITED is met by a solicited receive or any error completion;
 //   - arming while completions that arrived after the last notification are
@@ -47,6 +51,19 @@ class Cq final : public Object {
   void fail(NTSTATUS status);
   bool dead() const { return dead_.load(std::memory_order_acquire); }
 
+  // Inline delivery on the calling thread (provider::ProviderConfig's
+  // begin/end_inline_notify). Between begin and the matching end (they
+  // nest), a notification that becomes due on this thread is not posted to
+  // the CQ's reactor: the outermost end() delivers it here, after the
+  // producer released every lock, with the same rules (one per arm, never
+  // two at a time per CQ, the CQ held until the callback returned). The
+  // caller holds no lock at end() that a consumer's call may take: the
+  // callback may post, arm and close. Notifications that become due while
+  // end() delivers (a callback arming another CQ) are delivered by the same
+  // end() before it returns.
+  static void begin_inline_notifications();
+  static void end_inline_notifications();
+
   // --- Consumer side -------------------------------------------------------
   ULONG get_results(NDK_RESULT* out, ULONG n);
   ULONG get_results_ex(NDK_RESULT_EX* out, ULONG n);
@@ -71,7 +88,9 @@ class Cq final : public Object {
   // Under mu_: decides whether the arm is met now and schedules.
   void maybe_fire_locked(bool solicited_or_error);
   void fire_locked(NTSTATUS status);
-  void run_notifications();
+  // `on_reactor`: the CQ's reactor runs it (it lingers afterwards); else the
+  // thread that ended an inline-delivery scope.
+  void run_notifications(bool on_reactor);
   void run_progress();
   // get_results[_ex] front half: true if there is something to drain,
   // after running the progress sources once when the ring was empty.

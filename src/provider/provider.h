@@ -76,6 +76,11 @@
 //      MemoryObject::device_handle()) and device SRQs (SrqHost/SrqEngine,
 //      QpHost::srq_engine()). The software engine keeps the defaults
 //      (device_windows() and device_srq() false) and behaves as before.
+//   4  issue 30: inline notification delivery (ProviderConfig's
+//      begin_inline_notify/end_inline_notify): a backend's own completion
+//      thread delivers the NDK CQ notifications that its completions make
+//      due, instead of waking the CQ's reactor. The software engine does not
+//      use it.
 #pragma once
 
 #include <sys/socket.h>
@@ -101,7 +106,7 @@ class Engine;
 
 namespace softndk::provider {
 
-inline constexpr uint32_t kInterfaceVersion = 3;
+inline constexpr uint32_t kInterfaceVersion = 4;
 
 // SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
 // arrive, and loading one outside the enumerators as the enum type is
@@ -433,6 +438,17 @@ struct ProviderConfig {
   // note 1): -1 from the MPA round trip, 0 off (SOFTNDK_MPA_HOLDOFF_MS=0,
   // SOFTNDK_SILENT_PEER_WAKE_MS).
   int32_t silent_wake_ms = -1;
+  // v4. Inline notification delivery (ndk::Cq::begin_inline_notifications).
+  // A thread of the backend's own that reports completions (sq_complete,
+  // complete_receive, to_error) with no lock of the object model held may
+  // bracket them with begin/end: the CQ notifications they make due are
+  // then delivered by end() on that thread instead of on the CQ's reactor.
+  // At end() the thread must hold no lock that a consumer's call takes (the
+  // callback may post, arm, close, even open a listener): a backend thread
+  // that serves requests synchronously (run_sync) runs them inline there.
+  // Scopes nest; consumer threads never open one.
+  void (*begin_inline_notify)() = nullptr;
+  void (*end_inline_notify)() = nullptr;
 };
 
 class Provider {

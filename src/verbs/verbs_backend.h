@@ -208,6 +208,31 @@ class VerbsConnection final : public provider::Connection,
   static constexpr uint64_t kRecvBit = 1ull << 63;
 };
 
+// The object model's inline notification delivery (ProviderConfig v4) as a
+// scope: opened on the loop thread around work that reports completions,
+// closed (delivering) once no connection lock is held. The loop thread may
+// then run consumer callbacks: they must not block (NDK callbacks run at
+// DISPATCH_LEVEL), and what a callback asks of the loop synchronously
+// (Loop::run_sync) runs inline.
+class InlineNotify {
+ public:
+  explicit InlineNotify(const provider::ProviderConfig& cfg) : end_(cfg.end_inline_notify) {
+    if (end_ != nullptr && cfg.begin_inline_notify != nullptr) {
+      cfg.begin_inline_notify();
+    } else {
+      end_ = nullptr;
+    }
+  }
+  ~InlineNotify() {
+    if (end_ != nullptr) end_();
+  }
+  InlineNotify(const InlineNotify&) = delete;
+  InlineNotify& operator=(const InlineNotify&) = delete;
+
+ private:
+  void (*end_)();
+};
+
 class VerbsProvider final : public provider::Provider {
  public:
   VerbsProvider() = default;

@@ -70,6 +70,13 @@ void Loop::post(Task t) {
 }
 
 bool Loop::run_sync(Task t, const char* what, int bound_ms) {
+  if (on_loop_thread()) {
+    // A consumer's call made from a callback the loop delivers (a CQ
+    // notification: VerbsProvider::on_comp_channel): waiting for the loop
+    // here would wait for ourselves.
+    t();
+    return true;
+  }
   // Shared with the posted task, which may outlive this call when it is
   // withdrawn; `t` runs only while the caller still waits.
   struct Sync {

@@ -42,6 +42,8 @@ class Loop {
   // withdrawn - it never runs, so what it captures may go - and the wait is
   // reported on stderr with `what`. A task that started is waited for to
   // its end (it may use the caller's stack), reported each `bound_ms`.
+  // On the loop thread itself (a consumer callback the loop delivers) `t`
+  // runs at once.
   bool run_sync(Task t, const char* what, int bound_ms = kSyncBoundMs);
   static constexpr int kSyncBoundMs = 10000;
   // From any thread: runs `t` on a second thread, in posting order, for

@@ -393,6 +393,10 @@ void VerbsProvider::on_cm_channel() {
 }
 
 void VerbsProvider::on_comp_channel() {
+  // The NDK CQ notifications these completions make due are delivered on
+  // this thread once every connection's lock is released (InlineNotify),
+  // not by a wake-up of the CQ's reactor: docs/verbs.md "Performance".
+  InlineNotify scope(cfg_);
   for (;;) {
     ibv_cq* cq = nullptr;
     void* ctx = nullptr;

@@ -42,6 +42,32 @@ TEST(VerbsLoop, RunSyncRunsTheTaskOnTheLoopThread) {
   EXPECT_TRUE(on_loop);
 }
 
+// A consumer's call made from a callback the loop delivers (a CQ
+// notification delivered inline: VerbsProvider::on_comp_channel) may ask
+// the loop for something synchronously (NdkListen): it runs at once rather
+// than waiting for the loop, which is this very thread.
+TEST(VerbsLoop, RunSyncFromTheLoopThreadRunsAtOnce) {
+  Loop loop;
+  ASSERT_TRUE(loop.ok());
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false, inner_ran = false, inner_ok = false;
+  const auto start = std::chrono::steady_clock::now();
+  loop.post([&] {
+    // A 5 s bound: were it waited for, the test would see the delay.
+    bool ok = loop.run_sync([&] { inner_ran = loop.on_loop_thread(); }, "test: nested", 5000);
+    std::lock_guard lk(m);
+    inner_ok = ok;
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock lk(m);
+  ASSERT_TRUE(cv.wait_for(lk, 20s, [&] { return done; }));
+  EXPECT_TRUE(inner_ok);
+  EXPECT_TRUE(inner_ran);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+}
+
 TEST(VerbsLoop, RunSyncPastItsBoundIsWithdrawnAndNeverRuns) {
   Gate gate;
   std::atomic<bool> ran{false};

@@ -172,6 +172,8 @@ class Client : public Side {
     switch (cfg_.test.op) {
       case Op::Send: {
         NDK_SGE s = data_.sge(0, size);
+        // A ping solicits: a peer that waits for it armed SOLICITED (arm_).
+        if (cfg_.test.metric == Metric::Lat) flags |= kSolicit;
         return q.qp->send(rctx(q.index, kData), &s, 1, flags);
       }
       case Op::Write: {
@@ -235,6 +237,12 @@ class Client : public Side {
           uint64_t before = q.recv_msgs;
           check_posted(post_data(q, size), "NdkSend", q);
           ++q.posted, ++q.data_out, ++q.sq_out;
+          // The pong wakes us, not our Send's completion (arm_).
+          struct Solicited {
+            ULONG& arm;
+            explicit Solicited(ULONG& a) : arm(a) { arm = NDK_CQ_NOTIFY_SOLICITED; }
+            ~Solicited() { arm = NDK_CQ_NOTIFY_ANY; }
+          } solicited(arm_);
           while (q.recv_msgs == before)
             if (!pump_alive(stall)) quiet("waiting for a pong");
           break;

@@ -239,7 +239,9 @@ class Server : public Side {
     if (q.st == QpState::St::Data && len > 0 && cfg_.test == Test{Op::Send, Metric::Lat}) {
       // Pong: the same size back.
       NDK_SGE s = data_.sge(0, len);
-      ULONG flags = len <= cfg_.inline_size ? NDK_OP_FLAG_INLINE : 0;
+      // Solicited: the client waits for the pong with a SOLICITED arm.
+      ULONG flags = kSolicit;
+      if (len <= cfg_.inline_size) flags |= NDK_OP_FLAG_INLINE;
       check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, flags), "NdkSend", q);
       ++q.sq_out;
     }
@@ -348,8 +350,13 @@ class Server : public Side {
         if (!progressed && (++spins & 1023) != 0) continue;
         if (!progressed) check_peers();
       } else {
+        // send_lat's data phase waits for pings only (arm_).
+        bool pings = cfg_.test == Test{Op::Send, Metric::Lat};
+        for (auto& q : qps_) pings &= q->st == QpState::St::Data;
+        arm_ = pings ? NDK_CQ_NOTIFY_SOLICITED : NDK_CQ_NOTIFY_ANY;
         // Short waits, so a cancel or a stall is noticed.
         progressed = pump(std::min(stall, deadline_in(kLivenessSlice)), false);
+        arm_ = NDK_CQ_NOTIFY_ANY;
       }
       if (cancelled_) throw ToolError("cancelled");
       // Writes and Reads complete nothing here: bytes moving is the sign.

@@ -178,7 +178,7 @@ class Side {
     size_t off = (q.slot++ % kCtrlSlots) * kCtrlSize;
     encode_ctrl(m, q.ctrl->data() + off);
     NDK_SGE s = q.ctrl->sge(off, kCtrlSize);
-    check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, 0), "NdkSend", q);
+    check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, kSolicit), "NdkSend", q);
     ++q.sq_out;
   }
 
@@ -188,15 +188,30 @@ class Side {
     while (q.sq_out >= q.sq_depth)
       if (!pump_alive(dl)) quiet("the send queue stays full");
     NDK_SGE s = q.ctrl->sge(0, 0);
-    check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, 0), "NdkSend", q);
+    check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, kSolicit), "NdkSend", q);
     ++q.sq_out;
   }
+
+  // Every message ndkperf sends to its peer solicits an event (control
+  // messages, the end mark, pings and pongs): a peer waiting for messages
+  // may arm SOLICITED.
+  static constexpr ULONG kSolicit = NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT;
+
+  // How pump() arms the CQ in event mode. A send_lat client waiting for its
+  // pong arms SOLICITED (pings and pongs solicit an event): its own Send's
+  // completion, which usually lands first, then wakes nobody - one wake-up
+  // per round trip, like ib_send_lat -e, which signals one Send in cq_mod
+  // and waits on a receive-only CQ. The send_lat server does the same in its
+  // data phase (its pongs' completions wake nobody).
+  // (Only where the peer's messages are what is waited for: a waiter for
+  // its own requests' completions arms ANY.)
+  ULONG arm_ = NDK_CQ_NOTIFY_ANY;
 
   // Handles completions until at least one arrived (true) or the deadline
   // passed (false). `nonblocking` polls once.
   bool pump(Deadline dl, bool nonblocking) {
     NDK_RESULT r[64];
-    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events, dl);
+    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events, dl, arm_);
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
     if (n == 0) check_peers();
     return n > 0;

@@ -151,7 +151,11 @@ class Cq {
   // NdkGetCqResults. Events: arms the CQ (ANY), re-polls, then sleeps until
   // the notification callback. Throws if the CQ reports overrun or failure.
   // After interrupt(), returns 0 as soon as the CQ is empty.
-  ULONG wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline);
+  // `arm`: the NdkArmCq type (SOLICITED: a waiter that wants only the
+  // peer's solicited Sends, or errors, is not woken by its own Send
+  // completions).
+  ULONG wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline,
+             ULONG arm = NDK_CQ_NOTIFY_ANY);
   // Makes every wait, current and later, return once the CQ is empty:
   // for an event that ends the CQ's use (the peer disconnected), so the
   // waiter reacts at once instead of at its deadline. Thread-safe, and
