@@ -106,15 +106,18 @@ class SilentPeer : public EndsTest {
   // Connects c to the raw peer, sends the 16-byte Send that wants an
   // answer; returns what the peer received after the MPA Request up to
   // the Send's end (RTR + Send).
-  void connect_and_send(End& c, RawPeer& p) {
+  // Connects c to the raw peer (siw's Reply) and reads the Write RTR.
+  void connect_rtr(End& c, RawPeer& p) {
     Req cr;
     ASSERT_EQ(start_connect(c, p.port, cr), STATUS_PENDING);
     ASSERT_TRUE(p.take_request());
     p.reply();
     ASSERT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
     ASSERT_EQ(complete_connect(c), STATUS_SUCCESS);
-    Bytes rtr = p.read_exact(20);
-    ASSERT_EQ(rtr, kZeroWrite);  // the Write RTR
+    ASSERT_EQ(p.read_exact(20), kZeroWrite);  // the Write RTR
+  }
+  void connect_and_send(End& c, RawPeer& p) {
+    ASSERT_NO_FATAL_FAILURE(connect_rtr(c, p));
     NDK_SGE s = c.sge(0, 16);
     ASSERT_EQ(c.qp->Dispatch->NdkSend(c.qp, nullptr, &s, 1, 0), STATUS_SUCCESS);
     ASSERT_EQ(p.read_exact(40).size(), 40u);  // MPA 2 + DDP/RDMAP 18 + 16 + CRC field 4
@@ -162,13 +165,8 @@ TEST_F(SilentPeer, AnIdleConnectionAndAnOffSwitchSendNone) {
   make(c, a, a);
   c.conn = connector(a);
   RawPeer p;
-  Req cr;
-  ASSERT_EQ(start_connect(c, p.port, cr), STATUS_PENDING);
-  ASSERT_TRUE(p.take_request());
-  p.reply();
-  ASSERT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
-  ASSERT_EQ(complete_connect(c), STATUS_SUCCESS);
-  EXPECT_EQ(p.read_for(1500), kZeroWrite);  // the RTR, nothing after it
+  ASSERT_NO_FATAL_FAILURE(connect_rtr(c, p));
+  EXPECT_TRUE(p.read_for(1500).empty());  // nothing after the RTR
   EXPECT_FALSE(activity(c).SentFpdu);
   close_end(c);
 
@@ -204,13 +202,7 @@ TEST_F(SilentPeer, ADisconnectAfterOnlyTheRtrWakesThePeerBeforeTheFin) {
   make(c, a, a);
   c.conn = connector(a);
   RawPeer p;
-  Req cr;
-  ASSERT_EQ(start_connect(c, p.port, cr), STATUS_PENDING);
-  ASSERT_TRUE(p.take_request());
-  p.reply();
-  ASSERT_EQ(cr.wait(STATUS_PENDING), STATUS_SUCCESS);
-  ASSERT_EQ(complete_connect(c), STATUS_SUCCESS);
-  ASSERT_EQ(p.read_exact(20), kZeroWrite);  // the Write RTR
+  ASSERT_NO_FATAL_FAILURE(connect_rtr(c, p));
   Req d;
   NTSTATUS st = c.conn->Dispatch->NdkDisconnect(c.conn, &Req::cb, &d);
   EXPECT_EQ(p.read_exact(20), kZeroWrite) << "a wake-up before the FIN";
@@ -225,13 +217,7 @@ TEST_F(SilentPeer, ADisconnectAfterOnlyTheRtrWakesThePeerBeforeTheFin) {
   make(e, a, a);
   e.conn = connector(a);
   RawPeer q;
-  Req er;
-  ASSERT_EQ(start_connect(e, q.port, er), STATUS_PENDING);
-  ASSERT_TRUE(q.take_request());
-  q.reply();
-  ASSERT_EQ(er.wait(STATUS_PENDING), STATUS_SUCCESS);
-  ASSERT_EQ(complete_connect(e), STATUS_SUCCESS);
-  ASSERT_EQ(q.read_exact(20), kZeroWrite);
+  ASSERT_NO_FATAL_FAILURE(connect_rtr(e, q));
   ASSERT_EQ(::send(q.fd, kZeroWrite.data(), kZeroWrite.size(), MSG_NOSIGNAL), 20);
   ASSERT_TRUE(eventually([&] { return activity(e).PeerSpoke == TRUE; }));
   Req ed;
