@@ -35,14 +35,15 @@ constexpr ULONG kInvalidateFlags =
     NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
 
 NDK_RESULT_EX make_result(NTSTATUS status, ULONG bytes, void* qp_ctx, void* req_ctx,
-                          NDK_OPERATION_TYPE type, ULONG_PTR type_specific = 0) {
+                          NDK_OPERATION_TYPE type, ULONG_PTR type_specific = 0,
+                          ULONG provider_error = 0) {
   NDK_RESULT_EX r{};
   r.Status = status;
   r.BytesTransferred = bytes;
   r.QPContext = qp_ctx;
   r.RequestContext = req_ctx;
   r.Type = type;
-  r.ProviderErrorCode = 0;
+  r.ProviderErrorCode = status == STATUS_SUCCESS ? 0 : provider_error;
   r.TypeSpecificCompletionOutput = type_specific;
   return r;
 }
@@ -472,7 +473,7 @@ void Qp::flush() {
       if (sl.done) {
         if (!(sl.status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS)))
           icq_->push(make_result(sl.status, sl.bytes, cfg_.context, wr.context, wr.type,
-                                 sl.type_specific));
+                                 sl.type_specific, sl.provider_error));
         continue;
       }
       icq_->push(make_result(STATUS_CANCELLED, 0, cfg_.context, wr.context, wr.type));
@@ -540,7 +541,8 @@ bool Qp::sq_start(WorkRequest* out, uint64_t* seq, bool local_only) {
   return true;
 }
 
-bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific) {
+bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific,
+                     ULONG provider_error) {
   std::lock_guard lk(sq_mu_);
   if (seq < sq_head_ || seq >= sq_next_) return false;  // flushed meanwhile
   SqSlot& s = sq_[seq % sq_.size()];
@@ -548,9 +550,11 @@ bool Qp::sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_
   s.status = status;
   s.bytes = bytes;
   s.type_specific = type_specific;
+  s.provider_error = provider_error;
   while (sq_head_ < sq_next_ && sq_[sq_head_ % sq_.size()].done) {
     SqSlot& h = sq_[sq_head_ % sq_.size()];
-    report_sq_locked(h.status, h.bytes, h.wr.context, h.wr.type, h.wr.flags, h.type_specific);
+    report_sq_locked(h.status, h.bytes, h.wr.context, h.wr.type, h.wr.flags, h.type_specific,
+                     h.provider_error);
     ++sq_head_;
   }
   return true;
@@ -565,10 +569,10 @@ bool Qp::direct_finish(NTSTATUS status, ULONG bytes) {
 }
 
 void Qp::report_sq_locked(NTSTATUS status, ULONG bytes, void* ctx, NDK_OPERATION_TYPE type,
-                          ULONG flags, ULONG_PTR type_specific) {
+                          ULONG flags, ULONG_PTR type_specific, ULONG provider_error) {
   if (status == STATUS_SUCCESS && (flags & NDK_OP_FLAG_SILENT_SUCCESS)) return;
   if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-  if (!icq_->push(make_result(status, bytes, cfg_.context, ctx, type, type_specific)))
+  if (!icq_->push(make_result(status, bytes, cfg_.context, ctx, type, type_specific, provider_error)))
     set_state(QpState::kError);
 }
 
@@ -595,11 +599,12 @@ bool Qp::rq_untake(const ReceiveRequest& r) {
 }
 
 void Qp::complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
-                          uint32_t invalidated_stag) {
+                          uint32_t invalidated_stag, ULONG provider_error) {
   NDK_OPERATION_TYPE type =
       invalidated_stag != 0 ? NdkOperationTypeReceiveAndInvalidate : NdkOperationTypeReceive;
   if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-  if (!rcq_->push(make_result(status, bytes, cfg_.context, r.context, type, invalidated_stag),
+  if (!rcq_->push(
+          make_result(status, bytes, cfg_.context, r.context, type, invalidated_stag, provider_error),
                   solicited))
     set_state(QpState::kError);
 }

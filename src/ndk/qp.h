@@ -90,15 +90,15 @@ class Qp final : public Object, public provider::QpHost {
   // (FastRegister, Bind, Invalidate), which never waits for the peer.
   bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false) override;
   // Returns false if the request was flushed meanwhile (no CQE then).
-  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes,
-                   ULONG_PTR type_specific = 0) override;
+  bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0,
+                   ULONG provider_error = 0) override;
   // The same for the slotless direct send (kDirectNoSlot). False if a flush
   // cancelled it meanwhile (its CQE is out then).
   bool direct_finish(NTSTATUS status, ULONG bytes) override;
   bool rq_take(ReceiveRequest* out) override;
   bool rq_untake(const ReceiveRequest& r) override;
   void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes, bool solicited,
-                        uint32_t invalidated_stag = 0) override;
+                        uint32_t invalidated_stag = 0, ULONG provider_error = 0) override;
 
   Pd* pd() const { return pd_; }
   Cq* receive_cq() const { return rcq_; }
@@ -159,7 +159,7 @@ class Qp final : public Object, public provider::QpHost {
   // An SQ request's CQE (none for a silent success), sq_mu_ held: the
   // completion order is the order of these calls.
   void report_sq_locked(NTSTATUS status, ULONG bytes, void* ctx, NDK_OPERATION_TYPE type,
-                        ULONG flags, ULONG_PTR type_specific);
+                        ULONG flags, ULONG_PTR type_specific, ULONG provider_error = 0);
 
   struct SqSlot {
     WorkRequestHead wr;  // its SGL: sq_sge_[slot * cfg_.sq_sge ...]
@@ -168,6 +168,7 @@ class Qp final : public Object, public provider::QpHost {
     NTSTATUS status = STATUS_SUCCESS;
     ULONG bytes = 0;
     ULONG_PTR type_specific = 0;
+    ULONG provider_error = 0;  // NDK_RESULT_EX.ProviderErrorCode
   };
 
   Handle<NDK_QP> handle_{};

@@ -81,6 +81,11 @@
 //      thread delivers the NDK CQ notifications that its completions make
 //      due, instead of waking the CQ's reactor. The software engine does not
 //      use it.
+//   5  NDK_RESULT_EX.ProviderErrorCode: sq_complete() and complete_receive()
+//      take the backend's own error code for a failed request (the verbs
+//      backend: the work completion's status and vendor error), which the
+//      consumer sees next to the NTSTATUS. 0 (the default) where the
+//      backend has none; the software engine passes none.
 #pragma once
 
 #include <sys/socket.h>
@@ -106,7 +111,7 @@ class Engine;
 
 namespace softndk::provider {
 
-inline constexpr uint32_t kInterfaceVersion = 4;
+inline constexpr uint32_t kInterfaceVersion = 5;
 
 // SOFTNDK_FAULT.Type as the integer a C caller stored: any value may
 // arrive, and loading one outside the enumerators as the enum type is
@@ -181,14 +186,16 @@ class QpHost {
   // is a local operation (FastRegister, Bind, Invalidate).
   virtual bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false) = 0;
   // That request is done. False if a flush cancelled it meanwhile.
+  // provider_error: NDK_RESULT_EX.ProviderErrorCode of a failure (v5).
   virtual bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes,
-                           ULONG_PTR type_specific = 0) = 0;
+                           ULONG_PTR type_specific = 0, ULONG provider_error = 0) = 0;
   // The same for the slotless direct send (kDirectNoSlot).
   virtual bool direct_finish(NTSTATUS status, ULONG bytes) = 0;
   // Next receive (from the QP's RQ or its SRQ).
   virtual bool rq_take(ReceiveRequest* out) = 0;
   virtual void complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes,
-                                bool solicited, uint32_t invalidated_stag = 0) = 0;
+                                bool solicited, uint32_t invalidated_stag = 0,
+                                ULONG provider_error = 0) = 0;
   // Fatal error: the QP goes to Error and everything queued is flushed.
   virtual void to_error() = 0;
   // The engine side attaches once its data path runs and detaches for good

@@ -393,14 +393,16 @@ void VerbsConnection::poll_locked() {
         // rxe writes the kernel's flag bit for it (invalidated_rkey_of).
         uint32_t inv = invalidated_rkey_of(c, prov_->wc_abi());
         if (inv != 0) prov_->window_peer_invalidated(inv);
-        host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv);
+        host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv,
+                                provider_error_of(c));
       } else {
         auto it = sends_.find(c.wr_id);
         if (it == sends_.end()) continue;
         uint64_t len = it->second.length;
         sends_.erase(it);
         if (host_ == nullptr) continue;
-        host_->sq_complete(c.wr_id, st, st == STATUS_SUCCESS ? static_cast<ULONG>(len) : 0);
+        host_->sq_complete(c.wr_id, st, st == STATUS_SUCCESS ? static_cast<ULONG>(len) : 0, 0,
+                           provider_error_of(c));
       }
     }
   }

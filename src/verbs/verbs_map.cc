@@ -454,9 +454,13 @@ NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_cont
   } else {
     r.BytesTransferred = ok ? static_cast<ULONG>(rec.length) : 0;
   }
-  r.ProviderErrorCode =
-      ok ? 0u : (static_cast<ULONG>(wc.status) & 0xffu) | ((wc.vendor_err & 0xffffffu) << 8);
+  r.ProviderErrorCode = provider_error_of(wc);
   return r;
+}
+
+ULONG provider_error_of(const ibv_wc& wc) {
+  if (wc.status == IBV_WC_SUCCESS) return 0;
+  return (static_cast<ULONG>(wc.status) & 0xffu) | ((wc.vendor_err & 0xffffffu) << 8);
 }
 
 NTSTATUS status_of_errno(int e, NTSTATUS fallback) {

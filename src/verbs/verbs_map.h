@@ -323,6 +323,10 @@ WcFlagsAbi wc_flags_abi(const DeviceFacts& facts);
 // invalidated; 0 if none (not a successful receive, no invalidation).
 uint32_t invalidated_rkey_of(const ibv_wc& wc, WcFlagsAbi abi);
 
+// NDK_RESULT_EX.ProviderErrorCode of a completion: 0 on success, else
+// wc.status | (wc.vendor_err & 0xffffff) << 8 (the object model passes it
+// through, provider interface v5).
+ULONG provider_error_of(const ibv_wc& wc);
 NDK_RESULT_EX result_of(const ibv_wc& wc, const PostedRecord& rec, void* qp_context,
                         WcFlagsAbi abi = WcFlagsAbi::kUser);
 

@@ -211,6 +211,43 @@ TEST_F(QpTest, ReceiveTakeAndComplete) {
   EXPECT_EQ(r[0].TypeSpecificCompletionOutput, 0x1234u);
 }
 
+// A backend's own code for a failure (provider interface v5: the verbs
+// backend's work-completion status) reaches NDK_RESULT_EX.ProviderErrorCode
+// of that request only; successes carry 0.
+TEST_F(QpTest, ProviderErrorCodeOfAFailureReachesTheResult) {
+  NDK_PD* p = pd();
+  NDK_CQ* c = cq(64);
+  NDK_QP* q = qp(p, c);
+  auto* impl = qp_of(q);
+  impl->set_state(QpState::kConnected);
+  int ctx[2];
+  NDK_SGE sge{};
+  ASSERT_EQ(q->Dispatch->NdkSend(q, &ctx[0], &sge, 0, 0), STATUS_SUCCESS);
+  ASSERT_EQ(q->Dispatch->NdkSend(q, &ctx[1], &sge, 0, 0), STATUS_SUCCESS);
+  softndk::ndk::WorkRequest wr;
+  uint64_t s0, s1;
+  ASSERT_TRUE(impl->sq_start(&wr, &s0));
+  ASSERT_TRUE(impl->sq_start(&wr, &s1));
+  EXPECT_TRUE(impl->sq_complete(s1, STATUS_INVALID_PARAMETER, 0, 0, 0x06));
+  EXPECT_TRUE(impl->sq_complete(s0, STATUS_SUCCESS, 0, 0, 0x77));
+  NDK_RESULT_EX r[2];
+  ASSERT_EQ(c->Dispatch->NdkGetCqResultsEx(c, r, 2), 2u);
+  EXPECT_EQ(r[0].Status, STATUS_SUCCESS);
+  EXPECT_EQ(r[0].ProviderErrorCode, 0u);
+  EXPECT_EQ(r[1].Status, STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(r[1].ProviderErrorCode, 0x06u);
+  int rctx;
+  char buf[8];
+  NDK_SGE rs{{buf}, 8, 5};
+  ASSERT_EQ(q->Dispatch->NdkReceive(q, &rctx, &rs, 1), STATUS_SUCCESS);
+  softndk::ndk::ReceiveRequest rr;
+  ASSERT_TRUE(impl->rq_take(&rr));
+  impl->complete_receive(rr, STATUS_BUFFER_OVERFLOW, 0, false, 0, 0x01);
+  ASSERT_EQ(c->Dispatch->NdkGetCqResultsEx(c, r, 1), 1u);
+  EXPECT_EQ(r[0].Status, STATUS_BUFFER_OVERFLOW);
+  EXPECT_EQ(r[0].ProviderErrorCode, 0x01u);
+}
+
 TEST_F(QpTest, BindAndFastRegisterPostTimeChecks) {
   NDK_PD* p = pd();
   NDK_CQ* c = cq(64);
