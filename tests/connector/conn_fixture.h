@@ -25,29 +25,16 @@
 #include <vector>
 
 #include "abi_util.h"
+#include "ends.h"
 #include "softndk/softndk.h"
 
 namespace connector_test {
 
 using namespace std::chrono_literals;
 
-struct Side {
-  NDK_PD* pd = nullptr;
-  NDK_CQ* cq = nullptr;
-  NDK_QP* qp = nullptr;
-  NDK_CONNECTOR* conn = nullptr;
-  Events ev;
-  std::vector<uint8_t> mem;
-  NDK_MR* mr = nullptr;
-  uint32_t token = 0;
-  NDK_SGE sge(size_t off, size_t len) {
-    NDK_SGE s{};
-    s.VirtualAddress = mem.data() + off;
-    s.Length = static_cast<ULONG>(len);
-    s.MemoryRegionToken = token;
-    return s;
-  }
-};
+// One end's PD, CQ, QP, registered memory and connector: ends.h's End,
+// given its objects on the fixture's one adapter by make_side().
+using Side = End;
 
 class ConnTest : public ::testing::Test {
  protected:
