@@ -122,6 +122,16 @@ class ConnTest : public ::testing::Test {
     ASSERT_EQ(complete_connect(c), STATUS_SUCCESS);
     ASSERT_EQ(ar.wait(as), STATUS_SUCCESS);
   }
+  // How most tests start: both ends given their objects, a listener on a
+  // free port (its requests go to `in`) and, if `connect`, c connected to s
+  // through it. Returns the listener.
+  NDK_LISTENER* pair_up(Side& c, Side& s, Incoming& in, uint16_t* port, bool connect = true) {
+    make_side(c);
+    make_side(s);
+    NDK_LISTENER* l = listen(in, port);
+    if (connect) establish(c, s, in, *port);
+    return l;
+  }
   std::vector<NDK_RESULT> poll(NDK_CQ* cq, size_t n, std::chrono::milliseconds t = 5000ms) {
     std::vector<NDK_RESULT> out;
     auto deadline = std::chrono::steady_clock::now() + t;

@@ -16,12 +16,9 @@ using namespace connector_test;  // ConnTest, Side, Req, Events, Incoming, Close
 TEST_F(ConnTest, DisconnectCompletesPeerEventOnceAndFlushes) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   send_and_check(c, s, 100);
   // Receives outstanding on both sides.
   for (int i = 0; i < 3; ++i) {
@@ -151,12 +148,9 @@ TEST_F(ConnTest, CloseMidTransferIsSafe) {
 TEST_F(ConnTest, ResetFaultAndQueryInfo) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   SOFTNDK_FAULT f{};
   f.Type = SoftNdkFaultDelayTx;  // DelayMs 0: nothing to delay by
   EXPECT_EQ(SoftNdkInjectConnectionFault(c.conn, &f), STATUS_INVALID_PARAMETER);
@@ -234,12 +228,9 @@ class P2pTest : public ConnTest, public ::testing::WithParamInterface<ULONG> {};
 TEST_P(P2pTest, RtrThenData) {
   open(SOFTNDK_MPA_PEER_TO_PEER | GetParam());
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   SOFTNDK_CONNECTION_INFO ci{}, si{};
   ASSERT_EQ(SoftNdkQueryConnectionInfo(c.conn, &ci), STATUS_SUCCESS);
   ASSERT_EQ(SoftNdkQueryConnectionInfo(s.conn, &si), STATUS_SUCCESS);
@@ -270,12 +261,9 @@ INSTANTIATE_TEST_SUITE_P(Rtr, P2pTest,
 TEST_F(ConnTest, CrcRequired) {
   open(SOFTNDK_MPA_CRC_REQUIRED | SOFTNDK_MPA_RTR_WRITE | SOFTNDK_MPA_RTR_READ);
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   SOFTNDK_CONNECTION_INFO ci{};
   ASSERT_EQ(SoftNdkQueryConnectionInfo(c.conn, &ci), STATUS_SUCCESS);
   EXPECT_TRUE(ci.Crc);
@@ -288,12 +276,9 @@ TEST_F(ConnTest, CrcRequired) {
 TEST_F(ConnTest, DisconnectTimesOutWhenThePeerNeverCloses) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   Req dr;
   auto t0 = std::chrono::steady_clock::now();
   NTSTATUS st = c.conn->Dispatch->NdkDisconnect(c.conn, &Req::cb, &dr);
@@ -308,12 +293,9 @@ TEST_F(ConnTest, DisconnectTimesOutWhenThePeerNeverCloses) {
 TEST_F(ConnTest, PassiveQpClosesAfterItsConnector) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   send_and_check(c, s, 10);
   Req dr;
   NTSTATUS st = c.conn->Dispatch->NdkDisconnect(c.conn, &Req::cb, &dr);

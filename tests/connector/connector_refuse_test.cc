@@ -44,11 +44,9 @@ TEST_F(ConnTest, RejectWithPrivateDataIsRefused) {
 TEST_F(ConnTest, ActiveRejectAfterConnectResetsTheConnection) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port, false);
   Req cr;
   ASSERT_EQ(start_connect(c, port, cr), STATUS_PENDING);
   s.conn = in.next();
@@ -93,11 +91,9 @@ TEST_F(ConnTest, NothingListeningIsRefused) {
 TEST_F(ConnTest, PauseRefusesResumeAccepts) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port, false);
   l->Dispatch->NdkControlConnectEvents(l, TRUE);
   Req cr;
   ASSERT_EQ(start_connect(c, port, cr), STATUS_PENDING);

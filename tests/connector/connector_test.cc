@@ -14,12 +14,9 @@ using namespace connector_test;  // ConnTest, Side, Req, Events, Incoming, Close
 TEST_F(ConnTest, ConnectAcceptSendAndWrite) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
-  establish(c, s, in, port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port);
   send_and_check(c, s, 1000);
   send_and_check(s, c, 70000);
 
@@ -100,11 +97,9 @@ TEST_F(ConnTest, ConnectAcceptSendAndWrite) {
 TEST_F(ConnTest, ConnectionDataLengthProtocolBothWays) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port, false);
   std::string cpd(40, 'c'), spd(30, 's');
   cpd[0] = 'C';
   spd[0] = 'S';
@@ -176,11 +171,9 @@ TEST_F(ConnTest, CallerDataLimit) {
 TEST_F(ConnTest, ReadLimitsAreClamped) {
   open();
   Side c, s;
-  make_side(c);
-  make_side(s);
   Incoming in;
   uint16_t port;
-  NDK_LISTENER* l = listen(in, &port);
+  NDK_LISTENER* l = pair_up(c, s, in, &port, false);
   Req cr;
   ASSERT_EQ(start_connect(c, port, cr, 100000, 100000), STATUS_PENDING);
   s.conn = in.next();
