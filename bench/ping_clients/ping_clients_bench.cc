@@ -35,23 +35,13 @@
 #include <thread>
 #include <vector>
 
+#include "baseline/child_process.h"
+
 extern char** environ;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 // Starts argv with stdout/stderr to /dev/null and `env` (nullptr: ours).
 pid_t spawn(const std::vector<std::string>& argv, char** env = nullptr) {
@@ -172,7 +162,7 @@ Loop ping_loop(const std::string& bin, const std::string& lib, int n) {
   std::vector<char*> env;
   for (auto& s : env_s) env.push_back(s.data());
   env.push_back(nullptr);
-  std::string port = std::to_string(free_port());
+  std::string port = std::to_string(softndk::baseline::free_port());
   pid_t server = spawn({bin, "-s", "-P", "-a", "127.0.0.1", "-p", port}, env.data());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   Loop l;

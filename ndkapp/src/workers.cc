@@ -43,8 +43,11 @@ bool address_space_left(size_t bytes) {
 
 }  // namespace
 
-Workers::~Workers() {
+Workers::~Workers() { join_all(); }
+
+void Workers::join_all() {
   for (auto& s : slots_) pthread_join(s->thread, nullptr);
+  slots_.clear();  // unmaps the stacks
 }
 
 namespace {

@@ -21,34 +21,10 @@ import sys
 import threading
 import time
 
+from tooltest import fail, free_port, wait_connectable
+
 ROWS_BEFORE_KILL = 3
 BOUND_S = 60
-
-
-def fail(msg):
-    sys.stderr.write("ndkperf_server_dies: " + msg + "\n")
-    sys.exit(1)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_listening(port, proc):
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            fail("server exited early with %d" % proc.returncode)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    fail("server not listening")
 
 
 class Lines:
@@ -92,7 +68,7 @@ def run(ndkperf, form):
     server = subprocess.Popen([ndkperf] + common + ["--server", "-d", "127.0.0.1"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_listening(int(port), server)
+        wait_connectable(int(port), server, 20.0)
         extra = {"table": [], "csv": ["--csv"], "json": ["--json"]}[form]
         client = subprocess.Popen([ndkperf] + common + ["127.0.0.1"] + extra,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

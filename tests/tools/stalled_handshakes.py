@@ -33,25 +33,14 @@ import sys
 import tempfile
 import time
 
+from tooltest import fail, free_port, wait_connectable
+
 PEERS = 200
 HANDSHAKE_S = 3  # the servers' --timeout: how long a handshake may take
 END_BOUND_S = 20  # stalled peers must all be cut off within this after the client
 SERVE_BOUND_S = 5.0
 REQ_KEY = b"MPA ID Req Frame"
 REP_KEY = b"MPA ID Rep Frame"
-
-
-def fail(msg):
-    sys.stderr.write("stalled_handshakes: " + msg + "\n")
-    sys.exit(1)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def mpa_request(pdata=b""):
@@ -85,19 +74,6 @@ def read_exact(s, n, deadline):
             raise ConnectionError("closed after %d bytes" % len(buf))
         buf += chunk
     return buf
-
-
-def wait_listening(port, proc, bound_s=10.0):
-    deadline = time.monotonic() + bound_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            fail("server exited early with %d" % proc.returncode)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    fail("server not listening after %.0f s" % bound_s)
 
 
 def stall_peers(port, pdata):
@@ -188,7 +164,7 @@ def main():
     peers = []
     serr = ""
     try:
-        wait_listening(port, server)
+        wait_connectable(port, server, 10.0)
         peers = stall_peers(port, pdata)
         t0 = time.monotonic()
         try:

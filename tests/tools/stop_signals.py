@@ -30,21 +30,10 @@ import sys
 import tempfile
 import time
 
+from tooltest import fail, free_port
+
 NQN = "nqn.2014-08.org.softndk:stop-signals"
 QUICK_S = 5.0  # a forced or default-action exit must come within this
-
-
-def fail(msg):
-    sys.stderr.write("stop_signals: " + msg + "\n")
-    sys.exit(1)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def wait_listening(port, proc, bound_s=20.0):

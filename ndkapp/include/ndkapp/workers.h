@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // workers.h - a bounded set of joinable worker threads for a server that
-// serves each client on its own thread (ndkping -s -P).
+// serves each client on its own thread (ndkping -s -P, ndk-nvmet).
 //
 // Finished workers are joined by reap(), which the accept loop calls every
 // time it wakes, so a long-running server holds only the threads of the
@@ -41,6 +41,10 @@ class Workers {
   Start start(std::function<void()> fn, std::string* why);
   // Joins the workers that have finished; returns how many are alive.
   size_t reap();
+  // Joins every worker, waiting for those still running (tell them to end
+  // first): for a server that reads what its workers counted once they
+  // are done. The set stays usable.
+  void join_all();
   size_t cap() const { return cap_; }
 
  private:
