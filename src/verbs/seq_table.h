@@ -27,25 +27,12 @@ template <class T>
 class SeqTable {
  public:
   // The record of `seq`, created (default-constructed) if it is not there.
-  // The reference stays valid until the next insert() or clear().
-  T& insert(uint64_t seq) {
-    if (count_ == 0) {
-      lo_ = seq;
-      hi_ = seq + 1;
-    } else {
-      if (seq < lo_) lo_ = seq;
-      if (seq >= hi_) hi_ = seq + 1;
-    }
-    if (hi_ - lo_ > slots_.size()) grow(hi_ - lo_);
-    Slot& s = slots_[seq & (slots_.size() - 1)];
-    if (!(s.used && s.seq == seq)) {
-      s.used = true;
-      s.seq = seq;
-      s.value = T{};
-      ++count_;
-    }
-    return s.value;
-  }
+  // The reference stays valid until the next insert(), claim() or clear().
+  T& insert(uint64_t seq) { return place(seq, true); }
+  // The same, but a new record keeps whatever its slot held before: for a
+  // caller that overwrites every field it will read (a receive taken
+  // straight into the slot), without clearing a large record first.
+  T& claim(uint64_t seq) { return place(seq, false); }
 
   // The record of `seq`, or null.
   T* find(uint64_t seq) {
@@ -99,6 +86,24 @@ class SeqTable {
   bool live(uint64_t q) const {
     const Slot& s = slots_[q & (slots_.size() - 1)];
     return s.used && s.seq == q;
+  }
+  T& place(uint64_t seq, bool reset) {
+    if (count_ == 0) {
+      lo_ = seq;
+      hi_ = seq + 1;
+    } else {
+      if (seq < lo_) lo_ = seq;
+      if (seq >= hi_) hi_ = seq + 1;
+    }
+    if (hi_ - lo_ > slots_.size()) grow(hi_ - lo_);
+    Slot& s = slots_[seq & (slots_.size() - 1)];
+    if (!(s.used && s.seq == seq)) {
+      s.used = true;
+      s.seq = seq;
+      if (reset) s.value = T{};
+      ++count_;
+    }
+    return s.value;
   }
   // Re-homes the live records into a ring of at least `width` slots.
   void grow(uint64_t width) {

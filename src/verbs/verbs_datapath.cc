@@ -296,7 +296,7 @@ void VerbsConnection::post_receives_locked() {
   for (;;) {
     // Taken straight into its record's slot (no copy, no allocation).
     const uint64_t n = next_recv_;
-    provider::ReceiveRequest& rr = recvs_.insert(n);
+    provider::ReceiveRequest& rr = recvs_.claim(n);
     if (!host_->rq_take(&rr)) {
       recvs_.erase(n);
       return;

@@ -92,6 +92,19 @@ TEST(SeqTable, InsertOfAFreedTopNumberAndBelowTheWindow) {
   EXPECT_EQ(t.size(), 3u);
 }
 
+TEST(SeqTable, ClaimKeepsTheSlotsOldContentsInsertClears) {
+  SeqTable<int> t;
+  t.insert(0) = 41;
+  EXPECT_TRUE(t.erase(0));
+  // Ring of 16: number 16 lands in number 0's slot.
+  EXPECT_EQ(t.claim(16), 41);  // not cleared: the caller overwrites it
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t.erase(16));
+  EXPECT_EQ(t.insert(32), 0);  // cleared
+  EXPECT_EQ(t.claim(32), 0);   // an existing record, as it is
+  EXPECT_EQ(t.size(), 1u);
+}
+
 TEST(SeqTable, AgreesWithAMapUnderRandomUse) {
   std::mt19937_64 rng(42);
   SeqTable<uint64_t> t;
