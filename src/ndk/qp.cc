@@ -197,12 +197,13 @@ NTSTATUS Qp::enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG
   if (is_inline && total > cfg_.inline_size) return STATUS_INVALID_PARAMETER;
   if (nsge > 0) wr.length = total;  // Bind/FR carry their region length
   bool deferred = (wr.flags & NDK_OP_FLAG_DEFER) != 0;
+  std::shared_ptr<QpTransport> t;
   if (is_inline && (wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite) &&
       !(wr.flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_READ_FENCE))) {
     // A small Send or Write that nothing queued waits for: the posting
     // thread hands it to TCP itself, without a round through the
     // transmitter's queue scan (docs/datapath.md "Direct sends").
-    std::shared_ptr<QpTransport> t = transport();
+    t = transport();
     if (t != nullptr && t->direct_begin()) {
       Started started;
       NTSTATUS st = push(wr, sgl, nsge, true, &started);
@@ -213,7 +214,15 @@ NTSTATUS Qp::enqueue(WorkRequestHead&& wr, const NDK_SGE* sgl, ULONG nsge, ULONG
   NTSTATUS st = push(wr, sgl, nsge, false, nullptr);
   if (st != STATUS_SUCCESS) return st;
   bool carries = wr.type == NdkOperationTypeSend || wr.type == NdkOperationTypeWrite;
-  kick(deferred, carries ? wr.length : 0);
+  if (t != nullptr) {
+    // The transport just asked (no direct path, or busy) is told, without a
+    // second lookup under transport_mu_ (a device engine's every inline
+    // post). One that was gone then is looked up again after the push
+    // (kick): a transport attached meanwhile must see it.
+    t->sq_posted(deferred, carries ? wr.length : 0);
+  } else {
+    kick(deferred, carries ? wr.length : 0);
+  }
   return STATUS_SUCCESS;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "provider/provider.h"
+#include "verbs/seq_table.h"
 #include "verbs/verbs_loop.h"
 #include "verbs/verbs_map.h"
 
@@ -148,6 +149,8 @@ class VerbsConnection final : public provider::Connection,
   void post_batch_locked();  // one ibv_post_send for what batch_ holds
   void reregister_locked(const provider::WorkRequest& wr, uint64_t seq);
   void poll_locked();
+  // One device receive completion to the host (host_ set).
+  void complete_device_receive(const ibv_wc& c, const provider::ReceiveRequest& rr, NTSTATUS st);
   // Polled mode (docs/verbs.md "Completions and polled mode"): while a
   // consumer busy-polls, the device CQ stays unarmed.
   void arm_device_locked();
@@ -189,8 +192,9 @@ class VerbsConnection final : public provider::Connection,
   bool attached_ = false;
   QpLimits lim_;
   std::deque<SendWqes> batch_;
-  std::map<uint64_t, PostedRecord> sends_;              // by SQ sequence number
-  std::map<uint64_t, provider::ReceiveRequest> recvs_;  // by kRecvBit | n
+  provider::WorkRequest sq_wr_;               // post_sends_locked's scratch
+  SeqTable<PostedRecord> sends_;              // by SQ sequence number (the wr_id)
+  SeqTable<provider::ReceiveRequest> recvs_;  // by n (the wr_id is kRecvBit | n)
   uint64_t next_recv_ = 0;
   std::shared_ptr<VerbsSrq> srq_;  // the QP's device SRQ, if any (set before qp_)
   bool device_armed_ = true;       // a notification is requested (create_qp arms the new CQ)

@@ -28,7 +28,9 @@ void VerbsConnection::rq_posted() {
 void VerbsConnection::post_sends_locked() {
   if (host_ == nullptr || qp_ == nullptr || !attached_) return;
   batch_.clear();
-  provider::WorkRequest wr;
+  // The connection's scratch request (sq_start fills what it uses): no
+  // zeroing of a whole SGL per post.
+  provider::WorkRequest& wr = sq_wr_;
   uint64_t seq = 0;
   while (host_->sq_start(&wr, &seq)) {
     SendRequest req;
@@ -85,10 +87,9 @@ void VerbsConnection::post_sends_locked() {
           batch_.pop_back();
           continue;
         }
-        PostedRecord rec;
+        PostedRecord& rec = sends_.insert(seq);
         rec.request_context = wr.context;
         rec.type = wr.type;
-        sends_[seq] = rec;
         continue;
       }
       default:
@@ -134,11 +135,10 @@ void VerbsConnection::post_sends_locked() {
     // Every WQE is signaled: the object model keeps each request's record
     // until its completion and suppresses the CQE of a silent success.
     w.wr[w.count - 1].send_flags |= IBV_SEND_SIGNALED;
-    PostedRecord rec;
+    PostedRecord& rec = sends_.insert(seq);
     rec.request_context = wr.context;
     rec.type = wr.type;
     rec.length = w.length;
-    sends_[seq] = rec;
   }
   post_batch_locked();
 }
@@ -294,27 +294,32 @@ bool VerbsConnection::build_window_bind(const provider::WorkRequest& wr, uint64_
 
 void VerbsConnection::post_receives_locked() {
   if (host_ == nullptr || qp_ == nullptr || srq_) return;
-  provider::ReceiveRequest rr;
-  while (host_->rq_take(&rr)) {
-    uint64_t id = kRecvBit | next_recv_++;
+  for (;;) {
+    // Taken straight into its record's slot (no copy, no allocation).
+    const uint64_t n = next_recv_;
+    provider::ReceiveRequest& rr = recvs_.claim(n);
+    if (!host_->rq_take(&rr)) {
+      recvs_.erase(n);
+      return;
+    }
+    ++next_recv_;
     RecvWqe w;
-    NTSTATUS st = build_recv(rr.sge, rr.nsge, lim_, id, &w);
+    NTSTATUS st = build_recv(rr.sge, rr.nsge, lim_, kRecvBit | n, &w);
     ibv_recv_wr* bad = nullptr;
     if (st == STATUS_SUCCESS && ibv_post_recv(qp_, &w.wr, &bad) != 0)
       st = STATUS_INSUFFICIENT_RESOURCES;
     if (st != STATUS_SUCCESS) {
       host_->complete_receive(rr, st, 0, false);
-      continue;
+      recvs_.erase(n);
     }
-    recvs_.emplace(id, rr);
   }
 }
 
 void VerbsConnection::return_receives_locked() {
   if (host_ != nullptr) {
-    for (auto it = recvs_.rbegin(); it != recvs_.rend(); ++it)
-      if (!host_->rq_untake(it->second))
-        host_->complete_receive(it->second, STATUS_CANCELLED, 0, false);
+    recvs_.for_each_reverse([this](uint64_t, const provider::ReceiveRequest& rr) {
+      if (!host_->rq_untake(rr)) host_->complete_receive(rr, STATUS_CANCELLED, 0, false);
+    });
   }
   recvs_.clear();
 }
@@ -324,7 +329,9 @@ void VerbsConnection::cancel_receives_locked() {
     recvs_.clear();
     return;
   }
-  for (auto& [id, rr] : recvs_) host_->complete_receive(rr, STATUS_CANCELLED, 0, false);
+  recvs_.for_each([this](uint64_t, const provider::ReceiveRequest& rr) {
+    host_->complete_receive(rr, STATUS_CANCELLED, 0, false);
+  });
   recvs_.clear();
 }
 
@@ -366,6 +373,17 @@ void VerbsConnection::stop() {
 
 // ---- completions ---------------------------------------------------------------
 
+void VerbsConnection::complete_device_receive(const ibv_wc& c, const provider::ReceiveRequest& rr,
+                                              NTSTATUS st) {
+  // verbs reports no solicited bit: every receive may wake a solicited arm
+  // (docs/verbs.md). rxe writes the kernel's flag bit for it
+  // (invalidated_rkey_of).
+  uint32_t inv = invalidated_rkey_of(c, prov_->wc_abi());
+  if (inv != 0) prov_->window_peer_invalidated(inv);
+  host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv,
+                          provider_error_of(c));
+}
+
 void VerbsConnection::poll_locked() {
   if (cq_ == nullptr) return;
   ibv_wc wc[32];
@@ -377,29 +395,26 @@ void VerbsConnection::poll_locked() {
       if (prov_->trace()) trace_wc(qp_ != nullptr ? qp_->qp_num : 0, c);
       const NTSTATUS st = status_of(c.status);
       if (c.wr_id & kRecvBit) {
-        provider::ReceiveRequest rr;
         if (c.wr_id & VerbsSrq::kSrqBit) {
           // A receive of the QP's SRQ (any of its QPs may have taken it).
+          provider::ReceiveRequest rr;
           if (!srq_ || !srq_->finish(c.wr_id, &rr)) continue;
+          if (host_ == nullptr) continue;
+          complete_device_receive(c, rr, st);
         } else {
-          auto it = recvs_.find(c.wr_id);
-          if (it == recvs_.end()) continue;  // cancelled already (flush, stop)
-          rr = it->second;
-          recvs_.erase(it);
+          const uint64_t num = c.wr_id & ~kRecvBit;
+          const provider::ReceiveRequest* r = recvs_.find(num);
+          if (r == nullptr) continue;  // cancelled already (flush, stop)
+          // Completed from its slot, then dropped (nothing re-enters this
+          // connection from complete_receive: mu_ is held).
+          if (host_ != nullptr) complete_device_receive(c, *r, st);
+          recvs_.erase(num);
         }
-        if (host_ == nullptr) continue;
-        // verbs reports no solicited bit: every receive may wake a
-        // solicited arm (docs/verbs.md).
-        // rxe writes the kernel's flag bit for it (invalidated_rkey_of).
-        uint32_t inv = invalidated_rkey_of(c, prov_->wc_abi());
-        if (inv != 0) prov_->window_peer_invalidated(inv);
-        host_->complete_receive(rr, st, st == STATUS_SUCCESS ? c.byte_len : 0, true, inv,
-                                provider_error_of(c));
       } else {
-        auto it = sends_.find(c.wr_id);
-        if (it == sends_.end()) continue;
-        uint64_t len = it->second.length;
-        sends_.erase(it);
+        const PostedRecord* rec = sends_.find(c.wr_id);
+        if (rec == nullptr) continue;
+        const uint64_t len = rec->length;
+        sends_.erase(c.wr_id);
         if (host_ == nullptr) continue;
         host_->sq_complete(c.wr_id, st, st == STATUS_SUCCESS ? static_cast<ULONG>(len) : 0, 0,
                            provider_error_of(c));

@@ -223,7 +223,15 @@ ULONG allowed_flags(SendOp op) {
 }
 
 NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) {
-  *out = SendWqes{};
+  // Everything but the SGE array, which is written up to the count the
+  // WQE names (the device reads no further): no 256-byte clear per post.
+  out->wr[0] = ibv_send_wr{};
+  out->wr[1] = ibv_send_wr{};
+  out->count = 0;
+  out->deferred = false;
+  out->signaled = true;
+  out->coalesce_inline = false;
+  out->length = 0;
   if (req.flags & ~allowed_flags(req.op)) return STATUS_INVALID_PARAMETER;
   if (req.nsge > 0 && req.sgl == nullptr) return STATUS_INVALID_PARAMETER;
   const bool is_inline = (req.flags & NDK_OP_FLAG_INLINE) != 0;

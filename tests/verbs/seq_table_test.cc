@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// SeqTable (src/verbs/seq_table.h): the verbs connection's records of posted
+// requests by sequence number, in place of a std::map.
+#include "verbs/seq_table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <vector>
+
+namespace softndk::verbs {
+namespace {
+
+TEST(SeqTable, InsertFindEraseInPostingOrder) {
+  SeqTable<int> t;
+  EXPECT_EQ(t.find(0), nullptr);
+  for (uint64_t s = 100; s < 110; ++s) t.insert(s) = static_cast<int>(s) * 2;
+  EXPECT_EQ(t.size(), 10u);
+  for (uint64_t s = 100; s < 110; ++s) {
+    ASSERT_NE(t.find(s), nullptr);
+    EXPECT_EQ(*t.find(s), static_cast<int>(s) * 2);
+    EXPECT_TRUE(t.erase(s));
+    EXPECT_EQ(t.find(s), nullptr);
+    EXPECT_FALSE(t.erase(s));  // exactly once
+  }
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(t.find(99), nullptr);
+  EXPECT_EQ(t.find(110), nullptr);
+}
+
+TEST(SeqTable, StaysAtTheQueueDepthWhileNumbersRunOn) {
+  // A queue of depth 32 posting and completing a million requests: the ring
+  // never grows past the depth (no allocation per request).
+  SeqTable<uint64_t> t;
+  uint64_t next = 0, oldest = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    while (next - oldest < 32) t.insert(next) = next, ++next;
+    ASSERT_NE(t.find(oldest), nullptr);
+    EXPECT_EQ(*t.find(oldest), oldest);
+    ASSERT_TRUE(t.erase(oldest++));
+  }
+  EXPECT_EQ(t.capacity(), 32u);
+  EXPECT_EQ(t.size(), 31u);
+}
+
+TEST(SeqTable, GapsOutOfOrderEraseAndGrowth) {
+  SeqTable<int> t;
+  // Numbers left out (requests completed at post time) and a window wider
+  // than the first ring: it grows and keeps every record.
+  for (uint64_t s = 0; s < 200; s += 3) t.insert(s) = static_cast<int>(s);
+  EXPECT_GE(t.capacity(), 200u);
+  EXPECT_EQ(t.find(1), nullptr);
+  EXPECT_TRUE(t.erase(99));  // out of order
+  EXPECT_EQ(t.find(99), nullptr);
+  std::vector<uint64_t> seen;
+  t.for_each([&](uint64_t s, int& v) {
+    EXPECT_EQ(v, static_cast<int>(s));
+    seen.push_back(s);
+  });
+  ASSERT_EQ(seen.size(), t.size());
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_LT(seen[i - 1], seen[i]);  // oldest first
+  std::vector<uint64_t> back;
+  t.for_each_reverse([&](uint64_t s, int&) { back.push_back(s); });
+  ASSERT_EQ(back.size(), seen.size());
+  EXPECT_EQ(back.front(), seen.back());
+  EXPECT_EQ(back.back(), seen.front());
+  t.clear();
+  EXPECT_TRUE(t.empty());
+  int calls = 0;
+  t.for_each([&](uint64_t, int&) { ++calls; });
+  EXPECT_EQ(calls, 0);
+  // Numbering goes on after a clear (a flush), also below the old window.
+  t.insert(5) = 7;
+  ASSERT_NE(t.find(5), nullptr);
+  EXPECT_EQ(*t.find(5), 7);
+}
+
+TEST(SeqTable, InsertOfAFreedTopNumberAndBelowTheWindow) {
+  SeqTable<int> t;
+  t.insert(10) = 1;
+  t.insert(11) = 2;
+  EXPECT_TRUE(t.erase(11));  // the receive path: slot taken, queue empty
+  t.insert(11) = 3;          // the same number again
+  EXPECT_EQ(*t.find(11), 3);
+  t.insert(4) = 4;  // below the window: kept too
+  EXPECT_EQ(*t.find(4), 4);
+  EXPECT_EQ(*t.find(10), 1);
+  EXPECT_EQ(t.size(), 3u);
+  int& again = t.insert(10);  // an existing record is returned, not reset
+  EXPECT_EQ(again, 1);
+  EXPECT_EQ(t.size(), 3u);
+}
+
+TEST(SeqTable, ClaimKeepsTheSlotsOldContentsInsertClears) {
+  SeqTable<int> t;
+  t.insert(0) = 41;
+  EXPECT_TRUE(t.erase(0));
+  // Ring of 16: number 16 lands in number 0's slot.
+  EXPECT_EQ(t.claim(16), 41);  // not cleared: the caller overwrites it
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t.erase(16));
+  EXPECT_EQ(t.insert(32), 0);  // cleared
+  EXPECT_EQ(t.claim(32), 0);   // an existing record, as it is
+  EXPECT_EQ(t.size(), 1u);
+}
+
+TEST(SeqTable, AgreesWithAMapUnderRandomUse) {
+  std::mt19937_64 rng(42);
+  SeqTable<uint64_t> t;
+  std::map<uint64_t, uint64_t> m;
+  uint64_t next = 1000;
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned op = rng() % 10;
+    if (op < 5) {
+      next += 1 + rng() % 3;
+      t.insert(next) = next ^ 0x5a;
+      m[next] = next ^ 0x5a;
+    } else if (!m.empty()) {
+      // Mostly the oldest (in-order completion), sometimes any.
+      auto it = m.begin();
+      if (op == 9) std::advance(it, static_cast<long>(rng() % m.size()));
+      ASSERT_NE(t.find(it->first), nullptr);
+      EXPECT_EQ(*t.find(it->first), it->second);
+      EXPECT_TRUE(t.erase(it->first));
+      m.erase(it);
+    }
+    ASSERT_EQ(t.size(), m.size());
+    if (op == 8) {
+      EXPECT_EQ(t.find(next + 1), nullptr);
+    }
+  }
+  std::vector<uint64_t> left;
+  t.for_each([&](uint64_t s, uint64_t& v) {
+    EXPECT_EQ(v, s ^ 0x5a);
+    left.push_back(s);
+  });
+  std::vector<uint64_t> want;
+  for (auto& [s, v] : m) want.push_back(s);
+  EXPECT_EQ(left, want);
+}
+
+}  // namespace
+}  // namespace softndk::verbs
