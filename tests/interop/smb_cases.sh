@@ -64,11 +64,13 @@ smb_settle() {
 }
 
 # ndk-smb against the forwarded port. SMB OUTFILE ARGS...: stdout in
-# OUTFILE, stderr in OUTFILE.err, exit code in OUTFILE.rc.
+# OUTFILE, stderr in OUTFILE.err, exit code in OUTFILE.rc, its run time
+# (seconds, the last run's) in OUTFILE.secs.
 smb() {
-  local out=$1 rc=0
+  local out=$1 rc=0 t0
   shift
   smb_settle
+  t0=$(now)
   timeout 300 "$NDK_SMB" --stats "$@" >"$out" 2>"$out.err" || rc=$?
   sed -n '1,20s/^/  ndk-smb| /p' "$out" "$out.err"
   # ksmbd 6.1 sometimes closes a new SMB Direct connection before answering
@@ -80,9 +82,11 @@ smb() {
     sleep 3
     smb_settle
     rc=0
+    t0=$(now)
     timeout 300 "$NDK_SMB" --stats "$@" >"$out" 2>"$out.err" || rc=$?
     sed -n '1,20s/^/  ndk-smb| /p' "$out" "$out.err"
   fi
+  since "$t0" >"$out.secs"
   echo "$rc" >"$out.rc"
 }
 smb_rc() { cat "$1.rc"; }
@@ -161,10 +165,16 @@ case_smb_user() {
   smb "$CDIR/badpw.txt" -U "$SMB_USER" -P wrong-password "$(user_url)" ls
   check "a wrong password: exit 4 (auth refused)" test "$(smb_rc "$CDIR/badpw.txt")" -eq 4
   check "... saying so" has "$CDIR/badpw.txt.err" 'refused the session.*LOGON_FAILURE'
+  # The teardown after a failure while connecting is bounded (3 s), not
+  # --timeout (30 s by default) per object (issue 29).
+  check "... within 10 s ($(cat "$CDIR/badpw.txt.secs") s)" \
+    awk -v s="$(cat "$CDIR/badpw.txt.secs")" 'BEGIN { exit !(s < 10) }'
   # shellcheck disable=SC2046
   smb "$CDIR/noshare.txt" $(uargs) "//127.0.0.1:$HP_SMB/no-such-share" ls
   check "an unknown share: exit 5" test "$(smb_rc "$CDIR/noshare.txt")" -eq 5
   check "... saying so" has "$CDIR/noshare.txt.err" 'BAD_NETWORK_NAME'
+  check "... within 10 s ($(cat "$CDIR/noshare.txt.secs") s)" \
+    awk -v s="$(cat "$CDIR/noshare.txt.secs")" 'BEGIN { exit !(s < 10) }'
   # shellcheck disable=SC2046
   smb "$CDIR/nofile.txt" $(uargs) "$(user_url)" get no-such-file "$CDIR/x"
   check "a missing file: exit 6 with the status" test "$(smb_rc "$CDIR/nofile.txt")" -eq 6
@@ -379,6 +389,7 @@ smbvs_ndk_round() {
     smb "$CDIR/ndk-$rw-$k.txt" $(uargs) --vers 3.0.2 --bs 1M --iodepth 1 "$(user_url)" \
       bench "$f" --rw $rw --size "${SMBVS_MIB}M" --runtime 0
     local bw bytes
+    echo "  info  ndk-smb bench --rw $rw round $k: the process took $(cat "$CDIR/ndk-$rw-$k.txt.secs") s"
     bw=$(grep -o 'BW=[0-9.]*MiB/s' "$CDIR/ndk-$rw-$k.txt" | grep -o '[0-9.]*' | head -n 1)
     # The RDMA channel carried every byte (READ: ksmbd's RDMA Writes; WRITE: its RDMA Reads).
     if [ $rw = read ]; then bytes=$(stat_of "$CDIR/ndk-$rw-$k.txt" rdma_read_bytes); else bytes=$(stat_of "$CDIR/ndk-$rw-$k.txt" rdma_write_bytes); fi
