@@ -473,7 +473,7 @@ grep -E 'SMBDirect|^RDMA|Dialect' /proc/fs/cifs/DebugData" >"$CDIR/mount.txt" 2>
   echo "  info  umount done at $(since "$t0") s"
   local d
   for d in read write; do
-    echo "smb vs-cifs $d ${n} MiB bs 1M qd1 3.0.2 (ndk-smb on the host / cifs in the guest, MiB/s): $(grep "^$d pair" "$CDIR/ratios.txt" | awk '{printf "%s%s", sep, $NF; sep=" "}') median $(smbvs_med $d)" >>"$STATE/smb-perf.txt"
+    echo "smb vs-cifs $d ${n} MiB bs 1M qd1 3.0.2 (ratio of MiB/s, ndk-smb on the host / cifs in the guest; pairs): $(grep "^$d pair" "$CDIR/ratios.txt" | awk '{printf "%s%s", sep, $NF; sep=" "}') median $(smbvs_med $d)" >>"$STATE/smb-perf.txt"
     check "$d: every pair measured, median ndk-smb/cifs ratio $(smbvs_med $d) >= $SMBVS_MIN" smbvs_ok $d
   done
   check "umount" has "$CDIR/umount.txt" '^umounted'
