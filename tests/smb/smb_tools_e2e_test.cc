@@ -364,11 +364,13 @@ TEST_P(SmbTools, ErrorsEndWithTheirExitCodes) {
 // ends ndk-smb as promptly as it is known, with the user's --timeout 30:
 // the teardown after it (the disconnect and every object's close) is
 // bounded by ndk-smb's 3 s after-error limit, not by --timeout per object
-// (issue 29). Then the same against a server that stops answering
-// (SIGSTOP) in the middle of the session setup: whichever step the stop
+// (issue 29): seen 0.01-0.1 s; the bound, 10 s, leaves room for a loaded
+// CI host and stays far below one --timeout. Then the same against a
+// server that stops answering (SIGSTOP) in the middle of the session
+// setup: whichever step the stop
 // catches (ndk-smb waiting for the AUTHENTICATE's answer: exit 3 after
 // --timeout 3; or already refused: exit 4 with a teardown towards a server
-// that never answers the disconnect), it ends within --timeout + 5 s.
+// that never answers the disconnect: 2 s), it ends within --timeout + 7 s.
 TEST_P(SmbTools, ErrorsWhileConnectingEndPromptly) {
   start_server({"--trace"});
   const auto timed = [&](const std::vector<std::string>& argv, double* took) {
@@ -382,14 +384,14 @@ TEST_P(SmbTools, ErrorsWhileConnectingEndPromptly) {
   ProcResult bad = timed(client_argv({"--timeout", "30", "ls"}, "wrong-password"), &took);
   EXPECT_EQ(bad.exit_code, 4) << bad.err;
   EXPECT_NE(bad.err.find("STATUS_LOGON_FAILURE"), std::string::npos) << bad.err;
-  EXPECT_LT(took, 5) << "a refused session took " << took << " s to end\n" << bad.err;
+  EXPECT_LT(took, 10) << "a refused session took " << took << " s to end\n" << bad.err;
   std::vector<std::string> a = env();
   a.insert(a.end(), {NDK_SMB_BIN, "--timeout", "30", "-U", kUser, "-P", kPassword,
                      "//127.0.0.1:" + std::to_string(port_) + "/other", "ls"});
   ProcResult share = timed(a, &took);
   EXPECT_EQ(share.exit_code, 5) << share.err;
   EXPECT_NE(share.err.find("BAD_NETWORK_NAME"), std::string::npos) << share.err;
-  EXPECT_LT(took, 5) << "an unknown share took " << took << " s to end\n" << share.err;
+  EXPECT_LT(took, 10) << "an unknown share took " << took << " s to end\n" << share.err;
   // The server stopped once it has answered the first SESSION_SETUP
   // (NTLMSSP NEGOTIATE -> CHALLENGE; its trace line follows the answer).
   const size_t seen = server_->err_so_far().size();
@@ -418,7 +420,7 @@ TEST_P(SmbTools, ErrorsWhileConnectingEndPromptly) {
     EXPECT_EQ(r.exit_code, 4) << r.err;
     EXPECT_NE(r.err.find("STATUS_LOGON_FAILURE"), std::string::npos) << r.err;
   }
-  EXPECT_LT(took, 3 + 5) << "ndk-smb ended " << took << " s after the server stopped\n" << r.err;
+  EXPECT_LT(took, 3 + 7) << "ndk-smb ended " << took << " s after the server stopped\n" << r.err;
 }
 
 // ndk-smbd killed (SIGKILL, by its pid) while a get of a 16 GiB (sparse)
