@@ -196,40 +196,38 @@ Client::Client(const Options& o) : o_(o) {}
 
 Client::~Client() = default;
 
-std::unique_ptr<Client> Client::connect(tools::Adapter& a, const tools::SockAddr& local,
-                                        const tools::SockAddr& peer, const Options& o) {
-  std::unique_ptr<Client> c(new Client(o));
-  c->t_ = smbd::Transport::connect(a, local, peer, o.transport);
-  c->negotiate();
-  c->session_setup();
-  c->tree_connect();
+void Client::connect(tools::Adapter& a, const tools::SockAddr& local, const tools::SockAddr& peer) {
+  if (t_) throw ClientError(kExitLocal, "Client::connect called twice");
+  t_ = smbd::Transport::connect(a, local, peer, o_.transport);
+  negotiate();
+  session_setup();
+  tree_connect();
   // The I/O size: ours, the server's READ/WRITE limits, and for the RDMA
   // channel the SMB Direct MaxReadWriteSize; inline, what one SMB Direct
   // message may carry either way (less room for the SMB2 headers).
-  uint32_t io = std::min({o.io_size, c->max_read_, c->max_write_});
-  if (!c->large_mtu_) io = std::min<uint32_t>(io, 65536);
-  c->channel_ = o.channel;
-  if (c->channel_ == Channel::kRdmaInvalidate && c->dialect_ == 0x0300) {
-    c->channel_ = Channel::kRdma;
-    c->notes_.push_back(
+  uint32_t io = std::min({o_.io_size, max_read_, max_write_});
+  if (!large_mtu_) io = std::min<uint32_t>(io, 65536);
+  channel_ = o_.channel;
+  if (channel_ == Channel::kRdmaInvalidate && dialect_ == 0x0300) {
+    channel_ = Channel::kRdma;
+    notes_.push_back(
         "dialect 3.0 has no SMB2_CHANNEL_RDMA_V1_INVALIDATE: using RDMA_V1 (the client "
         "invalidates its buffers itself)");
   }
-  const auto& n = c->t_->negotiated();
+  const auto& n = t_->negotiated();
   const uint32_t inline_max = std::min(n.max_fragmented_send_size, n.max_fragmented_receive_size);
-  if (c->channel_ == Channel::kInline) {
+  if (channel_ == Channel::kInline) {
     io = std::min<uint32_t>(io, inline_max > 512 ? inline_max - 512 : 0);
     io &= ~uint32_t(4095);
     if (io == 0) throw ClientError(kExitTransport, "SMB Direct messages too small for inline I/O");
-    c->slot_mem_.assign(std::max(1u, o.slots), std::vector<uint8_t>(io));
+    slot_mem_.assign(std::max(1u, o_.slots), std::vector<uint8_t>(io));
   } else {
     io = std::min(io, n.max_read_write_size);
     if (io == 0) throw ClientError(kExitTransport, "the peer's MaxReadWriteSize is 0");
-    c->pool_ = std::make_unique<smbd::BufferPool>(*c->t_, std::max(1u, o.slots), io);
-    c->slot_mem_.assign(std::max(1u, o.slots), std::vector<uint8_t>());
+    pool_ = std::make_unique<smbd::BufferPool>(*t_, std::max(1u, o_.slots), io);
+    slot_mem_.assign(std::max(1u, o_.slots), std::vector<uint8_t>());
   }
-  c->io_size_ = io;
-  return c;
+  io_size_ = io;
 }
 
 std::vector<uint8_t> Client::header_only() {

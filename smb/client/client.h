@@ -67,8 +67,14 @@ struct Stats {
 
 class Client {
  public:
-  static std::unique_ptr<Client> connect(tools::Adapter& a, const tools::SockAddr& local,
-                                         const tools::SockAddr& peer, const Options& o);
+  // Made first, connected second: when connect() fails (negotiate, session
+  // setup, tree connect), the caller still holds the Client and with it the
+  // connection, so it can say what failed and bound the teardown
+  // (Adapter::limit_teardown) before the Client goes.
+  explicit Client(const Options& o);
+  // SMB Direct connection, NEGOTIATE, SESSION_SETUP, TREE_CONNECT, the I/O
+  // buffers. Once only.
+  void connect(tools::Adapter& a, const tools::SockAddr& local, const tools::SockAddr& peer);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -80,6 +86,9 @@ class Client {
   uint32_t io_size() const { return io_size_; }
   unsigned slots() const { return unsigned(slot_mem_.size()); }
   const Stats& stats() const { return stats_; }
+  // False until connect() has an SMB Direct connection (and after a failed
+  // one): transport() needs one.
+  bool has_transport() const { return t_ != nullptr; }
   const smbd::Transport& transport() const { return *t_; }
   uint64_t remote_invalidations() const { return pool_ ? pool_->remote_invalidations() : 0; }
   uint64_t local_invalidations() const { return pool_ ? pool_->local_invalidations() : 0; }
@@ -121,7 +130,6 @@ class Client {
     uint32_t len = 0;
     uint32_t token = 0;  // the RDMA buffer's token the server may invalidate
   };
-  Client(const Options& o);
   void negotiate();
   void session_setup();
   void tree_connect();

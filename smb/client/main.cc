@@ -252,7 +252,7 @@ constexpr double kTeardownAfterError = 3;
 // A failure once connected: said at once, then the connection is torn down
 // within kTeardownAfterError (the exit code is the error's).
 int report_and_end(const Cli& cli, Client& c, tools::Adapter& adapter, const ClientError& e) {
-  if (cli.stats) print_stats(c);
+  if (cli.stats && c.has_transport()) print_stats(c);
   std::fprintf(stderr, "ndk-smb: %s\n", e.what());
   std::fflush(stderr);
   adapter.limit_teardown(kTeardownAfterError);
@@ -312,12 +312,20 @@ int run(Cli& cli, const std::string& command) {
   ao.timeout_s = cli.timeout_s;
   ao.disconnect_timeout_s = 2;
   tools::Adapter adapter(ao);
-  std::unique_ptr<Client> c;
+  // Declared after the adapter: destroyed (its connection torn down) first.
+  auto c = std::make_unique<Client>(o);
+  // A failure while connecting (refused session, unknown share, a server
+  // that stops answering) ends like one later on: said at once, then a
+  // teardown bounded by kTeardownAfterError, not --timeout per object.
   try {
-    c = Client::connect(adapter, local, peer, o);
+    c->connect(adapter, local, peer);
   } catch (const smbd::TransportError& e) {
-    throw ClientError(kExitTransport, std::string("SMB Direct to ") + o.host + ":" +
-                                          std::to_string(o.port) + ": " + e.what());
+    return report_and_end(
+        cli, *c, adapter,
+        ClientError(kExitTransport, std::string("SMB Direct to ") + o.host + ":" +
+                                        std::to_string(o.port) + ": " + e.what()));
+  } catch (const ClientError& e) {
+    return report_and_end(cli, *c, adapter, e);
   }
   for (const auto& n : c->notes()) std::fprintf(stderr, "ndk-smb: note: %s\n", n.c_str());
   int rc = kExitOk;

@@ -114,6 +114,7 @@ class Connection {
   uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
   uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  bool channel_valid_for_dialect(uint32_t channel) const;  // MS-SMB2 3.3.5.12/13
   uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out);

@@ -220,11 +220,21 @@ uint32_t Connection::flush(std::span<const uint8_t> m, std::vector<uint8_t>* out
   return nt::kSuccess;
 }
 
+// MS-SMB2 3.3.5.12 (READ) and 3.3.5.13 (WRITE): at dialect 3.0 the only
+// RDMA channel is SMB2_CHANNEL_RDMA_V1; SMB2_CHANNEL_RDMA_V1_INVALIDATE
+// (remote invalidation) came with 3.0.2, so a 3.0 request asking for it is
+// failed with STATUS_INVALID_PARAMETER, before any RDMA operation and
+// without a Send with Invalidate (the token is not ours to invalidate).
+bool Connection::channel_valid_for_dialect(uint32_t channel) const {
+  return !(channel == kChannelRdmaV1Invalidate && dialect_ == 0x0300);
+}
+
 uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
   ReadRequest rq;
   if (parse_read_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
   const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
   if (rq.channel && !rdma) return nt::kInvalidParameter;
+  if (!channel_valid_for_dialect(rq.channel)) return nt::kInvalidParameter;
   std::vector<smbd::BufferDescriptor> d;
   if (rdma) {
     uint64_t total = 0;
@@ -287,6 +297,7 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
   if (parse_write_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
   const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
   if (rq.channel && !rdma) return nt::kInvalidParameter;
+  if (!channel_valid_for_dialect(rq.channel)) return nt::kInvalidParameter;
   std::vector<smbd::BufferDescriptor> d;
   uint64_t total = 0;
   if (rdma) {

@@ -112,7 +112,7 @@ CASES=(
   # (smb_restart last: a ksmbd whose shutdown hung - documented peer
   # behaviour, docs/smb-direct.md "smb_restart" - serves nothing after it)
   "smb smb_guest 300" "smb smb_user 600" "smb smb_rdma_noinv 480" "smb smb_listing 300"
-  "smb smb_bench 300" "smb smb_restart 360"
+  "smb smb_bench 300" "smb smb_vs_cifs 600" "smb smb_restart 360"
   # SMB Direct (issue 29): Linux cifs in the guest mounts ndk-smbd on the host
   # (smb_cifs_cases.sh)
   "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240" "smb-cifs cifs_v311 240"

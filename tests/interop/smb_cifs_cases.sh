@@ -66,6 +66,19 @@ smb_counters_checks() {
   check "server: no logon failure" jtrue "$CDIR/smbd.json" '.[0].logon_failures == 0'
 }
 
+# The guest script's output OUT, which wrote a file NAME to the share with
+# dd oflag=direct (its md5 on a "src=" line) and read it back with iflag=direct
+# ("read-back-equal"): DD_CHECKS OUT NAME RC LABEL.
+dd_checks() {
+  local out=$1 name=$2 rc=$3 label=$4 src host
+  sed 's/^/  guest| /' "$out"
+  src=$(sed -n 's/^src=//p' "$out")
+  host=$(md5sum <"$CDIR/export/$name" 2>/dev/null | cut -d' ' -f1)
+  check "guest script rc 0" test "$rc" -eq 0
+  check "$label O_DIRECT write: the server's file equals the source" test -n "$src" -a "$src" = "$host"
+  check "$label O_DIRECT read back equal" has "$out" '^read-back-equal'
+}
+
 case_cifs_dd() {
   smbd_start || return 0
   local rc=0 t0
@@ -164,13 +177,7 @@ cp /mnt/s/moved.bin /mnt/s/dup.bin && cmp /tmp/one.bin /mnt/s/dup.bin && echo sa
 ls -l /mnt/s
 rm /mnt/s/moved.bin && test ! -e /mnt/s/moved.bin && echo removed
 umount /mnt/s && echo umounted" >"$CDIR/v311.txt" 2>&1 || rc=$?
-  sed 's/^/  guest| /' "$CDIR/v311.txt"
-  local src host
-  src=$(sed -n 's/^src=//p' "$CDIR/v311.txt")
-  host=$(md5sum <"$CDIR/export/v311.bin" 2>/dev/null | cut -d' ' -f1)
-  check "guest script rc 0" test "$rc" -eq 0
-  check "8 MiB O_DIRECT write: the server's file equals the source" test -n "$src" -a "$src" = "$host"
-  check "8 MiB O_DIRECT read back equal" has "$CDIR/v311.txt" '^read-back-equal'
+  dd_checks "$CDIR/v311.txt" v311.bin "$rc" "8 MiB"
   check "cp, mv, rm on the mount" has "$CDIR/v311.txt" '^removed'
   # cp within the share asks for a server-side copy (copy_file_range ->
   # FSCTL_SRV_REQUEST_RESUME_KEY), which ndk-smbd refuses with
@@ -221,13 +228,7 @@ cp /tmp/odd.bin /mnt/s/odd.bin && cmp /tmp/odd.bin /mnt/s/odd.bin && echo odd-eq
 grep -E 'Writes:|Reads:|Bytes' /proc/fs/cifs/Stats
 umount /mnt/s && echo umounted
 dmesg | tail -n +\$((n + 1)) | grep -E 'CIFS' || true" >"$CDIR/io.txt" 2>&1 || rc=$?
-  sed 's/^/  guest| /' "$CDIR/io.txt"
-  local src host
-  src=$(sed -n 's/^src=//p' "$CDIR/io.txt")
-  host=$(md5sum <"$CDIR/export/sig.bin" 2>/dev/null | cut -d' ' -f1)
-  check "guest script rc 0" test "$rc" -eq 0
-  check "2 MiB O_DIRECT signed write: the server's file equals the source" test -n "$src" -a "$src" = "$host"
-  check "2 MiB O_DIRECT signed read back equal" has "$CDIR/io.txt" '^read-back-equal'
+  dd_checks "$CDIR/io.txt" sig.bin "$rc" "2 MiB signed"
   check "70001-byte cp equal" has "$CDIR/io.txt" '^odd-equal'
   check "umount" has "$CDIR/io.txt" '^umounted'
   check "cifs verified every response signature (no 'sign fail', LOGOFF included)" hasnt "$CDIR/io.txt" 'sign fail|signature verification returned error'

@@ -175,6 +175,39 @@ std::vector<uint8_t> io_body_list(bool write, const std::array<uint8_t, 16>& id,
   return io_body_info(write, id, len, info, channel);
 }
 
+// NTLMSSP: NEGOTIATE -> CHALLENGE -> AUTHENTICATE as smbtest, raw (as cifs
+// sends it); the final SESSION_SETUP's status.
+uint32_t authenticate_as(Client& c, const char* password) {
+  c.session = 0;
+  ntlm::NegotiateMessage n;
+  n.flags = ntlm::kNegotiateUnicode | ntlm::kNegotiateNtlm | ntlm::kNegotiateKeyExch |
+            ntlm::kNegotiateExtendedSessionSecurity;
+  auto blob = ntlm::build_negotiate(n);
+  smb2::SessionSetupRequest sq;
+  sq.security_buffer = blob;
+  EXPECT_EQ(c.call(smb2::kSessionSetup,
+                   Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); })),
+            nt::kMoreProcessingRequired);
+  smb2::SessionSetupResponse sr;
+  EXPECT_EQ(smb2::parse_session_setup_response(c.last, &sr), smb2::ParseError::kNone);
+  ntlm::ChallengeMessage ch;
+  EXPECT_EQ(ntlm::parse_challenge(sr.security_buffer, &ch), ntlm::NtlmError::kNone);
+  const ntlm::Challenge cc = {1, 2, 3, 4, 5, 6, 7, 8};
+  auto r = ntlm::ntlmv2_response(ntlm::nt_owf_v2("smbtest", "WORKGROUP", password),
+                                 ch.server_challenge, cc, 0x01d9000000000000ull, ch.target_info);
+  ntlm::AuthenticateMessage a;
+  a.flags = ch.flags;
+  a.user = ntlm::utf16le("smbtest");
+  a.domain = ntlm::utf16le("WORKGROUP");
+  a.nt_response = r.nt_response;
+  a.lm_response.assign(r.lm_response.begin(), r.lm_response.end());
+  a.encrypted_random_session_key.assign(16, 0x11);
+  auto ab = ntlm::build_authenticate(a);
+  sq.security_buffer = ab;
+  return c.call(smb2::kSessionSetup,
+                Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); }));
+}
+
 TEST(SmbServer, CodecClientEndToEndOverRdma) {
   TempDir dir;
   server::ServerConfig cfg;
@@ -209,37 +242,7 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   ASSERT_EQ(smb2::parse_negotiate_response(c.last, &nr), smb2::ParseError::kNone);
   EXPECT_EQ(nr.dialect, smb2::kDialect302);
 
-  // NTLMSSP: NEGOTIATE -> CHALLENGE -> AUTHENTICATE, raw (as cifs sends it).
-  auto authenticate = [&](const char* password) {
-    c.session = 0;
-    ntlm::NegotiateMessage n;
-    n.flags = ntlm::kNegotiateUnicode | ntlm::kNegotiateNtlm | ntlm::kNegotiateKeyExch |
-              ntlm::kNegotiateExtendedSessionSecurity;
-    auto blob = ntlm::build_negotiate(n);
-    smb2::SessionSetupRequest sq;
-    sq.security_buffer = blob;
-    EXPECT_EQ(c.call(smb2::kSessionSetup,
-                     Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); })),
-              nt::kMoreProcessingRequired);
-    smb2::SessionSetupResponse sr;
-    EXPECT_EQ(smb2::parse_session_setup_response(c.last, &sr), smb2::ParseError::kNone);
-    ntlm::ChallengeMessage ch;
-    EXPECT_EQ(ntlm::parse_challenge(sr.security_buffer, &ch), ntlm::NtlmError::kNone);
-    const ntlm::Challenge cc = {1, 2, 3, 4, 5, 6, 7, 8};
-    auto r = ntlm::ntlmv2_response(ntlm::nt_owf_v2("smbtest", "WORKGROUP", password),
-                                   ch.server_challenge, cc, 0x01d9000000000000ull, ch.target_info);
-    ntlm::AuthenticateMessage a;
-    a.flags = ch.flags;
-    a.user = ntlm::utf16le("smbtest");
-    a.domain = ntlm::utf16le("WORKGROUP");
-    a.nt_response = r.nt_response;
-    a.lm_response.assign(r.lm_response.begin(), r.lm_response.end());
-    a.encrypted_random_session_key.assign(16, 0x11);
-    auto ab = ntlm::build_authenticate(a);
-    sq.security_buffer = ab;
-    return c.call(smb2::kSessionSetup,
-                  Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); }));
-  };
+  auto authenticate = [&](const char* password) { return authenticate_as(c, password); };
   EXPECT_EQ(authenticate("Pw-bad"), nt::kLogonFailure);
   ASSERT_EQ(authenticate("Pw-good"), nt::kSuccess);
   // A request flagged signed whose signature is not the session key's
@@ -624,6 +627,92 @@ TEST(SmbServer, Negotiate311AndAnUnknownCommand) {
   t->send(m);
   ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_NE(srv.get().find("unknown SMB2 command 0x0013"), std::string::npos);
+  t->disconnect();
+}
+
+// MS-SMB2 3.3.5.12 / 3.3.5.13: at dialect 3.0 the server fails a READ or
+// WRITE whose Channel is SMB2_CHANNEL_RDMA_V1_INVALIDATE (it came with
+// 3.0.2) with STATUS_INVALID_PARAMETER, before any RDMA operation and
+// without invalidating the client's token; SMB2_CHANNEL_RDMA_V1 works and
+// its answers are plain Sends (the client invalidates its buffers itself).
+TEST(SmbServer, Dialect30RefusesRdmaV1Invalidate) {
+  TempDir dir;
+  server::ServerConfig cfg;
+  cfg.users["smbtest"] = "Pw-good";
+  server::Share share((dir.root / "export").string());
+  server::ServerStats stats;
+  tools::Adapter sa{adapter_options()}, ca{adapter_options()};
+  tools::Listener listener{sa, addr(0)};
+  std::atomic<bool> stop{false};
+  smbd::TransportConfig tcfg;
+  auto srv = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      auto in = listener.next(tools::deadline_in(10));
+      if (!in) return "no connection";
+      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
+      server::Connection c(cfg, share, *t, stats);
+      return c.serve(stop);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  });
+  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  Client c(*t);
+  smb2::NegotiateRequest nq;
+  nq.dialects = {smb2::kDialect300};
+  ASSERT_EQ(c.call(smb2::kNegotiate,
+                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
+            nt::kSuccess);
+  smb2::NegotiateResponse nr;
+  ASSERT_EQ(smb2::parse_negotiate_response(c.last, &nr), smb2::ParseError::kNone);
+  ASSERT_EQ(nr.dialect, smb2::kDialect300);
+  ASSERT_EQ(authenticate_as(c, "Pw-good"), nt::kSuccess);
+  smb2::TreeConnectRequest tq;
+  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
+  tq.path = path;
+  ASSERT_EQ(c.call(smb2::kTreeConnect,
+                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
+            nt::kSuccess);
+  ASSERT_EQ(c.call(smb2::kCreate, create_body("v30.bin", 2)), nt::kSuccess);
+  std::array<uint8_t, 16> id;
+  std::copy(c.last.begin() + 64 + 64, c.last.begin() + 64 + 80, id.begin());
+
+  const uint32_t len = 100003;
+  smbd::BufferPool pool(*t, 2, 1u << 20);
+  for (uint32_t i = 0; i < len; ++i) pool.data(0)[i] = uint8_t(i * 13 + 5);
+  constexpr uint32_t kV1 = 1, kV1Invalidate = 2;
+  // V1_INVALIDATE refused both ways; nothing moved, nothing invalidated.
+  auto src = pool.expose(0, len, false);
+  EXPECT_EQ(c.call(smb2::kWrite, io_body_list(true, id, len, src, kV1Invalidate)),
+            nt::kInvalidParameter);
+  EXPECT_EQ(c.invalidated, 0u);
+  pool.release(0, c.invalidated);
+  auto sink = pool.expose(1, len, true);
+  EXPECT_EQ(c.call(smb2::kRead, io_body_list(false, id, len, sink, kV1Invalidate)),
+            nt::kInvalidParameter);
+  EXPECT_EQ(c.invalidated, 0u);
+  pool.release(1, c.invalidated);
+  EXPECT_EQ(stats.rdma_reads.load() + stats.rdma_writes.load() + stats.send_invalidates.load(), 0u);
+  EXPECT_EQ(fs::file_size(dir.root / "export" / "v30.bin"), 0u);
+  // RDMA_V1: the data moves, the answers invalidate nothing.
+  src = pool.expose(0, len, false);
+  ASSERT_EQ(c.call(smb2::kWrite, io_body_list(true, id, len, src, kV1)), nt::kSuccess);
+  EXPECT_EQ(c.invalidated, 0u);
+  pool.release(0, c.invalidated);
+  std::memset(pool.data(1), 0, len);
+  sink = pool.expose(1, len, true);
+  ASSERT_EQ(c.call(smb2::kRead, io_body_list(false, id, len, sink, kV1)), nt::kSuccess);
+  EXPECT_EQ(c.invalidated, 0u);
+  pool.release(1, c.invalidated);
+  EXPECT_EQ(std::memcmp(pool.data(0), pool.data(1), len), 0);
+  EXPECT_EQ(stats.rdma_reads.load(), 1u);
+  EXPECT_EQ(stats.rdma_writes.load(), 1u);
+  EXPECT_EQ(stats.send_invalidates.load(), 0u);
+  EXPECT_EQ(pool.remote_invalidations(), 0u);
+  EXPECT_EQ(pool.local_invalidations(), 4u);
+  stop = true;
+  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(srv.get(), "stopped");
   t->disconnect();
 }
 
