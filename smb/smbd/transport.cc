@@ -226,11 +226,18 @@ unsigned Transport::poll_once(OtherCompletion other, void* other_arg) {
     } else if ((ctx & kTagMask) == kSendTag) {
       free_send_.push_back(idx);
       if (r.Status != STATUS_SUCCESS && !ended_) fail_request("send", r.Status);
-    } else if (other) {
-      other(other_arg, r);
+    } else if (!(other && other(other_arg, r)) && !(handler_ && handler_(handler_arg_, r))) {
+      ++stats_.unclaimed_completions;
     }
   }
   return n;
+}
+
+void Transport::set_completion_handler(OtherCompletion handler, void* arg) {
+  if (handler && handler_ && (handler != handler_ || arg != handler_arg_))
+    throw TransportError(Error::kNone, "smbd: a completion handler is already registered");
+  handler_ = handler;
+  handler_arg_ = handler ? arg : nullptr;
 }
 
 void Transport::handle_receive(const NDK_RESULT_EX& r, uint32_t slot) {

@@ -196,6 +196,31 @@ class SmbTools : public ::testing::TestWithParam<const char*> {
     return {p, g};
   }
 
+  // Starts ndk-smbd --trace, runs ndk-smb with `args` until the server
+  // traced `command` (e.g. "cmd 8 ": a READ), stops the server (SIGTERM)
+  // and checks that ndk-smb ended promptly with exit 3 naming the
+  // disconnect; `r` gets what ndk-smb reported.
+  void stop_server_mid(const std::vector<std::string>& args, const std::string& command,
+                       ProcResult* r) {
+    start_server({"--trace"});
+    Proc c(client_argv(args));
+    ASSERT_TRUE(server_->wait_for_err(command, 60)) << server_->err_so_far();
+    ASSERT_TRUE(server_->signal(SIGTERM));
+    const auto t0 = Clock::now();
+    *r = c.wait(60);
+    const double took = since(t0);
+    ASSERT_FALSE(r->timed_out) << "ndk-smb still ran 60 s after the server closed";
+    EXPECT_EQ(r->exit_code, 3) << r->err;
+    EXPECT_TRUE(std::regex_search(r->err, std::regex("ndk-smb: SMB Direct: .*disconnected")))
+        << r->err;
+    // The server's stop takes up to its 0.5 s receive poll; far below the
+    // client's 20 s --timeout.
+    EXPECT_LT(took, 10) << "ndk-smb took " << took << " s to end\n" << r->err;
+    const ProcResult s = server_->wait(30);
+    EXPECT_FALSE(s.timed_out);
+    server_.reset();
+  }
+
   fs::path dir_, share_;
   int port_ = 0;
   std::unique_ptr<Proc> server_;
@@ -437,42 +462,19 @@ TEST_P(SmbTools, ServerStoppedMidGetTimesOut) {
 TEST_P(SmbTools, ServerClosingGracefullyMidGetEndsTheClientPromptly) {
   { std::ofstream f(share_ / "huge.bin"); }
   fs::resize_file(share_ / "huge.bin", 16ull << 30);
-  start_server({"--trace"});
-  Proc c(client_argv(
-      {"--bs", "64k", "--iodepth", "2", "--timeout", "20", "get", "huge.bin", "/dev/null"}));
-  ASSERT_TRUE(server_->wait_for_err("cmd 8 ", 60)) << server_->err_so_far();
-  ASSERT_TRUE(server_->signal(SIGTERM));
-  const auto t0 = Clock::now();
-  const ProcResult r = c.wait(60);
-  const double took = since(t0);
-  ASSERT_FALSE(r.timed_out) << "ndk-smb still ran 60 s after the server closed";
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("ndk-smb: SMB Direct: .*disconnected"))) << r.err;
+  ProcResult r;
+  ASSERT_NO_FATAL_FAILURE(stop_server_mid(
+      {"--bs", "64k", "--iodepth", "2", "--timeout", "20", "get", "huge.bin", "/dev/null"},
+      "cmd 8 ", &r));
   EXPECT_GT(stat_of(r.err, "rdma_reads"), 0) << r.err;
-  // The server's stop takes up to its 0.5 s receive poll; far below the
-  // client's 20 s --timeout.
-  EXPECT_LT(took, 10) << "ndk-smb took " << took << " s to end\n" << r.err;
-  const ProcResult s = server_->wait(30);
-  EXPECT_FALSE(s.timed_out);
-  server_.reset();
 }
 
 TEST_P(SmbTools, ServerClosingGracefullyMidPutEndsTheClientPromptly) {
-  start_server({"--trace"});
-  Proc c(client_argv({"--bs", "64k", "--iodepth", "2", "--timeout", "20", "bench", "load.bin",
-                      "--rw", "write", "--size", "8M", "--runtime", "60"}));
-  ASSERT_TRUE(server_->wait_for_err("cmd 9 ", 60)) << server_->err_so_far();
-  ASSERT_TRUE(server_->signal(SIGTERM));
-  const auto t0 = Clock::now();
-  const ProcResult r = c.wait(60);
-  const double took = since(t0);
-  ASSERT_FALSE(r.timed_out) << "ndk-smb still ran 60 s after the server closed";
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("ndk-smb: SMB Direct: .*disconnected"))) << r.err;
-  EXPECT_LT(took, 10) << "ndk-smb took " << took << " s to end\n" << r.err;
-  const ProcResult s = server_->wait(30);
-  EXPECT_FALSE(s.timed_out);
-  server_.reset();
+  ProcResult r;
+  ASSERT_NO_FATAL_FAILURE(
+      stop_server_mid({"--bs", "64k", "--iodepth", "2", "--timeout", "20", "bench", "load.bin",
+                       "--rw", "write", "--size", "8M", "--runtime", "60"},
+                      "cmd 9 ", &r));
 }
 
 // I/Os larger than one registration: with --bs 4M (ndk-smbd --max-io 4M)
