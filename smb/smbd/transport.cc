@@ -64,8 +64,10 @@ struct Backoff {
     ++sleeps;
     std::this_thread::sleep_for(std::chrono::microseconds(sleeps < 1024 ? 20 : 200));
   }
-  // Time for the periodic work of an empty poll (timers, deadlines).
-  bool periodic() const { return idle % 64 == 0; }
+  // Time for the periodic work of an empty poll (timers, deadlines): every
+  // 64th while spinning, each time once sleeping (a sleep costs far more
+  // than the clock; timers such as the keepalive keep their precision).
+  bool periodic() const { return !spinning || idle % 64 == 0; }
 };
 
 }  // namespace
@@ -336,7 +338,7 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
       }
     }
     // Grants and answers follow completions; the timers and the deadline
-    // are looked at every 64th empty poll.
+    // are looked at periodically (Backoff::periodic).
     if (got || b.periodic()) {
       service();
       if (ready_.empty() && Clock::now() > deadline) return false;
