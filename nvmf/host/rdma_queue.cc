@@ -186,7 +186,7 @@ void Queue::submit(int slot, uint32_t len, DataDir dir) {
                              ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE
                              : (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_LOCAL_WRITE);
     NTSTATUS st =
-        qp->Dispatch->NdkFastRegister(qp, ctx(unsigned(slot), kLocal), sl.mr, pages,
+        qp->Dispatch->NdkFastRegister(qp, ctx(unsigned(slot), kFastRegister), sl.mr, pages,
                                       &lam->AdapterPageArray[size_t(slot) * (stride_ / kPage)], 0,
                                       len, buffer(slot), access | NDK_OP_FLAG_SILENT_SUCCESS);
     if (st != STATUS_SUCCESS) lost("NdkFastRegister failed: " + tools::status_name(st));
@@ -214,13 +214,23 @@ int Queue::handle(const NDK_RESULT_EX& r) {
   const unsigned idx = unsigned(v >> 2);
   const Kind kind = Kind(v & 3);
   if (r.Status != STATUS_SUCCESS) {
-    const char* what = kind == kRecv   ? "a receive"
-                       : kind == kSend ? "a command Send"
-                                       : "a fast register or invalidate";
-    lost(std::string(what) + " on queue " + std::to_string(p_.qid) + " completed with " +
-         tools::status_name(r.Status));
+    const char* what = kind == kRecv           ? "a receive"
+                       : kind == kSend         ? "a command Send"
+                       : kind == kFastRegister ? "the fast register"
+                                               : "the invalidate";
+    std::string m = std::string(what) + " of slot " + std::to_string(idx) + " on queue " +
+                    std::to_string(p_.qid) + " completed with " + tools::status_name(r.Status);
+    // The device's own code, where the provider has one (the verbs
+    // backend: the work completion's status and vendor error), tells a
+    // device's refusal from the provider's.
+    if (r.ProviderErrorCode != 0) {
+      char b[48];
+      std::snprintf(b, sizeof b, " (provider error 0x%08x)", unsigned(r.ProviderErrorCode));
+      m += b;
+    }
+    lost(m);
   }
-  if (kind == kLocal) return -1;  // only errors are reported (silent success)
+  if (kind == kFastRegister || kind == kInvalidate) return -1;  // silent success: errors only
   if (idx >= slots_.size()) throw HostError(kExitError, "completion with an unknown context");
   if (kind == kSend) {
     Slot& sl = slots_[idx];
@@ -258,7 +268,7 @@ int Queue::handle(const NDK_RESULT_EX& r) {
     // the buffer after the command is done (and so the next fast register
     // finds the MR invalid). Ordered before that fast register on the SQ.
     NDK_QP* qp = qp_.get();
-    NTSTATUS st = qp->Dispatch->NdkInvalidate(qp, ctx(slot, kLocal), &sl.mr->Header,
+    NTSTATUS st = qp->Dispatch->NdkInvalidate(qp, ctx(slot, kInvalidate), &sl.mr->Header,
                                               NDK_OP_FLAG_SILENT_SUCCESS);
     if (st != STATUS_SUCCESS) lost("NdkInvalidate failed: " + tools::status_name(st));
     ++local_inv_;

@@ -95,7 +95,9 @@ class Queue {
     NDK_MR* mr = nullptr;
     uint32_t key = 0;
   };
-  enum Kind : uintptr_t { kSend = 1, kRecv = 2, kLocal = 3 };
+  // A request's context: slot << 2 | kind (kInvalidate of slot 0 is a null
+  // context, which NDK passes through like any other).
+  enum Kind : uintptr_t { kInvalidate = 0, kSend = 1, kRecv = 2, kFastRegister = 3 };
   static void* ctx(unsigned idx, Kind k) {
     return reinterpret_cast<void*>((uintptr_t(idx) << 2) | k);
   }

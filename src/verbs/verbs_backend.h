@@ -284,6 +284,7 @@ class VerbsProvider final : public provider::Provider {
   ibv_comp_channel* comp_channel() { return cc_; }
   Transport transport() const { return facts_.transport; }
   WcFlagsAbi wc_abi() const { return wc_abi_; }
+  bool fence_local_ops() const { return fence_local_ops_; }  // local_ops_rerun_on_retry
   // SOFTNDK_VERBS_TRACE=1: every send-queue WQE posted and every device
   // completion on stderr, one line each (docs/verbs.md, "Tracing").
   bool trace() const { return trace_; }
@@ -319,6 +320,7 @@ class VerbsProvider final : public provider::Provider {
   NDK_ADAPTER_INFO info_{};
   DeviceFacts facts_;
   WcFlagsAbi wc_abi_ = WcFlagsAbi::kUser;
+  bool fence_local_ops_ = false;
   bool trace_ = false;
   std::string device_;
   uint32_t read_sge_ = 1;

@@ -243,6 +243,7 @@ void VerbsConnection::reregister_locked(const provider::WorkRequest& wr, uint64_
 bool VerbsConnection::build_window_bind(const provider::WorkRequest& wr, uint64_t seq,
                                         SendWqes* w) {
   BindRequest b;
+  b.fence = lim_.fence_local_ops;
   b.flags = wr.flags;
   b.wr_id = seq;
   NTSTATUS st = STATUS_SUCCESS;

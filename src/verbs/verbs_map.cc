@@ -296,6 +296,7 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
     case SendOp::kInvalidate:
       w.opcode = IBV_WR_LOCAL_INV;
       w.invalidate_rkey = req.local_token;
+      if (lim.fence_local_ops) w.send_flags |= IBV_SEND_FENCE;
       break;
   }
   out->count = 1;
@@ -332,7 +333,7 @@ NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out) {
   out->wr_id = req.wr_id;
   out->opcode = IBV_WR_BIND_MW;
   out->send_flags = IBV_SEND_SIGNALED;
-  if (req.flags & NDK_OP_FLAG_READ_FENCE) out->send_flags |= IBV_SEND_FENCE;
+  if ((req.flags & NDK_OP_FLAG_READ_FENCE) || req.fence) out->send_flags |= IBV_SEND_FENCE;
   out->bind_mw.mw = req.mw;
   out->bind_mw.rkey = req.rkey;
   out->bind_mw.bind_info.mr = req.mr;
@@ -416,6 +417,8 @@ NTSTATUS status_of(ibv_wc_status s) {
       return STATUS_INTERNAL_ERROR;  // FATAL, GENERAL and the rest
   }
 }
+
+bool local_ops_rerun_on_retry(const DeviceFacts& facts) { return facts.driver == "rxe"; }
 
 WcFlagsAbi wc_flags_abi(const DeviceFacts& facts) {
   return facts.driver == "rxe" ? WcFlagsAbi::kKernelBits : WcFlagsAbi::kUser;

@@ -135,6 +135,7 @@ struct BindRequest {
   uint64_t addr = 0, length = 0;
   ULONG flags = 0;
   uint64_t wr_id = 0;
+  bool fence = false;  // IBV_SEND_FENCE: QpLimits::fence_local_ops
 };
 NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out);
 
@@ -204,7 +205,24 @@ struct QpLimits {
   // mlx5, irdma; not libsiw, not libcxgb4): the fast-register strategy is
   // kType2Window exactly when this holds.
   bool local_inv = false;
+  // Local operations (BIND_MW, LOCAL_INV) wait with IBV_SEND_FENCE until
+  // every earlier WQE has completed (local_ops_rerun_on_retry).
+  bool fence_local_ops = false;
 };
+
+// Whether the device's driver runs a local operation again when it
+// retransmits from an earlier request. Linux's rxe (seen on 6.1) does: a
+// retry (ACK timeout or NAK) restarts its requester at the oldest WQE not
+// yet completed and walks forward, and a BIND_MW or LOCAL_INV there that
+// already ran (done, but not yet passed by the completer because a Send
+// before it waits for its ACK) runs a second time. The second bind finds
+// the window bound and fails (IBV_WC_MW_BIND_ERR, the QP goes to error);
+// a second LOCAL_INV of a window already invalidated dereferences NULL in
+// the kernel. Fenced, a local operation runs only when everything before it
+// has completed, so no retry can start behind it (docs/verbs.md, "rxe runs
+// local operations twice"). rxe only: other drivers' fences cost more and
+// their local operations are not replayed.
+bool local_ops_rerun_on_retry(const DeviceFacts& facts);
 
 // The request kinds the SQ carries (NDK_OPERATION_TYPE is the result type).
 enum class SendOp : uint8_t { kSend, kSendAndInvalidate, kWrite, kRead, kInvalidate };

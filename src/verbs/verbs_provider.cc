@@ -236,6 +236,7 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
   }
   facts_ = pr.facts;
   wc_abi_ = wc_flags_abi(facts_);
+  fence_local_ops_ = local_ops_rerun_on_retry(facts_);
   if (const char* t = std::getenv("SOFTNDK_VERBS_TRACE"); t != nullptr && *t != '\0' && *t != '0')
     trace_ = true;
   device_ = pr.device.name + " [" + pr.device.driver + ", " + transport_name(facts_.transport) +

@@ -141,6 +141,59 @@ TEST(BuildSend, InvalidateIsLocalInvWithoutSges) {
   EXPECT_EQ(build_send(r, lim(), &w), STATUS_INVALID_PARAMETER);
 }
 
+// rxe replays a local operation that already ran when it retransmits from
+// an earlier, unacknowledged request (local_ops_rerun_on_retry): seen as
+// an NdkFastRegister completing with STATUS_INVALID_PARAMETER (the second
+// bind of a bound window) under a multi-queue NVMe-oF load in the guest.
+// There every local operation is fenced; elsewhere only on request.
+TEST(BuildSend, LocalOperationsAreFencedOnDevicesThatReplayThem) {
+  DeviceFacts rxe, siw, mlx5;
+  rxe.driver = "rxe";
+  siw.driver = "siw";
+  mlx5.driver = "mlx5";
+  EXPECT_TRUE(local_ops_rerun_on_retry(rxe));
+  EXPECT_FALSE(local_ops_rerun_on_retry(siw));
+  EXPECT_FALSE(local_ops_rerun_on_retry(mlx5));
+  SendRequest r;
+  r.op = SendOp::kInvalidate;
+  r.local_token = 0x4402;
+  SendWqes w;
+  QpLimits l = lim();
+  ASSERT_EQ(build_send(r, l, &w), STATUS_SUCCESS);
+  EXPECT_EQ(w.wr[0].send_flags & IBV_SEND_FENCE, 0u);
+  l.fence_local_ops = true;
+  ASSERT_EQ(build_send(r, l, &w), STATUS_SUCCESS);
+  EXPECT_EQ(w.wr[0].opcode, IBV_WR_LOCAL_INV);
+  EXPECT_NE(w.wr[0].send_flags & IBV_SEND_FENCE, 0u);
+  // Data requests are not fenced for it.
+  NDK_SGE s = sge(0x1000, 8, 1);
+  r.op = SendOp::kSend;
+  r.sgl = &s;
+  r.nsge = 1;
+  ASSERT_EQ(build_send(r, l, &w), STATUS_SUCCESS);
+  EXPECT_EQ(w.wr[0].send_flags & IBV_SEND_FENCE, 0u);
+  // A bind asked to fence is fenced without NDK_OP_FLAG_READ_FENCE.
+  ibv_mw mw{};
+  mw.rkey = 0x100;
+  ibv_mr mr{};
+  std::vector<uint8_t> mem(0x2000);
+  mr.addr = mem.data();
+  mr.length = mem.size();
+  BindRequest b;
+  b.mw = &mw;
+  b.mr = &mr;
+  b.rkey = mw.rkey;
+  b.addr = reinterpret_cast<uintptr_t>(mem.data());
+  b.length = 0x1000;
+  b.flags = NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+  ibv_send_wr bw;
+  ASSERT_EQ(build_bind(b, Transport::kRoce, &bw), STATUS_SUCCESS);
+  EXPECT_EQ(bw.send_flags & IBV_SEND_FENCE, 0u);
+  b.fence = true;
+  ASSERT_EQ(build_bind(b, Transport::kRoce, &bw), STATUS_SUCCESS);
+  EXPECT_NE(bw.send_flags & IBV_SEND_FENCE, 0u);
+}
+
 // siw and cxgb4 post no LOCAL_INV from user space.
 TEST(BuildSend, InvalidationNeedsADeviceThatCanInvalidate) {
   QpLimits l = lim();
