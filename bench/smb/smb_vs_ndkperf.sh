@@ -10,6 +10,9 @@
 # Each repetition runs, one after the other (two processes each, on
 # 127.0.0.1, the library's defaults, so the same-host path):
 #   ndk-smb bench --rw read  --bs 1M --iodepth 4  (server RDMA-Writes)  beside  ndkperf write_bw -s 1M -t 4
+#     and the same READs from a second ndk-smbd with --staging-buffers 1
+#     (each READ waits for its Writes before its response: the earlier
+#     server), the A/B of the server's posted Writes
 #   ndk-smb bench --rw write --bs 1M --iodepth 4  (server RDMA-Reads)   beside  ndkperf read_bw  -s 1M -t 4
 #   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
 # and prints every pair, then the medians and the ratios: SMB bandwidth /
@@ -17,7 +20,7 @@
 # <= 3; also against send_lat's whole round trip, since ndkperf reports half
 # a ping-pong and an SMB READ is a request and its answer). Every process
 # runs under `timeout`; the whole run is bounded by
-# REPS x (6 x SECS + ~10 s).
+# REPS x (7 x SECS + ~10 s).
 set -euo pipefail
 BUILD=build/plain
 REPS=3
@@ -37,9 +40,10 @@ for b in "$NDKPERF" "$SMB" "$SMBD"; do
   [[ -x $b ]] || { echo "$0: $b not built" >&2; exit 2; }
 done
 TMP=$(mktemp -d)
-SRV=""
+SRV="" SRV1=""
 cleanup() {
   [[ -n $SRV ]] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
+  [[ -n $SRV1 ]] && kill "$SRV1" 2>/dev/null && wait "$SRV1" 2>/dev/null
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -63,6 +67,12 @@ timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$T
 SRV=$!
 wait_listen "$SMB_PORT"
 URL=//127.0.0.1:$SMB_PORT/share
+SMB_PORT1=$((SMB_PORT + 1))
+timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$TMP/users" \
+  -p "$SMB_PORT1" -q --staging-buffers 1 &
+SRV1=$!
+wait_listen "$SMB_PORT1"
+URL1=//127.0.0.1:$SMB_PORT1/share
 
 # ndk-smb bench ARGS... -> "BW_MBps P50_us"
 smb_bench() {
@@ -97,27 +107,35 @@ print(r["latency_us"]["median"] if sys.argv[1].endswith("_lat") else r["mbps"])'
 timeout 120 "$SMB" -U bench -P Bench-pw-1 --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write \
   --size 64M --runtime 0 >/dev/null
 
-printf '%-4s %14s %14s %14s %14s %12s %12s\n' rep smb_read_MBps rdma_write_MBps smb_write_MBps \
-  rdma_read_MBps smb_4k_p50_us send_lat_us
-declare -a R W RW RR L SL
+printf '%-4s %14s %14s %14s %14s %14s %12s %12s\n' rep smb_read_MBps smb_read_1buf rdma_write_MBps \
+  smb_write_MBps rdma_read_MBps smb_4k_p50_us send_lat_us
+declare -a R R1 W RW RR L SL
 for ((i = 1; i <= REPS; i++)); do
   read -r r _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw read --size 64M --runtime "$DUR")
   rw=$(perf write_bw 1M -t 4)
+  read -r r1 _ < <(smb_bench --bs 1M --iodepth 4 "$URL1" bench bench.bin --rw read --size 64M --runtime "$DUR")
   read -r w _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write --size 64M --runtime "$DUR")
   rr=$(perf read_bw 1M -t 4)
   read -r _ l < <(smb_bench --bs 4k --iodepth 1 "$URL" bench bench.bin --rw randread --size 64M --runtime "$DUR")
   sl=$(perf send_lat 4096)
-  printf '%-4s %14.1f %14.1f %14.1f %14.1f %12.1f %12.2f\n' "$i" "$r" "$rw" "$w" "$rr" "$l" "$sl"
-  R+=("$r"); RW+=("$rw"); W+=("$w"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
+  printf '%-4s %14.1f %14.1f %14.1f %14.1f %14.1f %12.1f %12.2f\n' "$i" "$r" "$r1" "$rw" "$w" "$rr" \
+    "$l" "$sl"
+  R+=("$r"); R1+=("$r1"); RW+=("$rw"); W+=("$w"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
 done
-python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" <<'PY'
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" "${R1[*]}" <<'PY'
 import statistics as st, sys
-r, rw, w, rr, l, sl = ([float(x) for x in a.split()] for a in sys.argv[1:7])
+r, rw, w, rr, l, sl, r1 = ([float(x) for x in a.split()] for a in sys.argv[1:8])
 m = st.median
-print(f"medians: SMB read {m(r):.1f} MB/s, RDMA Write {m(rw):.1f} MB/s; SMB write {m(w):.1f} MB/s, "
-      f"RDMA Read {m(rr):.1f} MB/s; SMB 4 KiB QD1 p50 {m(l):.1f} us, send_lat {m(sl):.2f} us")
+print(f"medians: SMB read {m(r):.1f} MB/s (1 staging buffer: {m(r1):.1f}), RDMA Write {m(rw):.1f} "
+      f"MB/s; SMB write {m(w):.1f} MB/s, RDMA Read {m(rr):.1f} MB/s; SMB 4 KiB QD1 p50 {m(l):.1f} us, "
+      f"send_lat {m(sl):.2f} us")
 print(f"ratio SMB read / RDMA Write  (1 MiB, QD4): {m(r) / m(rw):.2f}x  (goal >= 0.8; per pair: "
       + ", ".join(f"{a / b:.2f}" for a, b in zip(r, rw)) + ")")
+print(f"ratio SMB read, 1 staging buffer / RDMA Write: {m(r1) / m(rw):.2f}x  (per pair: "
+      + ", ".join(f"{a / b:.2f}" for a, b in zip(r1, rw)) + ")")
+print(f"ratio SMB read, posted Writes / 1 staging buffer: {m(r) / m(r1):.2f}x  (per pair: "
+      + ", ".join(f"{a / b:.2f}" for a, b in zip(r, r1)) + ")")
 print(f"ratio SMB write / RDMA Read  (1 MiB, QD4): {m(w) / m(rr):.2f}x  (goal >= 0.8; per pair: "
       + ", ".join(f"{a / b:.2f}" for a, b in zip(w, rr)) + ")")
 print(f"ratio SMB 4 KiB QD1 p50 / send_lat median:  {m(l) / m(sl):.2f}x  (goal <= 3; per pair: "

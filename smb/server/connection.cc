@@ -92,7 +92,7 @@ Connection::~Connection() {
 }
 
 smbd::RdmaMover& Connection::mover() {
-  if (!mover_) mover_ = std::make_unique<smbd::RdmaMover>(t_, cfg_.max_io);
+  if (!mover_) mover_ = std::make_unique<smbd::RdmaMover>(t_, cfg_.max_io, cfg_.staging_buffers);
   return *mover_;
 }
 

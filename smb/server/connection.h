@@ -36,6 +36,10 @@ struct ServerConfig {
   bool guest = false;
   std::map<std::string, std::string> users;  // lower-case user name -> password
   uint32_t max_io = 1u << 20;                // MaxRead/WriteSize (and the RDMA buffer)
+  // RDMA staging buffers of max_io bytes per connection, registered as
+  // needed: a READ's buffer stays busy until its RDMA Writes complete,
+  // which the server does not wait for before the response.
+  unsigned staging_buffers = 4;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
 };

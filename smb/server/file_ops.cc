@@ -255,7 +255,8 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
   if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
     return nt::kInvalidParameter;
   std::vector<uint8_t> inline_buf;
-  uint8_t* buf = rdma ? mover().data() : (inline_buf.resize(rq.length), inline_buf.data());
+  // A free staging buffer: the previous READs' Writes may still be in flight.
+  uint8_t* buf = rdma ? mover().acquire() : (inline_buf.resize(rq.length), inline_buf.data());
   size_t got = 0;
   while (got < rq.length) {
     ssize_t k = pread(o->fd, buf + got, rq.length - got, off_t(rq.offset + got));
@@ -270,7 +271,13 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
   stats_.bytes_read += got;
   if (rdma) {
     try {
-      mover().write_to(d, uint32_t(got));
+      // Not waited for: the response Send below is delivered after the
+      // Writes' data (RDMAP ordering), and the next request's pread
+      // overlaps the client's side of the transfer.
+      if (cfg_.staging_buffers > 1)
+        mover().post_write_to(d, uint32_t(got));
+      else
+        mover().write_to(d, uint32_t(got));
     } catch (const smbd::TransportError&) {
       throw;
     } catch (const std::exception&) {
@@ -314,6 +321,7 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
     if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
     try {
+      mover().acquire();
       mover().read_from(d, len);
     } catch (const smbd::TransportError&) {
       throw;

@@ -13,11 +13,12 @@ namespace {
 constexpr uint32_t kPage = NDK_PAGE_SIZE;
 
 template <typename Op>
-void on_op(void* arg, const NDK_RESULT_EX& r) {
+bool on_op(void* arg, const NDK_RESULT_EX& r) {
   auto* op = static_cast<Op*>(arg);
-  if (r.RequestContext != op) return;
+  if (r.RequestContext != op) return false;
   if (op->pending) --op->pending;
   if (r.Status != STATUS_SUCCESS && op->status == STATUS_SUCCESS) op->status = r.Status;
+  return true;
 }
 
 template <typename Op>
@@ -178,20 +179,124 @@ void BufferPool::release(unsigned slot, uint32_t invalidated) {
   s.exposed = 0;
 }
 
-RdmaMover::RdmaMover(Transport& t, uint32_t buffer_size) : t_(t) {
-  buf_ = std::make_unique<tools::Buffer>(
-      t.adapter(), t.pd(), buffer_size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+// RDMA channel requests in flight at once over all staging buffers (the
+// transport sizes its QP for 64 beside the Sends).
+constexpr unsigned kMaxInFlight = 48;
+
+RdmaMover::RdmaMover(Transport& t, uint32_t buffer_size, unsigned staging)
+    : t_(t), size_(buffer_size), staging_(std::max(1u, staging)) {
+  cur_ = &staging_[0];
+  cur_->buf = std::make_unique<tools::Buffer>(
+      t.adapter(), t.pd(), size_, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+  t_.set_completion_handler(&RdmaMover::on_completion, this);
 }
 
-void RdmaMover::write_to(std::span<const BufferDescriptor> d, uint32_t len) { move(d, len, false); }
-void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) { move(d, len, true); }
+RdmaMover::~RdmaMover() {
+  // Posted Writes still reference the buffers: wait for them (bounded)
+  // while the connection lasts; after its end they are flushed.
+  if (in_flight_ && !t_.ended()) {
+    try {
+      wait_idle();
+    } catch (const std::exception&) {
+    }
+  }
+  t_.set_completion_handler(nullptr, nullptr);
+}
 
-void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool read) {
+bool RdmaMover::on_completion(void* arg, const NDK_RESULT_EX& r) {
+  auto* m = static_cast<RdmaMover*>(arg);
+  for (auto& s : m->staging_) {
+    if (r.RequestContext != &s.op) continue;
+    if (s.op.pending) --s.op.pending, --m->in_flight_;
+    if (r.Status != STATUS_SUCCESS && s.op.status == STATUS_SUCCESS) s.op.status = r.Status;
+    return true;
+  }
+  return false;
+}
+
+unsigned RdmaMover::staging_registered() const {
+  unsigned n = 0;
+  for (const auto& s : staging_) n += s.buf != nullptr;
+  return n;
+}
+
+void RdmaMover::check(Op& op, const char* what) {
+  if (op.status == STATUS_SUCCESS) return;
+  NTSTATUS st = op.status;
+  op.status = STATUS_SUCCESS;
+  channel_fail(std::string(what) + ": " + tools::status_name(st));
+}
+
+void RdmaMover::wait_op(Op& op, tools::Deadline dl, const char* what) {
+  if (!t_.poll_until(&op_idle<Op>, &op, nullptr, nullptr, dl)) {
+    char b[160];
+    std::snprintf(b, sizeof b, "%s: %u request(s) not completed within %g s", what, op.pending,
+                  t_.timeout_s());
+    channel_fail(b);
+  }
+  check(op, what);
+}
+
+uint8_t* RdmaMover::acquire() {
+  for (auto& s : staging_) check(s.op, "RDMA Write (posted earlier)");
+  if (in_flight_) ++overlapped_;
+  Staging* pick = nullptr;
+  for (auto& s : staging_)
+    if (s.buf && s.op.pending == 0) {
+      pick = &s;
+      break;
+    }
+  if (!pick)
+    for (auto& s : staging_)
+      if (!s.buf) {
+        s.buf = std::make_unique<tools::Buffer>(
+            t_.adapter(), t_.pd(), size_,
+            NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+        pick = &s;
+        break;
+      }
+  if (!pick) {
+    // Every buffer busy: the one posted first finishes first.
+    pick = &staging_[0];
+    for (auto& s : staging_)
+      if (s.posted_at < pick->posted_at) pick = &s;
+    wait_op(pick->op, tools::deadline_in(t_.timeout_s()),
+            "RDMA Writes of an earlier READ (waited for a free staging buffer)");
+  }
+  cur_ = pick;
+  return cur_->buf->data();
+}
+
+void RdmaMover::write_to(std::span<const BufferDescriptor> d, uint32_t len) {
+  const auto dl = tools::deadline_in(t_.timeout_s());
+  post(d, len, false, dl);
+  wait_op(cur_->op, dl, "RDMA Write");
+}
+
+void RdmaMover::post_write_to(std::span<const BufferDescriptor> d, uint32_t len) {
+  post(d, len, false, tools::deadline_in(t_.timeout_s()));
+}
+
+void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) {
+  const auto dl = tools::deadline_in(t_.timeout_s());
+  post(d, len, true, dl);
+  wait_op(cur_->op, dl, "RDMA Read");
+}
+
+void RdmaMover::wait_idle() {
+  const auto dl = tools::deadline_in(t_.timeout_s());
+  for (auto& s : staging_) wait_op(s.op, dl, "RDMA Write (posted earlier)");
+}
+
+void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool read,
+                     tools::Deadline deadline) {
   const uint32_t limit = t_.negotiated().max_read_write_size;
   if (len > limit)
     channel_fail(std::to_string(len) + " bytes exceed the negotiated MaxReadWriteSize " +
                  std::to_string(limit));
   if (len > size()) channel_fail("transfer larger than the mover's buffer");
+  if (cur_->op.pending) channel_fail("staging buffer still in use (acquire() first)");
+  check(cur_->op, "RDMA Write (posted earlier)");
   uint64_t room = 0;
   for (const auto& x : d) room += x.length;
   if (room < len)
@@ -203,17 +308,18 @@ void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool rea
                                               : (1u << 20)));
   const unsigned depth = read ? std::max<uint32_t>(1, t_.max_reads_in_flight()) : 16;
   NDK_QP* qp = t_.qp().get();
-  const double tmo = t_.timeout_s();
-  const auto deadline = tools::deadline_in(tmo);
+  Op& op = cur_->op;
+  cur_->posted_at = ++posts_;
   // What the wait was for, when it ends at the deadline.
   auto late = [&](uint32_t moved) {
     char b[160];
     std::snprintf(b, sizeof b,
                   "RDMA %s of %u bytes (%u posted): %u request(s) not completed within %g s",
-                  read ? "Read" : "Write", len, moved, op_.pending, tmo);
+                  read ? "Read" : "Write", len, moved, op.pending, t_.timeout_s());
     channel_fail(b);
   };
   struct Want {
+    RdmaMover* m;
     Op* op;
     unsigned depth;
   };
@@ -222,33 +328,29 @@ void RdmaMover::move(std::span<const BufferDescriptor> d, uint32_t len, bool rea
     uint32_t off = 0;
     while (off < x.length && done < len) {
       const uint32_t n = std::min({chunk_max, x.length - off, len - done});
-      // Bound what is in flight (Reads: the peer's IRD).
-      Want w{&op_, depth};
+      // Bound what is in flight (Reads: the peer's IRD; all: the QP).
+      Want w{this, &op, depth};
       auto below = [](void* a) {
         auto* w = static_cast<Want*>(a);
-        return w->op->pending < w->depth;
+        return w->op->pending < w->depth && w->m->in_flight_ < kMaxInFlight;
       };
-      if (!t_.poll_until(below, &w, &on_op<Op>, &op_, deadline)) late(done);
-      if (op_.status != STATUS_SUCCESS) break;
-      NDK_SGE sge = buf_->sge(done, n);
-      ++op_.pending;
-      NTSTATUS st = read ? qp->Dispatch->NdkRead(qp, &op_, &sge, 1, x.offset + off, x.token, 0)
-                         : qp->Dispatch->NdkWrite(qp, &op_, &sge, 1, x.offset + off, x.token, 0);
+      if (!t_.poll_until(below, &w, nullptr, nullptr, deadline)) late(done);
+      if (op.status != STATUS_SUCCESS) return;  // thrown by the caller's wait
+      NDK_SGE sge = cur_->buf->sge(done, n);
+      ++op.pending;
+      ++in_flight_;
+      NTSTATUS st = read ? qp->Dispatch->NdkRead(qp, &op, &sge, 1, x.offset + off, x.token, 0)
+                         : qp->Dispatch->NdkWrite(qp, &op, &sge, 1, x.offset + off, x.token, 0);
       if (st != STATUS_SUCCESS) {
-        --op_.pending;
+        --op.pending;
+        --in_flight_;
         channel_fail(std::string(read ? "NdkRead: " : "NdkWrite: ") + tools::status_name(st));
       }
       read ? ++reads_ : ++writes_;
-      max_in_flight_ = std::max(max_in_flight_, op_.pending);
+      if (read) max_in_flight_ = std::max(max_in_flight_, op.pending);
       off += n;
       done += n;
     }
-  }
-  if (!t_.poll_until(&op_idle<Op>, &op_, &on_op<Op>, &op_, deadline)) late(done);
-  if (op_.status != STATUS_SUCCESS) {
-    NTSTATUS st = op_.status;
-    op_.status = STATUS_SUCCESS;
-    channel_fail(std::string(read ? "RDMA Read: " : "RDMA Write: ") + tools::status_name(st));
   }
 }
 

@@ -16,7 +16,9 @@
 // Server side, RdmaMover: RDMA Write of READ data into the client's
 // descriptors and RDMA Read of WRITE data from them, bounded by the
 // negotiated MaxReadWriteSize and with no more Reads in flight than the
-// peer's IRD allows.
+// peer's IRD allows. A READ's Writes need not be waited for before its
+// response: the mover takes their completions through the transport's
+// completion handler and keeps their buffer busy until then.
 #pragma once
 
 #include <cstdint>
@@ -83,26 +85,69 @@ class BufferPool {
 
 class RdmaMover {
  public:
-  RdmaMover(Transport& t, uint32_t buffer_size);
-  uint8_t* data() const { return buf_->data(); }
-  uint32_t size() const { return uint32_t(buf_->size()); }
-  // Writes data()[0, len) into the descriptors, in order.
+  // `staging`: how many staging buffers of `buffer_size` bytes the mover
+  // may use (each registered on first use). With more than one, a READ's
+  // RDMA Writes may be posted without waiting (post_write_to) while the
+  // next request is served from another buffer. Registers the mover as
+  // the transport's completion handler (one mover per transport).
+  RdmaMover(Transport& t, uint32_t buffer_size, unsigned staging = 1);
+  ~RdmaMover();
+  RdmaMover(const RdmaMover&) = delete;
+  RdmaMover& operator=(const RdmaMover&) = delete;
+
+  // Makes a staging buffer with no transfer in flight the current one and
+  // returns it: an idle registered one, else a new one while fewer than
+  // `staging` exist, else the first to finish (a bounded wait, the
+  // transport's timeout). Throws TransportError when a posted transfer
+  // failed or did not complete in time.
+  uint8_t* acquire();
+  uint8_t* data() const { return cur_->buf->data(); }
+  uint32_t size() const { return size_; }
+  // Writes data()[0, len) into the descriptors, in order, and waits.
   void write_to(std::span<const BufferDescriptor> d, uint32_t len);
+  // Posts the RDMA Writes of data()[0, len) into the descriptors and
+  // returns without waiting for their completions; the buffer stays busy
+  // until they come (through the transport's completion handler, whatever
+  // call polls the CQ). A Send posted after this reaches the peer after the
+  // Writes' data (RDMAP orders an RDMA Write before a later Send on the
+  // same connection), so the READ response may follow at once. A failed
+  // Write is thrown by a later acquire() or wait_idle() (the connection is
+  // broken then: the response Send behind it is flushed, never delivered).
+  void post_write_to(std::span<const BufferDescriptor> d, uint32_t len);
   // Reads `len` bytes from the descriptors, in order, into data()[0, len).
   void read_from(std::span<const BufferDescriptor> d, uint32_t len);
+  // Waits (bounded) until no transfer of any buffer is in flight.
+  void wait_idle();
+  unsigned in_flight() const { return in_flight_; }
+  unsigned staging_registered() const;
   uint64_t reads_posted() const { return reads_; }
   uint64_t writes_posted() const { return writes_; }
+  // Writes still in flight when the next request was taken: the overlap
+  // that post_write_to bought.
+  uint64_t writes_overlapped() const { return overlapped_; }
   uint32_t max_reads_seen_in_flight() const { return max_in_flight_; }
 
  private:
-  void move(std::span<const BufferDescriptor> d, uint32_t len, bool read);
-  Transport& t_;
-  std::unique_ptr<tools::Buffer> buf_;
   struct Op {
     unsigned pending = 0;
     NTSTATUS status = STATUS_SUCCESS;
-  } op_;
-  uint64_t reads_ = 0, writes_ = 0;
+  };
+  struct Staging {
+    std::unique_ptr<tools::Buffer> buf;
+    Op op;
+    uint64_t posted_at = 0;  // order of the last post (the oldest finishes first)
+  };
+  static bool on_completion(void* arg, const NDK_RESULT_EX& r);
+  void post(std::span<const BufferDescriptor> d, uint32_t len, bool read, tools::Deadline dl);
+  void wait_op(Op& op, tools::Deadline dl, const char* what);
+  void check(Op& op, const char* what);
+  Transport& t_;
+  uint32_t size_;
+  std::vector<Staging> staging_;  // sized once: the ops' addresses are request contexts
+  Staging* cur_ = nullptr;
+  unsigned in_flight_ = 0;
+  uint64_t posts_ = 0;
+  uint64_t reads_ = 0, writes_ = 0, overlapped_ = 0;
   uint32_t max_in_flight_ = 0;
 };
 

@@ -74,6 +74,7 @@ struct TransportStats {
   uint64_t empty_sent = 0;                            // credit grants and keepalive answers
   uint64_t keepalives_sent = 0;                       // RESPONSE_REQUESTED on an idle connection
   uint64_t credit_waits = 0;                          // sends that had to wait for a credit
+  uint64_t unclaimed_completions = 0;                 // not ours, no handler claimed them (dropped)
 };
 
 class TransportError : public std::runtime_error {
@@ -145,12 +146,21 @@ class Transport {
   // before the connection exists.
   const tools::Connection* connection() const { return conn_.get(); }
   // Polls until `done()` or the deadline; completions that are not the
-  // transport's own go to `other` (RequestContext, status, type). The
-  // peer's disconnect event ends the wait at once (TransportError naming
-  // it), whatever the deadline.
-  using OtherCompletion = void (*)(void* arg, const NDK_RESULT_EX& r);
+  // transport's own go to `other` (RequestContext, status, type), which
+  // returns whether the request was its own; those it does not claim go to
+  // the registered handler. The peer's disconnect event ends the wait at
+  // once (TransportError naming it), whatever the deadline.
+  using OtherCompletion = bool (*)(void* arg, const NDK_RESULT_EX& r);
   bool poll_until(bool (*done)(void*), void* arg, OtherCompletion other, void* other_arg,
                   tools::Deadline deadline);
+  // A handler for the completions of requests the transport does not own
+  // that arrive whenever the CQ is polled, also inside send() and
+  // receive(): the RDMA channel's Writes that a server does not wait for
+  // before its response (the response Send is ordered after them by
+  // RDMAP) complete while it waits for the next request. One handler at a
+  // time (a second registration throws); null unregisters. A completion no
+  // one claims is counted (stats().unclaimed_completions) and dropped.
+  void set_completion_handler(OtherCompletion handler, void* arg);
 
  private:
   struct Slot;
@@ -177,6 +187,8 @@ class Transport {
 
   tools::Adapter& a_;
   TransportConfig cfg_;
+  OtherCompletion handler_ = nullptr;
+  void* handler_arg_ = nullptr;
   Negotiated neg_;
   TransportStats stats_;
   std::unique_ptr<tools::Pd> pd_;

@@ -208,29 +208,42 @@ uint32_t authenticate_as(Client& c, const char* password) {
                 Client::body([&](auto* m) { smb2::append_session_setup_request(sq, m); }));
 }
 
-TEST(SmbServer, CodecClientEndToEndOverRdma) {
+// ndk-smbd's Connection serving one softndk connection on 127.0.0.1 from
+// its own thread, over a temporary exported directory; the test's side is
+// the transport connect() returns.
+struct ServedShare {
+  explicit ServedShare(const server::ServerConfig& c) : cfg(c) {}
+  std::unique_ptr<smbd::Transport> connect() {
+    srv = std::async(std::launch::async, [this]() -> std::string {
+      try {
+        auto in = listener.next(tools::deadline_in(10));
+        if (!in) return "no connection";
+        auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
+        server::Connection c(cfg, share, *t, stats);
+        return c.serve(stop);
+      } catch (const std::exception& e) {
+        return e.what();
+      }
+    });
+    return smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  }
   TempDir dir;
-  server::ServerConfig cfg;
-  cfg.users["smbtest"] = "Pw-good";
-  cfg.max_io = 4u << 20;
-  server::Share share((dir.root / "export").string());
+  const server::ServerConfig cfg;
+  server::Share share{(dir.root / "export").string()};
   server::ServerStats stats;
   tools::Adapter sa{adapter_options()}, ca{adapter_options()};
   tools::Listener listener{sa, addr(0)};
   std::atomic<bool> stop{false};
   smbd::TransportConfig tcfg;
-  auto srv = std::async(std::launch::async, [&]() -> std::string {
-    try {
-      auto in = listener.next(tools::deadline_in(10));
-      if (!in) return "no connection";
-      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
-      server::Connection c(cfg, share, *t, stats);
-      return c.serve(stop);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-  });
-  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  std::future<std::string> srv;  // last: its end (the server thread's) comes first
+};
+
+TEST(SmbServer, CodecClientEndToEndOverRdma) {
+  server::ServerConfig cfg;
+  cfg.users["smbtest"] = "Pw-good";
+  cfg.max_io = 4u << 20;
+  ServedShare s(cfg);
+  auto t = s.connect();
   Client c(*t);
 
   smb2::NegotiateRequest nq;
@@ -258,7 +271,7 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   EXPECT_EQ(said.find("does not verify"), said.rfind("does not verify")) << said;
   c.flags = 0;
   EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kSuccess);
-  EXPECT_EQ(stats.bad_signatures.load(), 2u);
+  EXPECT_EQ(s.stats.bad_signatures.load(), 2u);
 
   smb2::TreeConnectRequest tq;
   auto bad_share = ntlm::utf16le("\\\\127.0.0.1\\nosuch");
@@ -291,7 +304,7 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   EXPECT_EQ(c.invalidated, src[0].token);  // Send with Invalidate of our first token
   pool.release(0, c.invalidated);
   EXPECT_EQ(le::load32(c.last.data() + 64 + 4), len);  // Count
-  EXPECT_EQ(fs::file_size(dir.root / "export" / "data.bin"), len);
+  EXPECT_EQ(fs::file_size(s.dir.root / "export" / "data.bin"), len);
 
   std::memset(pool.data(1), 0, len);
   auto sink = pool.expose(1, len, true);
@@ -369,7 +382,7 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
     many.release(1, 0);
     many.release(2, 0);
     EXPECT_EQ(le::load32(c.last.data() + 64 + 4), len);
-    std::ifstream f(dir.root / "export" / "data.bin", std::ios::binary);
+    std::ifstream f(s.dir.root / "export" / "data.bin", std::ios::binary);
     std::vector<uint8_t> disk(len);
     f.read(reinterpret_cast<char*>(disk.data()), len);
     EXPECT_TRUE(disk == want) << "the file differs from the three pieces written";
@@ -413,7 +426,7 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   // 3.3.5.13), no RDMA operation tried, the connection kept. Channel V1, so
   // no answer names a token.
   {
-    const uint64_t before_r = stats.rdma_reads.load(), before_w = stats.rdma_writes.load();
+    const uint64_t before_r = s.stats.rdma_reads.load(), before_w = s.stats.rdma_writes.load();
     const smbd::BufferDescriptor fake{0x1000, 0x1234, 4096};
     std::vector<uint8_t> list;
     smbd::append_buffer_descriptors(std::span(&fake, 1), &list);
@@ -443,8 +456,8 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
       EXPECT_EQ(c.call(wr ? smb2::kWrite : smb2::kRead, io_body_info(wr, id, 4096, list, 7)),
                 nt::kInvalidParameter);
     }
-    EXPECT_EQ(stats.rdma_reads.load(), before_r);
-    EXPECT_EQ(stats.rdma_writes.load(), before_w);
+    EXPECT_EQ(s.stats.rdma_reads.load(), before_r);
+    EXPECT_EQ(s.stats.rdma_writes.load(), before_w);
   }
 
   std::vector<uint8_t> close(24);
@@ -454,14 +467,14 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   EXPECT_EQ(c.call(smb2::kClose, close), nt::kFileClosed);
   EXPECT_EQ(c.call(smb2::kOplockBreak, oplock_ack), nt::kFileClosed);
   EXPECT_EQ(c.call(smb2::kLock, std::vector<uint8_t>(48, 0)), nt::kNotSupported);
-  EXPECT_EQ(stats.rdma_reads.load(), 3u);
-  EXPECT_EQ(stats.rdma_writes.load(), 3u);
+  EXPECT_EQ(s.stats.rdma_reads.load(), 3u);
+  EXPECT_EQ(s.stats.rdma_writes.load(), 3u);
 
   // Garbage instead of an SMB2 message: the server drops the connection.
   const std::vector<uint8_t> junk(80, 0x42);
   t->send(junk);
-  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  EXPECT_NE(srv.get().find("not an SMB2 message"), std::string::npos);
+  ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_NE(s.srv.get().find("not an SMB2 message"), std::string::npos);
   t->disconnect();
 }
 
@@ -471,27 +484,10 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
 // response to a signed request is signed with the session's key, also
 // when the request (LOGOFF, 3.3.5.6) removes the session.
 TEST(SmbServer, SignedSessionSignsItsLogoffResponse) {
-  TempDir dir;
   server::ServerConfig cfg;
   cfg.users["smbtest"] = "Pw-good";
-  server::Share share((dir.root / "export").string());
-  server::ServerStats stats;
-  tools::Adapter sa{adapter_options()}, ca{adapter_options()};
-  tools::Listener listener{sa, addr(0)};
-  std::atomic<bool> stop{false};
-  smbd::TransportConfig tcfg;
-  auto srv = std::async(std::launch::async, [&]() -> std::string {
-    try {
-      auto in = listener.next(tools::deadline_in(10));
-      if (!in) return "no connection";
-      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
-      server::Connection c(cfg, share, *t, stats);
-      return c.serve(stop);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-  });
-  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  ServedShare s(cfg);
+  auto t = s.connect();
   Client c(*t);
   smb2::NegotiateRequest nq;
   nq.dialects = {smb2::kDialect302};
@@ -556,10 +552,10 @@ TEST(SmbServer, SignedSessionSignsItsLogoffResponse) {
   EXPECT_EQ(c.call(smb2::kTreeConnect,
                    Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
             nt::kUserSessionDeleted);
-  EXPECT_EQ(stats.bad_signatures.load(), 0u);
-  stop = true;
-  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  EXPECT_EQ(srv.get(), "stopped");
+  EXPECT_EQ(s.stats.bad_signatures.load(), 0u);
+  s.stop = true;
+  ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(s.srv.get(), "stopped");
   t->disconnect();
 }
 
@@ -568,27 +564,10 @@ TEST(SmbServer, SignedSessionSignsItsLogoffResponse) {
 // otherwise; then a command code SMB2 does not define ends the connection
 // without a response (3.3.5.2.6).
 TEST(SmbServer, Negotiate311AndAnUnknownCommand) {
-  TempDir dir;
   server::ServerConfig cfg;
   cfg.guest = true;
-  server::Share share((dir.root / "export").string());
-  server::ServerStats stats;
-  tools::Adapter sa{adapter_options()}, ca{adapter_options()};
-  tools::Listener listener{sa, addr(0)};
-  std::atomic<bool> stop{false};
-  smbd::TransportConfig tcfg;
-  auto srv = std::async(std::launch::async, [&]() -> std::string {
-    try {
-      auto in = listener.next(tools::deadline_in(10));
-      if (!in) return "no connection";
-      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
-      server::Connection c(cfg, share, *t, stats);
-      return c.serve(stop);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-  });
-  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  ServedShare s(cfg);
+  auto t = s.connect();
   Client c(*t);
   auto negotiate = [&](const std::vector<smb2::NegotiateContext>& contexts) {
     smb2::NegotiateRequest nq;
@@ -625,8 +604,8 @@ TEST(SmbServer, Negotiate311AndAnUnknownCommand) {
   smb2::append_header(h, &m);
   m.resize(m.size() + 8);
   t->send(m);
-  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  EXPECT_NE(srv.get().find("unknown SMB2 command 0x0013"), std::string::npos);
+  ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_NE(s.srv.get().find("unknown SMB2 command 0x0013"), std::string::npos);
   t->disconnect();
 }
 
@@ -636,27 +615,10 @@ TEST(SmbServer, Negotiate311AndAnUnknownCommand) {
 // without invalidating the client's token; SMB2_CHANNEL_RDMA_V1 works and
 // its answers are plain Sends (the client invalidates its buffers itself).
 TEST(SmbServer, Dialect30RefusesRdmaV1Invalidate) {
-  TempDir dir;
   server::ServerConfig cfg;
   cfg.users["smbtest"] = "Pw-good";
-  server::Share share((dir.root / "export").string());
-  server::ServerStats stats;
-  tools::Adapter sa{adapter_options()}, ca{adapter_options()};
-  tools::Listener listener{sa, addr(0)};
-  std::atomic<bool> stop{false};
-  smbd::TransportConfig tcfg;
-  auto srv = std::async(std::launch::async, [&]() -> std::string {
-    try {
-      auto in = listener.next(tools::deadline_in(10));
-      if (!in) return "no connection";
-      auto t = smbd::Transport::accept(sa, std::move(in), tcfg);
-      server::Connection c(cfg, share, *t, stats);
-      return c.serve(stop);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-  });
-  auto t = smbd::Transport::connect(ca, addr(0), addr(listener.port()), tcfg);
+  ServedShare s(cfg);
+  auto t = s.connect();
   Client c(*t);
   smb2::NegotiateRequest nq;
   nq.dialects = {smb2::kDialect300};
@@ -692,8 +654,9 @@ TEST(SmbServer, Dialect30RefusesRdmaV1Invalidate) {
             nt::kInvalidParameter);
   EXPECT_EQ(c.invalidated, 0u);
   pool.release(1, c.invalidated);
-  EXPECT_EQ(stats.rdma_reads.load() + stats.rdma_writes.load() + stats.send_invalidates.load(), 0u);
-  EXPECT_EQ(fs::file_size(dir.root / "export" / "v30.bin"), 0u);
+  EXPECT_EQ(
+      s.stats.rdma_reads.load() + s.stats.rdma_writes.load() + s.stats.send_invalidates.load(), 0u);
+  EXPECT_EQ(fs::file_size(s.dir.root / "export" / "v30.bin"), 0u);
   // RDMA_V1: the data moves, the answers invalidate nothing.
   src = pool.expose(0, len, false);
   ASSERT_EQ(c.call(smb2::kWrite, io_body_list(true, id, len, src, kV1)), nt::kSuccess);
@@ -705,14 +668,14 @@ TEST(SmbServer, Dialect30RefusesRdmaV1Invalidate) {
   EXPECT_EQ(c.invalidated, 0u);
   pool.release(1, c.invalidated);
   EXPECT_EQ(std::memcmp(pool.data(0), pool.data(1), len), 0);
-  EXPECT_EQ(stats.rdma_reads.load(), 1u);
-  EXPECT_EQ(stats.rdma_writes.load(), 1u);
-  EXPECT_EQ(stats.send_invalidates.load(), 0u);
+  EXPECT_EQ(s.stats.rdma_reads.load(), 1u);
+  EXPECT_EQ(s.stats.rdma_writes.load(), 1u);
+  EXPECT_EQ(s.stats.send_invalidates.load(), 0u);
   EXPECT_EQ(pool.remote_invalidations(), 0u);
   EXPECT_EQ(pool.local_invalidations(), 4u);
-  stop = true;
-  ASSERT_EQ(srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  EXPECT_EQ(srv.get(), "stopped");
+  s.stop = true;
+  ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(s.srv.get(), "stopped");
   t->disconnect();
 }
 

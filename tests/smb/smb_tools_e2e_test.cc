@@ -197,6 +197,40 @@ class SmbTools : public ::testing::TestWithParam<const char*> {
     return {p, g};
   }
 
+  // Starts ndk-smbd --trace, runs ndk-smb with `args` until the server
+  // traced `command` (e.g. "cmd 8 ": a READ), then ends the server: kKilled
+  // (SIGKILL) or kStopped (SIGTERM: it closes its connections gracefully).
+  // Checks that ndk-smb ended promptly with exit 3 naming the disconnect;
+  // `r` gets what ndk-smb reported.
+  enum class ServerEnd { kKilled, kStopped };
+  void end_server_mid(const std::vector<std::string>& args, const std::string& command,
+                      ServerEnd how, ProcResult* r) {
+    start_server({"--trace"});
+    Proc c(client_argv(args));
+    ASSERT_TRUE(server_->wait_for_err(command, 60)) << "no '" << command << "' within 60 s\n"
+                                                    << server_->err_so_far();
+    if (how == ServerEnd::kKilled)
+      server_->kill_now();
+    else
+      ASSERT_TRUE(server_->signal(SIGTERM));
+    const auto t0 = Clock::now();
+    *r = c.wait(60);
+    const double took = since(t0);
+    ASSERT_FALSE(r->timed_out) << "ndk-smb still ran 60 s after the server ended";
+    EXPECT_EQ(r->exit_code, 3) << r->err;
+    EXPECT_TRUE(std::regex_search(r->err, std::regex("ndk-smb: SMB Direct: .*disconnected")))
+        << r->err;
+    // Far below the client's answer timeout; a graceful stop takes up to
+    // the server's 0.5 s receive poll.
+    const double bound = how == ServerEnd::kKilled ? 15 : 10;
+    EXPECT_LT(took, bound) << "ndk-smb took " << took << " s to end\n" << r->err;
+    if (how == ServerEnd::kStopped) {
+      const ProcResult s = server_->wait(30);
+      EXPECT_FALSE(s.timed_out);
+      server_.reset();
+    }
+  }
+
   fs::path dir_, share_;
   int port_ = 0;
   std::unique_ptr<Proc> server_;
@@ -429,36 +463,19 @@ TEST_P(SmbTools, ErrorsWhileConnectingEndPromptly) {
 TEST_P(SmbTools, ServerKilledMidGetEndsTheClientWithATransportError) {
   { std::ofstream f(share_ / "huge.bin"); }
   fs::resize_file(share_ / "huge.bin", 16ull << 30);
-  start_server({"--trace"});
-  Proc c(client_argv({"get", "huge.bin", "/dev/null"}));
-  ASSERT_TRUE(server_->wait_for_err("cmd 8 ", 60)) << "no READ within 60 s\n"
-                                                   << server_->err_so_far();
-  server_->kill_now();
-  const auto t0 = Clock::now();
-  const ProcResult r = c.wait(60);
-  const double took = since(t0);
-  ASSERT_FALSE(r.timed_out) << "ndk-smb still ran 60 s after the server died";
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("ndk-smb: SMB Direct: .*disconnected"))) << r.err;
+  ProcResult r;
+  ASSERT_NO_FATAL_FAILURE(
+      end_server_mid({"get", "huge.bin", "/dev/null"}, "cmd 8 ", ServerEnd::kKilled, &r));
   EXPECT_LT(stat_of(r.err, "rdma_read_bytes"), int64_t(16ull << 30)) << r.err;
-  EXPECT_LT(took, 15) << "ndk-smb took " << took << " s to notice\n" << r.err;
 }
 
 // The same while ndk-smb writes (bench --rw write over an 8 MiB extent, so
 // that the disk use stays bounded whatever the timing).
 TEST_P(SmbTools, ServerKilledMidWriteEndsTheClientWithATransportError) {
-  start_server({"--trace"});
-  Proc c(client_argv({"bench", "load.bin", "--rw", "write", "--size", "8M", "--runtime", "60"}));
-  ASSERT_TRUE(server_->wait_for_err("cmd 9 ", 60)) << "no WRITE within 60 s\n"
-                                                   << server_->err_so_far();
-  server_->kill_now();
-  const auto t0 = Clock::now();
-  const ProcResult r = c.wait(60);
-  const double took = since(t0);
-  ASSERT_FALSE(r.timed_out) << "ndk-smb still ran 60 s after the server died";
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("ndk-smb: SMB Direct: .*disconnected"))) << r.err;
-  EXPECT_LT(took, 15) << "ndk-smb took " << took << " s to notice\n" << r.err;
+  ProcResult r;
+  ASSERT_NO_FATAL_FAILURE(
+      end_server_mid({"bench", "load.bin", "--rw", "write", "--size", "8M", "--runtime", "60"},
+                     "cmd 9 ", ServerEnd::kKilled, &r));
 }
 
 // A server that stops answering (SIGSTOP) mid-get: ndk-smb's --timeout
@@ -501,42 +518,19 @@ TEST_P(SmbTools, ServerStoppedMidGetTimesOut) {
 TEST_P(SmbTools, ServerClosingGracefullyMidGetEndsTheClientPromptly) {
   { std::ofstream f(share_ / "huge.bin"); }
   fs::resize_file(share_ / "huge.bin", 16ull << 30);
-  start_server({"--trace"});
-  Proc c(client_argv(
-      {"--bs", "64k", "--iodepth", "2", "--timeout", "20", "get", "huge.bin", "/dev/null"}));
-  ASSERT_TRUE(server_->wait_for_err("cmd 8 ", 60)) << server_->err_so_far();
-  ASSERT_TRUE(server_->signal(SIGTERM));
-  const auto t0 = Clock::now();
-  const ProcResult r = c.wait(60);
-  const double took = since(t0);
-  ASSERT_FALSE(r.timed_out) << "ndk-smb still ran 60 s after the server closed";
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("ndk-smb: SMB Direct: .*disconnected"))) << r.err;
+  ProcResult r;
+  ASSERT_NO_FATAL_FAILURE(end_server_mid(
+      {"--bs", "64k", "--iodepth", "2", "--timeout", "20", "get", "huge.bin", "/dev/null"},
+      "cmd 8 ", ServerEnd::kStopped, &r));
   EXPECT_GT(stat_of(r.err, "rdma_reads"), 0) << r.err;
-  // The server's stop takes up to its 0.5 s receive poll; far below the
-  // client's 20 s --timeout.
-  EXPECT_LT(took, 10) << "ndk-smb took " << took << " s to end\n" << r.err;
-  const ProcResult s = server_->wait(30);
-  EXPECT_FALSE(s.timed_out);
-  server_.reset();
 }
 
 TEST_P(SmbTools, ServerClosingGracefullyMidPutEndsTheClientPromptly) {
-  start_server({"--trace"});
-  Proc c(client_argv({"--bs", "64k", "--iodepth", "2", "--timeout", "20", "bench", "load.bin",
-                      "--rw", "write", "--size", "8M", "--runtime", "60"}));
-  ASSERT_TRUE(server_->wait_for_err("cmd 9 ", 60)) << server_->err_so_far();
-  ASSERT_TRUE(server_->signal(SIGTERM));
-  const auto t0 = Clock::now();
-  const ProcResult r = c.wait(60);
-  const double took = since(t0);
-  ASSERT_FALSE(r.timed_out) << "ndk-smb still ran 60 s after the server closed";
-  EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("ndk-smb: SMB Direct: .*disconnected"))) << r.err;
-  EXPECT_LT(took, 10) << "ndk-smb took " << took << " s to end\n" << r.err;
-  const ProcResult s = server_->wait(30);
-  EXPECT_FALSE(s.timed_out);
-  server_.reset();
+  ProcResult r;
+  ASSERT_NO_FATAL_FAILURE(
+      end_server_mid({"--bs", "64k", "--iodepth", "2", "--timeout", "20", "bench", "load.bin",
+                      "--rw", "write", "--size", "8M", "--runtime", "60"},
+                     "cmd 9 ", ServerEnd::kStopped, &r));
 }
 
 // I/Os larger than one registration: with --bs 4M (ndk-smbd --max-io 4M)

@@ -51,12 +51,16 @@ std::vector<uint8_t> encode(const Request& r) {
 
 // The server: for each request, read the source, xor it with 0x5A, write it
 // to the sink, reply "done" (with Send with Invalidate of the sink's token
-// if asked). Returns "" or the error.
-std::string serve(Transport& t) {
-  smbd::RdmaMover mover(t, 8u << 20);
+// if asked). Returns "" or the error. `posted`: as ndk-smbd serves a READ,
+// the Writes are posted and not waited for (two staging buffers), the
+// reply follows at once, their completions come through the transport's
+// completion handler while the next request is awaited.
+std::string serve(Transport& t, bool posted = false) {
+  smbd::RdmaMover mover(t, 8u << 20, posted ? 2 : 1);
   std::vector<uint8_t> m;
   try {
     while (t.receive(&m, tools::deadline_in(20))) {
+      if (posted) mover.acquire();
       if (m.size() < 6) return "bad request size";
       uint32_t len;
       std::memcpy(&len, &m[1], 4);
@@ -67,7 +71,10 @@ std::string serve(Transport& t) {
       if (nsrc == 0 || nsrc >= d.size()) return "bad descriptor split";
       mover.read_from(std::span(d).first(nsrc), len);
       for (uint32_t i = 0; i < len; ++i) mover.data()[i] ^= 0x5A;
-      mover.write_to(std::span(d).subspan(nsrc), len);
+      if (posted)
+        mover.post_write_to(std::span(d).subspan(nsrc), len);
+      else
+        mover.write_to(std::span(d).subspan(nsrc), len);
       const std::vector<uint8_t> reply = {'d', 'o', 'n', 'e'};
       // flag 2: invalidate the source's token instead (a valid token, but
       // not the one of the buffer the reply is about). Otherwise the sink's
@@ -80,10 +87,15 @@ std::string serve(Transport& t) {
   }
   if (mover.max_reads_seen_in_flight() > t.max_reads_in_flight())
     return "too many RDMA Reads in flight";
+  if (t.stats().unclaimed_completions)
+    return std::to_string(t.stats().unclaimed_completions) + " completion(s) unclaimed";
+  if (mover.staging_registered() > (posted ? 2u : 1u)) return "more staging buffers than allowed";
   return "";
 }
 
 struct Fixture : ::testing::Test {
+  // What the server thread runs on its transport.
+  virtual std::string serve_on(Transport& t) { return serve(t); }
   tools::Adapter sa{adapter_options()}, ca{adapter_options()};
   tools::Listener listener{sa, addr(0)};
   std::future<std::string> server;
@@ -95,7 +107,7 @@ struct Fixture : ::testing::Test {
         auto in = listener.next(tools::deadline_in(10));
         if (!in) return "no connection";
         auto t = Transport::accept(sa, std::move(in), cfg);
-        return serve(*t);
+        return serve_on(*t);
       } catch (const std::exception& e) {
         return e.what();
       }
@@ -215,6 +227,124 @@ TEST_F(Fixture, ExposeRefusesReuseBeforeRelease) {
   pool.release(0, 0);
   EXPECT_NO_THROW(pool.expose(0, 10, true));
   pool.release(0, 0);
+  EXPECT_EQ(finish(), "");
+}
+
+struct PostedWrites : Fixture {
+  std::string serve_on(Transport& t) override { return serve(t, true); }
+};
+
+// Several requests outstanding at once against a server that does not wait
+// for its Writes: each reply arrives after its sink's bytes (RDMAP
+// ordering), the server reuses its two staging buffers only after their
+// Writes completed (every completion claimed by the mover's handler,
+// checked in serve()), and the replies come in request order.
+TEST_F(PostedWrites, PipelinedRequestsEachSeeTheirBytesBeforeTheReply) {
+  constexpr unsigned kOutstanding = 4, kRounds = 3;
+  const uint32_t len = 256u << 10;  // above the same-host path's descriptor threshold
+  smbd::BufferPool pool(*c, 2 * kOutstanding, len, len);
+  for (unsigned round = 0; round < kRounds; ++round) {
+    std::vector<Request> sent;
+    for (unsigned k = 0; k < kOutstanding; ++k) {
+      const uint8_t seed = uint8_t(round * 16 + k);
+      for (uint32_t i = 0; i < len; ++i) pool.data(2 * k)[i] = uint8_t(i * 7 + seed);
+      std::memset(pool.data(2 * k + 1), 0, len);
+      sent.push_back(
+          {uint8_t(k & 1), len, pool.expose(2 * k, len, false), pool.expose(2 * k + 1, len, true)});
+      c->send(encode(sent.back()));
+    }
+    for (unsigned k = 0; k < kOutstanding; ++k) {
+      std::vector<uint8_t> reply;
+      uint32_t invalidated = 0;
+      ASSERT_TRUE(c->receive(&reply, tools::deadline_in(20), &invalidated)) << "reply " << k;
+      ASSERT_EQ(reply.size(), 4u);
+      // Replies in order: the k-th names the k-th request's sink (or none).
+      EXPECT_EQ(invalidated, (k & 1) ? sent[k].sink[0].token : 0u);
+      const uint8_t seed = uint8_t(round * 16 + k);
+      for (uint32_t i = 0; i < len; ++i)
+        if (pool.data(2 * k + 1)[i] != uint8_t((i * 7 + seed) ^ 0x5A))
+          FAIL() << "request " << k << " round " << round << ": byte " << i
+                 << " not there when its reply came";
+      pool.release(2 * k + 1, invalidated);
+      pool.release(2 * k, 0);
+    }
+  }
+  EXPECT_EQ(finish(), "");
+}
+
+// The transport's completion handler: a completion of a request the
+// transport does not own that comes while its owner waits in receive() goes
+// to the registered handler; with none registered it is counted, not lost
+// silently. A second handler is refused.
+struct Handler : Fixture {
+  static bool count_mine(void* arg, const NDK_RESULT_EX& r) {
+    auto* h = static_cast<std::pair<void*, unsigned>*>(arg);
+    if (r.RequestContext != h->first) return false;
+    ++h->second;
+    return true;
+  }
+  std::string serve_on(Transport& t) override {
+    tools::Buffer src(t.adapter(), t.pd(), 65536, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    std::memset(src.data(), 0x33, 65536);
+    int marker = 0;
+    std::pair<void*, unsigned> mine{&marker, 0};
+    std::vector<uint8_t> m;
+    try {
+      for (int step = 0; step < 2; ++step) {
+        if (!t.receive(&m, tools::deadline_in(20))) return "no request";
+        std::vector<smbd::BufferDescriptor> d;
+        if (smbd::parse_buffer_descriptors(m, 1, &d) != smbd::Error::kNone) return "bad descriptor";
+        if (step == 1) t.set_completion_handler(&Handler::count_mine, &mine);
+        NDK_SGE sge = src.sge(0, d[0].length);
+        NDK_QP* qp = t.qp().get();
+        if (qp->Dispatch->NdkWrite(qp, &marker, &sge, 1, d[0].offset, d[0].token, 0) !=
+            STATUS_SUCCESS)
+          return "NdkWrite refused";
+        const std::vector<uint8_t> reply = {'o', 'k'};
+        t.send(reply);
+        // The Write's completion comes while we wait for a request that the
+        // client sends only later (it waits for a "go" below): bounded.
+        const auto until = tools::deadline_in(20);
+        auto seen = [&] { return step == 0 ? t.stats().unclaimed_completions : mine.second; };
+        while (seen() == 0 && tools::Clock::now() < until)
+          if (t.receive(&m, tools::deadline_in(0.01))) return "unexpected request";
+        if (seen() != 1) return "step " + std::to_string(step) + ": completion not seen";
+        t.send(std::vector<uint8_t>{'g', 'o'});
+      }
+      if (mine.second != 1 || t.stats().unclaimed_completions != 1)
+        return "the handler's completion was also counted as unclaimed";
+      try {
+        t.set_completion_handler(&Handler::count_mine, &marker);
+        return "a second handler was accepted";
+      } catch (const smbd::TransportError&) {
+      }
+      t.set_completion_handler(nullptr, nullptr);
+      t.set_completion_handler(&Handler::count_mine, &marker);  // free again
+      t.set_completion_handler(nullptr, nullptr);
+      if (t.receive(&m, tools::deadline_in(20))) return "unexpected request at the end";
+    } catch (const smbd::TransportError& e) {
+      if (!t.ended() || t.end_reason().find("disconnected") == std::string::npos) return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(Handler, CompletionsNotOwnedGoToTheHandlerOrAreCounted) {
+  smbd::BufferPool pool(*c, 1, 65536, 65536);
+  for (int step = 0; step < 2; ++step) {
+    std::memset(pool.data(0), 0, 65536);
+    std::vector<uint8_t> req;
+    smbd::append_buffer_descriptors(pool.expose(0, 65536, true), &req);
+    c->send(req);
+    std::vector<uint8_t> reply;
+    ASSERT_TRUE(c->receive(&reply, tools::deadline_in(20)));
+    EXPECT_EQ(reply, (std::vector<uint8_t>{'o', 'k'}));
+    for (uint32_t i = 0; i < 65536; ++i)
+      if (pool.data(0)[i] != 0x33) FAIL() << "step " << step << " byte " << i;
+    ASSERT_TRUE(c->receive(&reply, tools::deadline_in(30)));  // the server saw its completion
+    EXPECT_EQ(reply, (std::vector<uint8_t>{'g', 'o'}));
+    pool.release(0, 0);
+  }
   EXPECT_EQ(finish(), "");
 }
 

@@ -37,7 +37,7 @@ struct Options {
   uint16_t port = 5445;
   bool guest = false, quiet = false, trace = false;
   uint32_t max_io = 1u << 20;
-  unsigned max_connections = 16, max_handshakes = 256;
+  unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
   double duration = 0;
 };
 
@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
   app.add_flag("--guest", o.guest, "accept unknown and anonymous users as guest");
   app.add_option("--max-io", o.max_io, "MaxReadSize/MaxWriteSize in bytes (default 1048576)")
       ->check(CLI::Range(65536u, 8u << 20));
+  app.add_option("--staging-buffers", o.staging_buffers,
+                 "RDMA buffers of --max-io bytes per connection (default 4; 1: a READ's RDMA "
+                 "Writes complete before its response)")
+      ->check(CLI::Range(1u, 16u));
   app.add_option("--max-connections", o.max_connections,
                  "established connections served at once (default 16)")
       ->check(CLI::Range(1u, 1024u));
@@ -101,6 +105,7 @@ int main(int argc, char** argv) {
     cfg.share_name = o.name;
     cfg.guest = o.guest;
     cfg.max_io = o.max_io;
+    cfg.staging_buffers = o.staging_buffers;
     cfg.trace = o.trace;
     if (!o.users.empty()) cfg.users = load_users(o.users);
     for (size_t i = 0; i < cfg.server_guid.size(); ++i)
