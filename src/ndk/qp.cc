@@ -581,7 +581,8 @@ void Qp::report_sq_locked(NTSTATUS status, ULONG bytes, void* ctx, NDK_OPERATION
                           ULONG flags, ULONG_PTR type_specific, ULONG provider_error) {
   if (status == STATUS_SUCCESS && (flags & NDK_OP_FLAG_SILENT_SUCCESS)) return;
   if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-  if (!icq_->push(make_result(status, bytes, cfg_.context, ctx, type, type_specific, provider_error)))
+  if (!icq_->push(
+          make_result(status, bytes, cfg_.context, ctx, type, type_specific, provider_error)))
     set_state(QpState::kError);
 }
 
@@ -612,8 +613,8 @@ void Qp::complete_receive(const ReceiveRequest& r, NTSTATUS status, ULONG bytes,
   NDK_OPERATION_TYPE type =
       invalidated_stag != 0 ? NdkOperationTypeReceiveAndInvalidate : NdkOperationTypeReceive;
   if (status != STATUS_SUCCESS) counters_.cq_error.fetch_add(1, std::memory_order_relaxed);
-  if (!rcq_->push(
-          make_result(status, bytes, cfg_.context, r.context, type, invalidated_stag, provider_error),
+  if (!rcq_->push(make_result(status, bytes, cfg_.context, r.context, type, invalidated_stag,
+                              provider_error),
                   solicited))
     set_state(QpState::kError);
 }

@@ -187,8 +187,8 @@ class QpHost {
   virtual bool sq_start(WorkRequest* out, uint64_t* seq, bool local_only = false) = 0;
   // That request is done. False if a flush cancelled it meanwhile.
   // provider_error: NDK_RESULT_EX.ProviderErrorCode of a failure (v5).
-  virtual bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes,
-                           ULONG_PTR type_specific = 0, ULONG provider_error = 0) = 0;
+  virtual bool sq_complete(uint64_t seq, NTSTATUS status, ULONG bytes, ULONG_PTR type_specific = 0,
+                           ULONG provider_error = 0) = 0;
   // The same for the slotless direct send (kDirectNoSlot).
   virtual bool direct_finish(NTSTATUS status, ULONG bytes) = 0;
   // Next receive (from the QP's RQ or its SRQ).
