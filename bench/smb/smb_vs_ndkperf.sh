@@ -42,9 +42,11 @@ done
 TMP=$(mktemp -d)
 SRV="" SRV1=""
 cleanup() {
+  local rc=$?  # the run's own status, not the stopped servers' (130/143)
   [[ -n $SRV ]] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
   [[ -n $SRV1 ]] && kill "$SRV1" 2>/dev/null && wait "$SRV1" 2>/dev/null
   rm -rf "$TMP"
+  exit "$rc"
 }
 trap cleanup EXIT
 
@@ -59,15 +61,29 @@ wait_listen() {
   return 1
 }
 
+# A port below the ephemeral range (32768-) on which nothing listens and
+# that is not one of this run's servers' (a random pick once landed on a
+# port something else listened on: "not an ndkperf server").
+free_port() {
+  local p i
+  for ((i = 0; i < 100; i++)); do
+    p=$((20000 + RANDOM % 12000))
+    [[ $p == "${SMB_PORT:-}" || $p == "${SMB_PORT1:-}" ]] && continue
+    [[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) ]] && { echo "$p"; return 0; }
+  done
+  echo "$0: no free port found" >&2
+  return 1
+}
+
 mkdir -p "$TMP/share"
 echo "bench:Bench-pw-1" >"$TMP/users"
-SMB_PORT=$((20000 + RANDOM % 20000))
+SMB_PORT=$(free_port)
+SMB_PORT1=$((SMB_PORT + 1))
 timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$TMP/users" \
   -p "$SMB_PORT" -q &
 SRV=$!
 wait_listen "$SMB_PORT"
 URL=//127.0.0.1:$SMB_PORT/share
-SMB_PORT1=$((SMB_PORT + 1))
 timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$TMP/users" \
   -p "$SMB_PORT1" -q --staging-buffers 1 &
 SRV1=$!
@@ -88,7 +104,8 @@ print(bw, p50)' <<<"$out"
 
 # ndkperf TEST SIZE ARGS... -> MB/s (bw) or median us (lat)
 perf() {
-  local test=$1 size=$2 port=$((20000 + RANDOM % 20000)) out
+  local test=$1 size=$2 port out
+  port=$(free_port)
   shift 2
   timeout $((DUR + 60)) "$NDKPERF" "$test" --server -d 127.0.0.1 -p "$port" -s "$size" -D "$DUR" \
     --quiet "$@" >/dev/null 2>&1 &
