@@ -263,6 +263,14 @@ TEST(PrivilegedPort, UnprivilegedListenSaysPermissionDenied) {
     if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "root and no setpriv to drop to";
     pre = {"/usr/bin/setpriv", "--reuid=65534",   "--regid=65534",
            "--clear-groups",   "--inh-caps=-all", "--bounding-set=-all"};
+    // nobody must reach the build tree: a clone under a 0700 folder (what
+    // `mktemp -d` makes) keeps it out, and the tools would fail to load
+    // their library instead of meeting the port.
+    std::vector<std::string> probe = pre;
+    probe.insert(probe.end(), {"/usr/bin/test", "-x", NDKPERF_BIN});
+    if (run(probe, 30).exit_code != 0)
+      GTEST_SKIP() << "uid 65534 cannot reach " << NDKPERF_BIN
+                   << " (a parent folder closed to others, such as mktemp -d's 0700)";
   }
   auto with = [&](std::vector<std::string> a) {
     a.insert(a.begin(), pre.begin(), pre.end());
