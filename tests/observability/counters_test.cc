@@ -94,7 +94,17 @@ TEST_F(Counters, TerminateAndErrorsAreCountedOnTheRightQp) {
             STATUS_SUCCESS);
   auto r = poll(c_.cq, 2);
   ASSERT_EQ(r.size(), 2u);  // the Write (success: local completion) and the flushed receive
-  ASSERT_TRUE(eventually([&] { return c_.qp_counters().TerminatesReceived == 1; }));
+  // Both ends tear their connection down on their own threads: the level
+  // (ActiveConnection) and the error count settle after the completions
+  // arrive, and the adapter's counter moves a moment before its QP's. Wait
+  // for the settled state before comparing the two views.
+  ASSERT_TRUE(eventually([&] {
+    auto c = c_.qp_counters(), s = s_.qp_counters();
+    auto ca = c_.adapter_counters(), sv = s_.adapter_counters();
+    return c.TerminatesReceived == 1 && c.ActiveConnection == 0 && s.ActiveConnection == 0 &&
+           ca.ActiveConnection == 0 && sv.ActiveConnection == 0 && c.ConnectionError == 1 &&
+           s.ConnectionError == 1;
+  })) << "both connections end in error and leave the active level";
   SOFTNDK_COUNTERS c = c_.qp_counters(), s = s_.qp_counters();
   EXPECT_EQ(s.TerminatesSent, 1u);
   EXPECT_EQ(s.TerminatesReceived, 0u);
