@@ -2,6 +2,7 @@
 // srq.cc - shared receive queue ring, threshold arming and notifications.
 #include "ndk/srq.h"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 
@@ -55,25 +56,12 @@ ULONG Srq::depth() {
 
 ULONG Srq::queued() {
   std::lock_guard lk(mu_);
-  return static_cast<ULONG>(count_);
+  return static_cast<ULONG>(count_ + device_held_);
 }
 
 NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
   if (depth > adapter()->info().MaxSrqDepth) return STATUS_INVALID_PARAMETER;
-  if (auto e = device_ ? engine() : nullptr) {
-    // A device SRQ: the limit is the device's (ibv_modify_srq IBV_SRQ_LIMIT);
-    // its size stays what NdkCreateSrq gave (docs/verbs.md: not every
-    // device resizes an SRQ, so none is resized here).
-    {
-      std::lock_guard lk(mu_);
-      if (depth != 0 && depth != ring_.size()) return STATUS_NOT_SUPPORTED;
-      if (threshold > ring_.size()) return STATUS_INVALID_PARAMETER;
-      if (threshold == 0) return STATUS_SUCCESS;
-      threshold_ = threshold;
-      armed_ = true;
-    }
-    return e->arm(threshold);
-  }
+  if (auto e = device_ ? engine() : nullptr) return modify_device(e.get(), depth, threshold);
   std::vector<ReceiveRequest> ring;
   if (depth != 0) {
     try {
@@ -99,6 +87,43 @@ NTSTATUS Srq::modify(ULONG depth, ULONG threshold) {
   return STATUS_SUCCESS;
 }
 
+// A device SRQ: the depth is the device's (ibv_modify_srq IBV_SRQ_MAX_WR
+// where the device resizes SRQs, else STATUS_NOT_SUPPORTED), the limit is
+// the device's (IBV_SRQ_LIMIT). The receives outstanding are the ring's
+// and the device's (device_held_).
+NTSTATUS Srq::modify_device(provider::SrqEngine* e, ULONG depth, ULONG threshold) {
+  if (depth != 0) {
+    {
+      std::lock_guard lk(mu_);
+      if (depth < count_ + device_held_ || threshold > depth) return STATUS_INVALID_PARAMETER;
+    }
+    if (depth != this->depth()) {
+      NTSTATUS s = e->resize(depth);  // outside mu_: the engine takes it through SrqHost
+      if (s != STATUS_SUCCESS) return s;
+      std::lock_guard lk(mu_);
+      // (A receive posted meanwhile still fits: the ring never drops one.)
+      std::vector<ReceiveRequest> ring(std::max<size_t>(depth, count_ + device_held_));
+      for (size_t i = 0; i < count_; ++i) ring[i] = ring_[(head_ + i) % ring_.size()];
+      ring_.swap(ring);
+      head_ = 0;
+    }
+  }
+  {
+    std::lock_guard lk(mu_);
+    if (threshold > ring_.size()) return STATUS_INVALID_PARAMETER;
+    if (threshold == 0) return STATUS_SUCCESS;
+    threshold_ = threshold;
+    armed_ = true;
+    // NDK: already below the threshold -> the notification now (a device
+    // fires its limit only when a later receive is consumed).
+    if (count_ + device_held_ < threshold_) {
+      notify_locked(STATUS_SUCCESS);
+      return STATUS_SUCCESS;
+    }
+  }
+  return e->arm(threshold);
+}
+
 NTSTATUS Srq::enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   if (nsge > max_sge_ || (nsge > 0 && sgl == nullptr)) return STATUS_INVALID_PARAMETER;
   uint64_t total = 0;
@@ -106,7 +131,7 @@ NTSTATUS Srq::enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge) {
   if (total > adapter()->info().MaxTransferLength) return STATUS_INVALID_PARAMETER;
   std::lock_guard lk(mu_);
   if (failed_) return STATUS_INTERNAL_ERROR;
-  if (count_ == ring_.size()) return STATUS_INSUFFICIENT_RESOURCES;
+  if (count_ + device_held_ >= ring_.size()) return STATUS_INSUFFICIENT_RESOURCES;
   ReceiveRequest& r = ring_[(head_ + count_) % ring_.size()];
   r.context = ctx;
   r.nsge = nsge;
@@ -130,7 +155,22 @@ bool Srq::srq_take(ReceiveRequest* out) {
   *out = ring_[head_];
   head_ = (head_ + 1) % ring_.size();
   --count_;
+  ++device_held_;
   return true;
+}
+
+void Srq::srq_untake(const ReceiveRequest& r) {
+  std::lock_guard lk(mu_);
+  // Its slot is still counted (device_held_): the ring has room for it.
+  head_ = (head_ + ring_.size() - 1) % ring_.size();
+  ring_[head_] = r;
+  ++count_;
+  if (device_held_ > 0) --device_held_;
+}
+
+void Srq::srq_done() {
+  std::lock_guard lk(mu_);
+  if (device_held_ > 0) --device_held_;
 }
 
 void Srq::srq_limit_reached() {

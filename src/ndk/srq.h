@@ -50,12 +50,15 @@ class Srq final : public Object, public provider::SrqHost {
   // provider::SrqHost
   bool srq_take(ReceiveRequest* out) override;
   void srq_limit_reached() override;
+  void srq_untake(const ReceiveRequest& r) override;
+  void srq_done() override;
 
  private:
   Srq(Pd* pd, ULONG max_sge, NDK_FN_SRQ_NOTIFICATION_CALLBACK cb, void* ctx);
   void begin_teardown() override;
   void on_closed() override;
   NTSTATUS enqueue(void* ctx, const NDK_SGE* sgl, ULONG nsge);
+  NTSTATUS modify_device(provider::SrqEngine* e, ULONG depth, ULONG threshold);
   void notify_locked(NTSTATUS status);
   void run_notifications();
 
@@ -69,6 +72,9 @@ class Srq final : public Object, public provider::SrqHost {
   std::mutex mu_;  // guards everything below
   std::vector<ReceiveRequest> ring_;
   size_t head_ = 0, count_ = 0;
+  // A device SRQ: receives the engine took from the ring and the device
+  // holds until they complete (srq_take .. srq_done). Always 0 otherwise.
+  size_t device_held_ = 0;
   ULONG threshold_ = 0;
   bool armed_ = false;
   bool failed_ = false;

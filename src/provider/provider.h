@@ -158,6 +158,12 @@ class SrqHost {
   // The device reported its limit (IBV_EVENT_SRQ_LIMIT_REACHED): the NDK
   // SRQ notification, once per arming. Any engine thread.
   virtual void srq_limit_reached() = 0;
+  // The engine could not post a receive it took (the device refused it):
+  // back to the head of the ring, still uncompleted, for the next try.
+  virtual void srq_untake(const ReceiveRequest& r) = 0;
+  // A receive the engine took has left the device SRQ (completed on a
+  // QP): NdkSrqReceive's depth counts the receives the device holds too.
+  virtual void srq_done() = 0;
 
  protected:
   ~SrqHost() = default;
@@ -171,6 +177,13 @@ class SrqEngine {
   virtual void srq_posted() = 0;
   // NdkModifySrq / NdkCreateSrq with a threshold: arm the device's limit.
   virtual NTSTATUS arm(uint32_t threshold) = 0;
+  // NdkModifySrq with a new depth (the object model checked it against
+  // MaxSrqDepth and the receives outstanding). STATUS_NOT_SUPPORTED where
+  // the device cannot resize an SRQ.
+  virtual NTSTATUS resize(uint32_t depth) {
+    (void)depth;
+    return STATUS_NOT_SUPPORTED;
+  }
   // The NDK SRQ closes: no more calls into the host from now on.
   virtual void detach() = 0;
 };

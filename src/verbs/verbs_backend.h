@@ -39,17 +39,27 @@ class VerbsProvider;
 // its QPs) lets go.
 class VerbsSrq final : public provider::SrqEngine {
  public:
-  VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim, uint32_t depth);
+  VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim, uint32_t depth,
+           bool can_resize);
   ~VerbsSrq() override;
   void srq_posted() override;
   NTSTATUS arm(uint32_t threshold) override;
+  // ibv_modify_srq(IBV_SRQ_MAX_WR) where the device resizes SRQs
+  // (srq_can_resize()); growing grows the CQs of its QPs first
+  // (srq_qp_cq_entries()), so no QP's CQ can overflow.
+  NTSTATUS resize(uint32_t depth) override;
   void detach() override;
+  // A QP on this SRQ was created with CQ `cq` of srq_qp_cq_entries(sq_wqes,
+  // sized_for): it is grown with the SRQ until cq_detached (before its
+  // ibv_destroy_cq).
+  void cq_attached(ibv_cq* cq, uint32_t sq_wqes, uint32_t sized_for);
+  void cq_detached(ibv_cq* cq);
   // A connection's CQ reported receive `wr_id` of this SRQ: its record.
   bool finish(uint64_t wr_id, provider::ReceiveRequest* out);
   void limit_reached();  // loop thread, from the async event
   ibv_srq* srq() const { return srq_; }
   // Receives it can hold: all of them may complete on one QP's CQ.
-  uint32_t depth() const { return depth_; }
+  uint32_t depth() const { return depth_.load(std::memory_order_acquire); }
   // SRQ receive wr_ids: kRecvBit | kSrqBit | n (VerbsConnection::kRecvBit).
   static constexpr uint64_t kSrqBit = 1ull << 62;
 
@@ -57,11 +67,19 @@ class VerbsSrq final : public provider::SrqEngine {
   VerbsProvider* const prov_;
   ibv_srq* const srq_;
   const QpLimits lim_;
-  const uint32_t depth_;
+  std::atomic<uint32_t> depth_;
+  const bool can_resize_;
+  void post_locked();
   std::mutex mu_;
   provider::SrqHost* host_;  // null once detached
   std::map<uint64_t, provider::ReceiveRequest> recvs_;
   uint64_t next_ = 0;
+  bool stalled_ = false;  // the device refused a receive: retried as receives complete
+  struct AttachedCq {
+    ibv_cq* cq;
+    uint32_t sq_wqes;
+  };
+  std::vector<AttachedCq> cqs_;  // the CQs of its QPs, grown with it
 };
 
 // An rdma_cm event, copied before it is acked (so a handler may destroy
@@ -328,6 +346,7 @@ class VerbsProvider final : public provider::Provider {
   bool trace_ = false;
   std::string device_;
   uint32_t read_sge_ = 1;
+  bool srq_resize_ = false;  // srq_can_resize(): NdkModifySrq may change the depth
   sockaddr_storage local_{};
   rdma_event_channel* ch_ = nullptr;
   rdma_cm_id* bind_id_ = nullptr;  // holds the device context open

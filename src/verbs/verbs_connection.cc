@@ -57,8 +57,10 @@ NTSTATUS VerbsConnection::create_qp() {
     srq = std::dynamic_pointer_cast<VerbsSrq>(host_->srq_engine());
     if (!srq) return STATUS_INVALID_PARAMETER;
   }
-  const uint32_t rq = srq ? std::max<uint32_t>(srq->depth(), 1) : std::max<uint32_t>(s.rq_depth, 1);
-  cq_ = ibv_create_cq(id_->verbs, static_cast<int>(sq + rq + 1), this, prov_->comp_channel(), 0);
+  const uint32_t srq_depth = srq ? srq->depth() : 0;
+  const uint32_t rq = srq ? std::max<uint32_t>(srq_depth, 1) : std::max<uint32_t>(s.rq_depth, 1);
+  cq_ = ibv_create_cq(id_->verbs, static_cast<int>(srq_qp_cq_entries(sq, rq)), this,
+                      prov_->comp_channel(), 0);
   if (cq_ == nullptr) return STATUS_INSUFFICIENT_RESOURCES;
   prov_->cq_created(cq_, weak_from_this());
   ibv_req_notify_cq(cq_, 0);
@@ -78,6 +80,7 @@ NTSTATUS VerbsConnection::create_qp() {
     qa.cap.max_recv_sge = 0;
   }
   if (rdma_create_qp(id_, prov_->pd(), &qa) != 0) return STATUS_INSUFFICIENT_RESOURCES;
+  if (srq) srq->cq_attached(cq_, sq, srq_depth);  // grown with the SRQ (NdkModifySrq)
   std::lock_guard lk(mu_);
   srq_ = std::move(srq);
   qp_ = id_->qp;
@@ -419,6 +422,7 @@ void VerbsConnection::destroy() {
     cq = std::exchange(cq_, nullptr);
     srq = std::move(srq_);
   }
+  if (cq != nullptr && srq) srq->cq_detached(cq);
   if (cq != nullptr) prov_->cq_gone(cq);  // its late events are dropped
   rdma_cm_id* id = std::exchange(id_, nullptr);
   if (id == nullptr) {

@@ -176,6 +176,29 @@ NTSTATUS plan_window_bind(const NDK_LOGICAL_ADDRESS* pages, uint32_t page_count,
   return STATUS_SUCCESS;
 }
 
+bool srq_can_resize(const ibv_device_attr_ex& dev) {
+  return dev.orig_attr.max_srq > 0 && (dev.orig_attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
+}
+
+NTSTATUS srq_resize_status(int rc) {
+  switch (rc) {
+    case 0:
+      return STATUS_SUCCESS;
+    case EOPNOTSUPP:
+    case ENOSYS:
+      return STATUS_NOT_SUPPORTED;
+    case ENOMEM:
+    case ENOSPC:
+      return STATUS_INSUFFICIENT_RESOURCES;
+    default:  // EINVAL: below what it holds or its limit, above the device's
+      return STATUS_INVALID_PARAMETER;
+  }
+}
+
+uint32_t srq_qp_cq_entries(uint32_t sq_wqes, uint32_t srq_depth) {
+  return std::max<uint32_t>(sq_wqes, 1) + std::max<uint32_t>(srq_depth, 1) + 1;
+}
+
 NTSTATUS mr_access(ULONG flags, Transport t, unsigned* access) {
   constexpr ULONG kKnown = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
                            NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;

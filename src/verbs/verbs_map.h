@@ -121,6 +121,19 @@ NTSTATUS plan_window_bind(const NDK_LOGICAL_ADDRESS* pages, uint32_t page_count,
                           uint64_t length, uint64_t base_va, uint64_t arena_addr,
                           uint64_t arena_len, bool zero_based_ok, FrBind* out);
 
+// NdkModifySrq with a new depth on a device SRQ: ibv_modify_srq with
+// IBV_SRQ_MAX_WR, offered where the device says IBV_DEVICE_SRQ_RESIZE
+// (rxe, mlx5); siw does not (its modify_srq refuses IB_SRQ_MAX_WR):
+// STATUS_NOT_SUPPORTED there, without asking the device.
+bool srq_can_resize(const ibv_device_attr_ex& dev);
+// ibv_modify_srq's / ibv_resize_cq's result (0 or a positive errno) as
+// NdkModifySrq's status.
+NTSTATUS srq_resize_status(int rc);
+// The CQ of a QP on an SRQ holds its send queue's completions and every
+// receive of the SRQ (all may complete on this one QP): the entries it
+// needs for an SRQ of `srq_depth` (grown with the SRQ, never shrunk).
+uint32_t srq_qp_cq_entries(uint32_t sq_wqes, uint32_t srq_depth);
+
 // One window bind as a WQE: NdkBind (the window over an NDK MR's
 // registration) or NdkFastRegister (the FR MR's window over the arena).
 // The window keeps its rkey (`rkey` = the window's current one): the token

@@ -177,7 +177,8 @@ NTSTATUS VerbsProvider::create_srq(provider::SrqHost* host, uint32_t depth, uint
   lim.recv_sge = max_sge;
   lim.max_transfer = info_.MaxTransferLength;
   // The device may round the depth up (ibv_create_srq returns the real one).
-  auto v = std::make_shared<VerbsSrq>(this, host, s, lim, std::max(a.attr.max_wr, depth));
+  auto v =
+      std::make_shared<VerbsSrq>(this, host, s, lim, std::max(a.attr.max_wr, depth), srq_resize_);
   srq_created(s, v);
   *out = v;
   return STATUS_SUCCESS;
@@ -215,8 +216,8 @@ void VerbsProvider::on_async_event() {
 }
 
 VerbsSrq::VerbsSrq(VerbsProvider* p, provider::SrqHost* host, ibv_srq* srq, QpLimits lim,
-                   uint32_t depth)
-    : prov_(p), srq_(srq), lim_(lim), depth_(depth), host_(host) {}
+                   uint32_t depth, bool can_resize)
+    : prov_(p), srq_(srq), lim_(lim), depth_(depth), can_resize_(can_resize), host_(host) {}
 
 VerbsSrq::~VerbsSrq() {
   // The connections of its QPs held it until their QPs were destroyed.
@@ -230,16 +231,31 @@ VerbsSrq::~VerbsSrq() {
 
 void VerbsSrq::srq_posted() {
   std::lock_guard lk(mu_);
+  post_locked();
+}
+
+void VerbsSrq::post_locked() {
   if (host_ == nullptr) return;
   provider::ReceiveRequest rr;
+  stalled_ = false;
   while (host_->srq_take(&rr)) {
     const uint64_t id = VerbsConnection::kRecvBit | kSrqBit | next_++;
     RecvWqe w;
-    // Checked by the object model at NdkSrqReceive (SGEs, length): a
-    // failure here is the device's (queue full).
-    if (build_recv(rr.sge, rr.nsge, lim_, id, &w) != STATUS_SUCCESS) continue;
+    // Checked by the object model at NdkSrqReceive (SGEs, length).
+    if (build_recv(rr.sge, rr.nsge, lim_, id, &w) != STATUS_SUCCESS) {
+      host_->srq_done();
+      continue;
+    }
     ibv_recv_wr* bad = nullptr;
-    if (ibv_post_srq_recv(srq_, &w.wr, &bad) != 0) continue;
+    if (ibv_post_srq_recv(srq_, &w.wr, &bad) != 0) {
+      // The object model keeps the outstanding receives within the depth,
+      // so the device should have room; if it has not, the receive waits
+      // in the ring (never dropped: it owes a completion) until one of the
+      // device's completes.
+      host_->srq_untake(rr);
+      stalled_ = true;
+      return;
+    }
     recvs_.emplace(id, rr);
   }
 }
@@ -249,6 +265,39 @@ NTSTATUS VerbsSrq::arm(uint32_t threshold) {
   a.srq_limit = threshold;
   int rc = ibv_modify_srq(srq_, &a, IBV_SRQ_LIMIT);
   return rc == 0 ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
+}
+
+NTSTATUS VerbsSrq::resize(uint32_t depth) {
+  if (!can_resize_) return STATUS_NOT_SUPPORTED;
+  // ibv_modify_srq and ibv_resize_cq are one command each to the kernel
+  // driver (as arm()'s IBV_SRQ_LIMIT): they run in the consumer's call.
+  std::lock_guard lk(mu_);
+  if (depth > depth_.load(std::memory_order_relaxed)) {
+    for (const AttachedCq& c : cqs_) {
+      const uint32_t want = srq_qp_cq_entries(c.sq_wqes, depth);
+      if (c.cq->cqe >= static_cast<int>(want)) continue;
+      if (int rc = ibv_resize_cq(c.cq, static_cast<int>(want)); rc != 0)
+        return srq_resize_status(rc);
+    }
+  }
+  ibv_srq_attr a{};
+  a.max_wr = depth;
+  if (int rc = ibv_modify_srq(srq_, &a, IBV_SRQ_MAX_WR); rc != 0) return srq_resize_status(rc);
+  depth_.store(depth, std::memory_order_release);
+  return STATUS_SUCCESS;
+}
+
+void VerbsSrq::cq_attached(ibv_cq* cq, uint32_t sq_wqes, uint32_t sized_for) {
+  std::lock_guard lk(mu_);
+  cqs_.push_back({cq, sq_wqes});
+  // A resize between the CQ's creation and now: grow it here.
+  const uint32_t d = depth_.load(std::memory_order_relaxed);
+  if (d > sized_for) ibv_resize_cq(cq, static_cast<int>(srq_qp_cq_entries(sq_wqes, d)));
+}
+
+void VerbsSrq::cq_detached(ibv_cq* cq) {
+  std::lock_guard lk(mu_);
+  std::erase_if(cqs_, [cq](const AttachedCq& c) { return c.cq == cq; });
 }
 
 void VerbsSrq::detach() {
@@ -262,6 +311,10 @@ bool VerbsSrq::finish(uint64_t wr_id, provider::ReceiveRequest* out) {
   if (it == recvs_.end()) return false;
   *out = it->second;
   recvs_.erase(it);
+  if (host_ != nullptr) {
+    host_->srq_done();
+    if (stalled_) post_locked();  // a slot of the device SRQ is free again
+  }
   return true;
 }
 

@@ -253,6 +253,7 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
                                                             : FrSupport::kNone;
   if (fr_ == FrSupport::kReregister) info_.FRMRPageCount = 65536;
   read_sge_ = std::max<uint32_t>(info_.MaxReadRequestSge, 1);
+  srq_resize_ = srq_can_resize(pr.attr);
   loop_ = std::make_unique<Loop>();
   if (!loop_->ok()) {
     *why = "epoll/eventfd: " + std::string(std::strerror(errno));

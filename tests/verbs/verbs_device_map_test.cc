@@ -5,6 +5,7 @@
 // its window binds, and MR/window access flags (docs/verbs.md).
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <vector>
 
 #include "verbs/verbs_map.h"
@@ -240,6 +241,31 @@ TEST(Access, MrFlags) {
                           Transport::kRoce),
             static_cast<unsigned>(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
                                   IBV_ACCESS_LOCAL_WRITE));
+}
+
+// NdkModifySrq of the depth (docs/verbs.md, "SRQ"): rxe says it resizes
+// SRQs, siw does not; the device's answers as NdkModifySrq's statuses; the
+// CQ of a QP on the SRQ grows with it.
+TEST(SrqResize, OnlyWhereTheDeviceSaysIt) {
+  EXPECT_TRUE(srq_can_resize(rxe_attr()));
+  EXPECT_FALSE(srq_can_resize(siw_attr()));
+  ibv_device_attr_ex no_srq = rxe_attr();
+  no_srq.orig_attr.max_srq = 0;
+  EXPECT_FALSE(srq_can_resize(no_srq));
+}
+
+TEST(SrqResize, DeviceAnswersAsStatuses) {
+  EXPECT_EQ(srq_resize_status(0), STATUS_SUCCESS);
+  EXPECT_EQ(srq_resize_status(EOPNOTSUPP), STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(srq_resize_status(ENOSYS), STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(srq_resize_status(ENOMEM), STATUS_INSUFFICIENT_RESOURCES);
+  EXPECT_EQ(srq_resize_status(EINVAL), STATUS_INVALID_PARAMETER);
+}
+
+TEST(SrqResize, CqHoldsTheSendQueueAndEveryReceiveOfTheSrq) {
+  EXPECT_EQ(srq_qp_cq_entries(8, 16), 25u);
+  EXPECT_EQ(srq_qp_cq_entries(8, 1024), 1033u);
+  EXPECT_EQ(srq_qp_cq_entries(0, 0), 3u);  // never a zero-sized queue
 }
 
 }  // namespace
