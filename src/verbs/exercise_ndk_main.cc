@@ -450,6 +450,28 @@ int main(int argc, char** argv) {
   st = write_to(c0, t2, 4096, 0x52, region);
   step("write_after_refastregister",
        st == STATUS_SUCCESS && same(cbuf, 16384, sbuf2, region - sbuf2.data(), 4096), st);
+  if (!degraded) {
+    // Zero-based (BaseVirtualAddress 0, FBO 0): the peer reads the region
+    // at 100, the window bound with IBV_ACCESS_ZERO_BASED; then the region
+    // at its own VA again.
+    st = invalidate(&frm->Header);
+    NTSTATUS d = STATUS_PENDING;
+    NTSTATUS p = run(scq,
+                     s0->Dispatch->NdkFastRegister(s0, nullptr, frm, 8, &lam->AdapterPageArray[8],
+                                                   0, 8 * 4096, nullptr, kFrFlags),
+                     &d);
+    st = p != STATUS_SUCCESS ? p : d;
+    step("fast_register_zero_based", st == STATUS_SUCCESS, st);
+    NDK_SGE g = sge_of(cbuf.data() + 32768, 4096, clk);
+    d = STATUS_PENDING;
+    p = run(ccq, c0->Dispatch->NdkRead(c0, nullptr, &g, 1, 100, t0, 0), &d);
+    st = p != STATUS_SUCCESS ? p : d;
+    step("read_zero_based_at_100",
+         st == STATUS_SUCCESS && same(cbuf, 32768, sbuf2, region + 100 - sbuf2.data(), 4096), st);
+    st = invalidate(&frm->Header);
+    if (st == STATUS_SUCCESS) st = fast_register();
+    step("fast_register_after_zero_based", st == STATUS_SUCCESS, st);
+  }
 
   // ---- Read with local invalidate into a fast-registered sink ------------------------
   if (!degraded) {

@@ -307,6 +307,7 @@ class VerbsProvider final : public provider::Provider {
   Transport transport() const { return facts_.transport; }
   WcFlagsAbi wc_abi() const { return wc_abi_; }
   bool fence_local_ops() const { return fence_local_ops_; }  // local_ops_rerun_on_retry
+  bool zero_based() const { return zero_based_; }            // zero_based_windows
   // SOFTNDK_VERBS_TRACE=1: every send-queue WQE posted and every device
   // completion on stderr, one line each (docs/verbs.md, "Tracing").
   bool trace() const { return trace_; }
@@ -347,6 +348,7 @@ class VerbsProvider final : public provider::Provider {
   std::string device_;
   uint32_t read_sge_ = 1;
   bool srq_resize_ = false;  // srq_can_resize(): NdkModifySrq may change the depth
+  bool zero_based_ = false;  // zero_based_windows(): NdkFastRegister at BaseVirtualAddress 0
   sockaddr_storage local_{};
   rdma_event_channel* ch_ = nullptr;
   rdma_cm_id* bind_id_ = nullptr;  // holds the device context open

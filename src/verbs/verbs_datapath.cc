@@ -273,12 +273,13 @@ bool VerbsConnection::build_window_bind(const provider::WorkRequest& wr, uint64_
         st = STATUS_INVALID_PARAMETER;  // not pages of a LAM this adapter built
       } else {
         st = plan_window_bind(pages.data(), static_cast<uint32_t>(pages.size()), wr.fbo, wr.length,
-                              wr.va, reinterpret_cast<uintptr_t>(b.mr->addr), b.mr->length, false,
-                              &fb);
+                              wr.va, reinterpret_cast<uintptr_t>(b.mr->addr), b.mr->length,
+                              prov_->zero_based(), &fb);
       }
     }
     b.addr = fb.addr;
     b.length = fb.length;
+    b.zero_based = fb.zero_based;
   }
   if (st == STATUS_SUCCESS && b.mw != nullptr) b.rkey = b.mw->rkey;  // the token never changes
   if (st == STATUS_SUCCESS) st = build_bind(b, prov_->transport(), &w->wr[0]);

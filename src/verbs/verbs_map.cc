@@ -371,6 +371,7 @@ NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out) {
   out->bind_mw.bind_info.addr = req.addr;
   out->bind_mw.bind_info.length = req.length;
   out->bind_mw.bind_info.mw_access_flags = window_access(req.flags, t);
+  if (req.zero_based) out->bind_mw.bind_info.mw_access_flags |= IBV_ACCESS_ZERO_BASED;
   return STATUS_SUCCESS;
 }
 
@@ -450,6 +451,8 @@ NTSTATUS status_of(ibv_wc_status s) {
 }
 
 bool local_ops_rerun_on_retry(const DeviceFacts& facts) { return facts.driver == "rxe"; }
+
+bool zero_based_windows(const DeviceFacts& facts) { return facts.driver == "rxe"; }
 
 WcFlagsAbi wc_flags_abi(const DeviceFacts& facts) {
   return facts.driver == "rxe" ? WcFlagsAbi::kKernelBits : WcFlagsAbi::kUser;

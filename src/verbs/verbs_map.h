@@ -148,7 +148,8 @@ struct BindRequest {
   uint64_t addr = 0, length = 0;
   ULONG flags = 0;
   uint64_t wr_id = 0;
-  bool fence = false;  // IBV_SEND_FENCE: QpLimits::fence_local_ops
+  bool fence = false;       // IBV_SEND_FENCE: QpLimits::fence_local_ops
+  bool zero_based = false;  // IBV_ACCESS_ZERO_BASED (FrBind::zero_based)
 };
 NTSTATUS build_bind(const BindRequest& req, Transport t, ibv_send_wr* out);
 
@@ -236,6 +237,13 @@ struct QpLimits {
 // local operations twice"). rxe only: other drivers' fences cost more and
 // their local operations are not replayed.
 bool local_ops_rerun_on_retry(const DeviceFacts& facts);
+
+// NdkFastRegister with BaseVirtualAddress 0 (NDK allows it when FBO is 0):
+// the peer addresses the region from 0, which a type-2 window bound with
+// IBV_ACCESS_ZERO_BASED gives. rxe accepts zero-based type-2 binds (Linux
+// 5.14 on: rxe_mw.c, rxe_resp.c add the window's address to the peer's);
+// mlx5 and irdma refuse zero-based windows, siw and cxgb4 have none.
+bool zero_based_windows(const DeviceFacts& facts);
 
 // The request kinds the SQ carries (NDK_OPERATION_TYPE is the result type).
 enum class SendOp : uint8_t { kSend, kSendAndInvalidate, kWrite, kRead, kInvalidate };

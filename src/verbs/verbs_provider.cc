@@ -254,6 +254,7 @@ NTSTATUS VerbsProvider::open(const provider::ProviderConfig& cfg, std::string* w
   if (fr_ == FrSupport::kReregister) info_.FRMRPageCount = 65536;
   read_sge_ = std::max<uint32_t>(info_.MaxReadRequestSge, 1);
   srq_resize_ = srq_can_resize(pr.attr);
+  zero_based_ = fr_ == FrSupport::kWindows && zero_based_windows(facts_);
   loop_ = std::make_unique<Loop>();
   if (!loop_->ok()) {
     *why = "epoll/eventfd: " + std::string(std::strerror(errno));

@@ -492,6 +492,8 @@ case_ndk_fr_rxe() {
     nja fr_rxe write_through_fr_token read_through_fr_token
   check "local invalidate, FastRegister again with the same token, Write verified" \
     nja fr_rxe local_invalidate fast_register_again_same_token write_after_refastregister
+  check "zero-based NdkFastRegister (BaseVirtualAddress 0): the peer's Read at 100 verified, then the own VA again" \
+    nja fr_rxe fast_register_zero_based read_zero_based_at_100 fast_register_after_zero_based
   check "Read with local invalidate into a fast-registered sink: data verified, one completion, the sink re-binds" \
     nja fr_rxe sink_fast_register read_with_local_invalidate sink_fast_register_after_read_invalidate
   check "memory window: NdkBind, the peer's Write through it verified, NdkInvalidate" \

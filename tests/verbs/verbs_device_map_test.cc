@@ -211,6 +211,40 @@ TEST(FastRegister, BindKeepsTheWindowsKeyInsideTheMr) {
   EXPECT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_INVALID_PARAMETER);
 }
 
+// NdkFastRegister at BaseVirtualAddress 0: a zero-based window, where the
+// device binds them (rxe); the window's address stays the region's own,
+// the peer's addresses count from 0.
+TEST(FastRegister, ZeroBasedWindowsOnRxeOnly) {
+  DeviceFacts f;
+  f.driver = "rxe";
+  EXPECT_TRUE(zero_based_windows(f));
+  f.driver = "siw";
+  EXPECT_FALSE(zero_based_windows(f));
+  f.driver = "mlx5";
+  EXPECT_FALSE(zero_based_windows(f));
+  ibv_mw mw{};
+  ibv_mr mr{};
+  std::vector<uint8_t> mem(0x4000);
+  mr.addr = mem.data();
+  mr.length = mem.size();
+  const uint64_t base = reinterpret_cast<uintptr_t>(mem.data());
+  BindRequest b;
+  b.mw = &mw;
+  b.mr = &mr;
+  b.addr = base + 0x1000;
+  b.length = 0x2000;
+  b.flags = NDK_OP_FLAG_ALLOW_REMOTE_READ;
+  b.zero_based = true;
+  ibv_send_wr w;
+  ASSERT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_SUCCESS);
+  EXPECT_EQ(w.bind_mw.bind_info.addr, base + 0x1000);
+  EXPECT_EQ(w.bind_mw.bind_info.mw_access_flags,
+            static_cast<unsigned>(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED));
+  b.zero_based = false;
+  ASSERT_EQ(build_bind(b, Transport::kRoce, &w), STATUS_SUCCESS);
+  EXPECT_EQ(w.bind_mw.bind_info.mw_access_flags, static_cast<unsigned>(IBV_ACCESS_REMOTE_READ));
+}
+
 TEST(FastRegister, WindowTokensInLocalSgesUseTheArena) {
   const uint64_t a = 0x100000;
   EXPECT_TRUE(sge_in_arena(a, 0x1000, a, 0x1000));
