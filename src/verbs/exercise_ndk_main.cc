@@ -328,6 +328,50 @@ int main(int argc, char** argv) {
   step("srq_limit_event", w.fired.load() == 1, STATUS_SUCCESS,
        "\"fired\": " + std::to_string(w.fired.load()) +
            ", \"after_consumed\": " + std::to_string(fired_after));
+  // ---- NdkModifySrq of the depth with two QPs on the SRQ ------------------------------
+  // 4 receives are still on the device: 3 is below them. 24 resizes where
+  // the device can (rxe; the QPs' CQs grow first), else STATUS_NOT_SUPPORTED.
+  if (st == STATUS_SUCCESS) {
+    auto modify = [&](ULONG depth) {
+      return request_and_wait(
+          [&](auto cb, auto ctx) { return sq->Dispatch->NdkModifySrq(sq, depth, 0, cb, ctx); });
+    };
+    NTSTATUS below = modify(3);
+    st = modify(24);
+    const bool resized = st == STATUS_SUCCESS;
+    step("srq_resize", below == STATUS_INVALID_PARAMETER && (resized || st == STATUS_NOT_SUPPORTED),
+         st, std::string("\"resized\": ") + (resized ? "true" : "false"));
+    st = STATUS_SUCCESS;
+    if (resized) {
+      // 20 more fill the new depth (4 + 20 = 24); one more is refused.
+      for (int i = 0; i < 20 && st == STATUS_SUCCESS; ++i) {
+        NDK_SGE g = sge_of(sbuf.data() + 12288 + i * 512, 512, slk);
+        st = sq->Dispatch->NdkSrqReceive(sq, reinterpret_cast<PVOID>(uintptr_t(200 + i)), &g, 1);
+      }
+      NDK_SGE g0 = sge_of(sbuf.data() + 12288, 512, slk);
+      NTSTATUS full = sq->Dispatch->NdkSrqReceive(sq, nullptr, &g0, 1);
+      step("srq_receives_to_new_depth",
+           st == STATUS_SUCCESS && full == STATUS_INSUFFICIENT_RESOURCES,
+           st != STATUS_SUCCESS ? st : full);
+      // 20 Sends from one QP land in them (the 4 older receives first).
+      for (int i = 0; i < 20 && st == STATUS_SUCCESS; ++i) {
+        fill(cbuf, 24576 + i * 256, 256, static_cast<uint8_t>(0x60 + i));
+        NDK_SGE g = sge_of(cbuf.data() + 24576 + i * 256, 256, clk);
+        st = run(ccq, cqp[0]->Dispatch->NdkSend(cqp[0].get(), nullptr, &g, 1, 0), &done);
+        if (st == STATUS_SUCCESS && done != STATUS_SUCCESS) st = done;
+        NDK_RESULT_EX r{};
+        if (st == STATUS_SUCCESS && !next_result(scq, &r)) st = STATUS_IO_TIMEOUT;
+        if (st == STATUS_SUCCESS) st = r.Status;
+        if (st == STATUS_SUCCESS) {
+          const uintptr_t c = reinterpret_cast<uintptr_t>(r.RequestContext);
+          const size_t at = c >= 200 ? 12288 + (c - 200) * 512 : (c - 100) * 512;
+          data_ok = data_ok && r.BytesTransferred == 256 && (c >= 200 ? c < 220 : c >= 104) &&
+                    same(sbuf, at, cbuf, 24576 + i * 256, 256);
+        }
+      }
+      step("srq_sends_after_resize", st == STATUS_SUCCESS && data_ok, st);
+    }
+  }
 
   // Teardown, in the NDK's order, each close bounded and reported (a
   // close that never completes would leave its waiter's stack behind).

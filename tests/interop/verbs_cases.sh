@@ -486,6 +486,9 @@ case_ndk_fr_rxe() {
   check "two QPs on one SRQ: Sends from both land in its receives, data verified" \
     nj fr_rxe srq_sends_from_two_qps
   check "the SRQ limit event fired once (armed at 6 of 8, 3 consumed)" nj fr_rxe srq_limit_event '.fired == 1'
+  check "NdkModifySrq 8 -> 24 with two QPs on it: 20 more receives fill it, the 25th refused, 20 Sends land, data verified" \
+    nja fr_rxe srq_resize srq_receives_to_new_depth srq_sends_after_resize
+  check "... resized (rxe: IBV_DEVICE_SRQ_RESIZE)" nj fr_rxe srq_resize '.resized'
   check "the token read after NdkInitializeFastRegisterMr is the token after NdkFastRegister" \
     nj fr_rxe fast_register '.token_stable'
   check "the peer's Write and Read through that token, data verified" \
@@ -521,6 +524,8 @@ case_ndk_fr_siw() {
   check "default: FRMRPageCount 0, no windows" nj fr_siw open '.FRMRPageCount == 0 and .MaxWindowSize == 0'
   check "default: two QPs on one SRQ and the limit event on siw too" \
     nja fr_siw srq_sends_from_two_qps srq_limit_event
+  check "default: NdkModifySrq of the depth -> STATUS_NOT_SUPPORTED (siw cannot resize an SRQ)" \
+    nj fr_siw srq_resize '.resized == false and .status == "STATUS_NOT_SUPPORTED"'
   check "default: NdkInitializeFastRegisterMr -> STATUS_NOT_SUPPORTED" \
     bash -c "grep '^{' '$CDIR/fr_siw.json' | jq -e -s 'map(select(.op? == \"initialize_fast_register_mr\")) | .[0].status == \"STATUS_NOT_SUPPORTED\"' >/dev/null"
   # The degraded mode (SOFTNDK_OPEN_FLAG_FR_REGISTER): works, the token changes.
