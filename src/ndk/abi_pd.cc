@@ -86,7 +86,16 @@ NTSTATUS CreateQpWithSrq(NDK_PD* p, NDK_CQ* rcq, NDK_CQ* icq, NDK_SRQ* srq, PVOI
 void GetPrivilegedMemoryRegionToken(NDK_PD* p, UINT32* token) {
   Pd* pd;
   if (token == nullptr) return;
-  *token = live(p, NdkObjectTypePd, &pd) == STATUS_SUCCESS ? pd->privileged_token() : 0;
+  if (live(p, NdkObjectTypePd, &pd) != STATUS_SUCCESS) {
+    *token = 0;
+    return;
+  }
+  // A device engine (the verbs backend) has no privileged token: verbs
+  // offers no reserved lkey to user space, and the object model's token
+  // would reach the device as an lkey it never issued. 0 is no device's key
+  // (siw, rxe): an SGE naming it fails with the device's local protection
+  // error (docs/verbs.md, "NdkGetPrivilegedMemoryRegionToken").
+  *token = pd->adapter()->provider().registers_memory() ? 0 : pd->privileged_token();
 }
 
 // ---- MR ----------------------------------------------------------------------

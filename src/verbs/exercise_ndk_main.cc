@@ -198,6 +198,12 @@ int main(int argc, char** argv) {
   if (st == STATUS_SUCCESS) st = register_mr(cpd, cbuf, all, &cmr, &cmdl);
   step("register_mr", st == STATUS_SUCCESS, st);
   if (st != STATUS_SUCCESS) return 1;
+  {
+    // No privileged token on a device: 0 (docs/verbs.md).
+    UINT32 pt = 1;
+    spd->Dispatch->NdkGetPrivilegedMemoryRegionToken(spd, &pt);
+    step("privileged_token_is_zero", pt == 0, STATUS_SUCCESS, "\"token\": " + std::to_string(pt));
+  }
   const UINT32 slk = smr->Dispatch->NdkGetLocalTokenFromMr(smr.get());
   const UINT32 clk = cmr->Dispatch->NdkGetLocalTokenFromMr(cmr.get());
   NDK_SRQ* sq = srq.get();

@@ -489,6 +489,7 @@ case_ndk_fr_rxe() {
   check "NdkModifySrq 8 -> 24 with two QPs on it: 20 more receives fill it, the 25th refused, 20 Sends land, data verified" \
     nja fr_rxe srq_resize srq_receives_to_new_depth srq_sends_after_resize
   check "... resized (rxe: IBV_DEVICE_SRQ_RESIZE)" nj fr_rxe srq_resize '.resized'
+  check "NdkGetPrivilegedMemoryRegionToken: 0 (no privileged token on a device)" nj fr_rxe privileged_token_is_zero
   check "the token read after NdkInitializeFastRegisterMr is the token after NdkFastRegister" \
     nj fr_rxe fast_register '.token_stable'
   check "the peer's Write and Read through that token, data verified" \
@@ -523,7 +524,7 @@ case_ndk_fr_siw() {
   ndk_exercise fr_siw 10.0.2.15 7312
   check "default: FRMRPageCount 0, no windows" nj fr_siw open '.FRMRPageCount == 0 and .MaxWindowSize == 0'
   check "default: two QPs on one SRQ and the limit event on siw too" \
-    nja fr_siw srq_sends_from_two_qps srq_limit_event
+    nja fr_siw srq_sends_from_two_qps srq_limit_event privileged_token_is_zero
   check "default: NdkModifySrq of the depth -> STATUS_NOT_SUPPORTED (siw cannot resize an SRQ)" \
     nj fr_siw srq_resize '.resized == false and .status == "STATUS_NOT_SUPPORTED"'
   check "default: NdkInitializeFastRegisterMr -> STATUS_NOT_SUPPORTED" \
