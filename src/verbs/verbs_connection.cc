@@ -442,6 +442,17 @@ void VerbsConnection::destroy() {
   const CmHandler* me = this;
   loop->post_blocking([p, loop, id, cq, srq = std::move(srq), me]() mutable {
     if (id->qp != nullptr) rdma_destroy_qp(id);
+    // SRQ receives this QP consumed but nobody polled: their slots of the
+    // NDK SRQ's depth come back (VerbsSrq::finish; the QP is gone, so is
+    // its completion).
+    if (srq && cq != nullptr) {
+      ibv_wc wc[16];
+      provider::ReceiveRequest rr;
+      for (int n; (n = ibv_poll_cq(cq, 16, wc)) > 0;)
+        for (int i = 0; i < n; ++i)
+          if ((wc[i].wr_id & kRecvBit) && (wc[i].wr_id & VerbsSrq::kSrqBit))
+            srq->finish(wc[i].wr_id, &rr);
+    }
     // After its QP the device SRQ may go, released on the loop thread.
     if (srq) loop->post([s = std::move(srq)] {});
     if (cq != nullptr) ibv_destroy_cq(cq);
