@@ -214,6 +214,22 @@ vconf_filter() { # BINARY DEVICE: the gtest exclusions of that binary on that de
   awk -v b="$1" -v d="$2" '!/^#/ && NF >= 4 && $1 == b && ("," $3 ",") ~ ("," d ",") {
     printf "%s%s", sep, $2; sep = ":" }' "$VCONF_EXCLUDE"
 }
+vconf_count() { # EXE FILTER: how many tests of EXE the gtest filter selects (host, listing only)
+  LD_LIBRARY_PATH=$SHARE/vkit "$SHARE/vkit/$1" --gtest_list_tests --gtest_filter="$2" 2>/dev/null |
+    grep -c '^  ' || true
+}
+vconf_reasons() { # BINARY DEVICE EXE: "reason=N ..." and VCONF_EXCLUDED (tests excluded)
+  local r f c
+  VCONF_REASONS="" VCONF_EXCLUDED=0
+  for r in $(awk -v b="$1" -v d="$2" '!/^#/ && NF >= 4 && $1 == b && ("," $3 ",") ~ ("," d ",") {
+      print $4 }' "$VCONF_EXCLUDE" | sort -u); do
+    f=$(awk -v b="$1" -v d="$2" -v r="$r" '!/^#/ && NF >= 4 && $1 == b && $4 == r &&
+      ("," $3 ",") ~ ("," d ",") { printf "%s%s", sep, $2; sep = ":" }' "$VCONF_EXCLUDE")
+    c=$(vconf_count "$3" "$f")
+    VCONF_REASONS+="$r=$c "
+    VCONF_EXCLUDED=$((VCONF_EXCLUDED + c))
+  done
+}
 vconf() { # DEVICE ADDRESS
   local dev=$1 ip=$2 b exe filt rc n
   for b in ndk connector; do
@@ -233,10 +249,19 @@ vconf() { # DEVICE ADDRESS
       --gtest_output=json:/share/conf-$dev-$b.json" >"$CDIR/$b.txt" 2>&1 || rc=$?
     cp "$SHARE/conf-$dev-$b.json" "$CDIR/$b.json" 2>/dev/null || true
     grep -E '^\[  (PASSED|FAILED) ' "$CDIR/$b.txt" | sed "s/^/  $b| /" | head -n 20
-    echo "  $b| $(jq -r '"\(.tests) tests ran, \(.failures) failed, \(.time)"' "$CDIR/$b.json" 2>/dev/null) ($n excluded on $dev)"
+    echo "  $b| $(jq -r '"\(.tests) tests ran, \(.failures) failed, \(.time)"' "$CDIR/$b.json" 2>/dev/null) ($n exclude entries on $dev)"
+    # The result table of docs/verbs.md: tests, ran, excluded by reason.
+    local total ran
+    total=$(vconf_count "$exe" '*')
+    ran=$(jq -r '.tests' "$CDIR/$b.json" 2>/dev/null || echo 0)
+    vconf_reasons "$b" "$dev" "$exe"
+    echo "  $b| $dev: $total tests, $ran ran, $VCONF_EXCLUDED excluded: $VCONF_REASONS" |
+      tee "$CDIR/$b-table.txt"
     check "$exe on verbs/$dev: exit 0" test "$rc" -eq 0
     check "$exe on verbs/$dev: every test not excluded passed" \
       jq_ok "$CDIR/$b.json" '.tests > 0 and .failures == 0 and .errors == 0'
+    check "$exe on verbs/$dev: every test either ran or is excluded once ($total = $ran + $VCONF_EXCLUDED)" \
+      test "$total" -gt 0 -a "$total" -eq $((ran + VCONF_EXCLUDED))
   done
 }
 
