@@ -28,7 +28,7 @@ namespace {
 
 struct Cli {
   std::string url, user, password, domain, vers = "any", channel = "rdma-invalidate", local;
-  bool guest = false, sign = false, strict_signing = false, stats = false;
+  bool guest = false, sign = false, strict_signing = false, stats = false, fr_register = false;
   std::string bs_text = "1M", threshold_text = "4k", size_text = "64M";
   unsigned iodepth = 4;
   double timeout_s = 30;
@@ -118,6 +118,25 @@ std::string path_text(const Client& c) {
   for (char& ch : t)
     if (ch == ' ') ch = '-';  // one word in the key=value line ("tcp/no-peer")
   return t;
+}
+
+// With --stats: which engine serves the adapter (software iWARP or the
+// verbs backend and its device) and how it fast-registers the RDMA
+// channel's buffers, so a run says what it measured.
+void print_backend(tools::Adapter& adapter) {
+  SOFTNDK_BACKEND_INFO bi{};
+  bi.Size = sizeof bi;
+  if (SoftNdkQueryBackend(adapter.get(), &bi) != STATUS_SUCCESS) return;
+  // First words only (Device: "siw0 [siw, iwarp] on eth0 ..."; FastRegister:
+  // the mode, then why): one word per key in the key=value line.
+  auto first_word = [](const char* text, size_t cap) {
+    const std::string t(text, strnlen(text, cap));
+    return t.empty() ? std::string("-") : t.substr(0, t.find_first_of(" :"));
+  };
+  std::fprintf(stderr, "ndk-smb: adapter: backend=%s device=%s fast_register=%s\n",
+               bi.Backend == SOFTNDK_BACKEND_VERBS ? "verbs" : "iwarp-sw",
+               first_word(bi.Device, sizeof bi.Device).c_str(),
+               first_word(bi.FastRegister, sizeof bi.FastRegister).c_str());
 }
 
 void print_stats(const Client& c) {
@@ -311,7 +330,9 @@ int run(Cli& cli, const std::string& command) {
   ao.name = local.ip();
   ao.timeout_s = cli.timeout_s;
   ao.disconnect_timeout_s = 2;
+  if (cli.fr_register) ao.open_flags |= SOFTNDK_OPEN_FLAG_FR_REGISTER;
   tools::Adapter adapter(ao);
+  if (cli.stats) print_backend(adapter);
   // Declared after the adapter: destroyed (its connection torn down) first.
   auto c = std::make_unique<Client>(o);
   // A failure while connecting (refused session, unknown share, a server
@@ -403,6 +424,10 @@ int main(int argc, char** argv) {
   app.add_option("--iodepth", cli.iodepth, "I/Os in flight (default 4)");
   app.add_option("--timeout", cli.timeout_s, "seconds to wait for any answer (default 30)");
   app.add_option("--local", cli.local, "local address or interface (adapter)");
+  app.add_flag("--fr-register", cli.fr_register,
+               "verbs backend on a device without type-2 memory windows (siw): fast register "
+               "by registering each buffer anew (SOFTNDK_OPEN_FLAG_FR_REGISTER, a new token "
+               "per I/O)");
   app.add_flag("--stats", cli.stats, "print the transfer counters on stderr at the end");
   auto* ls = app.add_subcommand("ls", "list a directory");
   ls->add_option("path", cli.path, "directory (default: the share's root)");

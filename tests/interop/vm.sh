@@ -61,9 +61,15 @@ write_agent() { # SHARE
     done
     for t in "${NDKPING:-}" "${INTEROP_NDKPERF:-}" "${INTEROP_NDKINFO:-}" "${INTEROP_NDK_NVMET:-}" \
       "${INTEROP_NDK_NVME:-}" "${INTEROP_NDK_CONFORMANCE:-}" "${INTEROP_CONNECTOR_TESTS:-}" \
-      "${INTEROP_VERBS_NDK_EXERCISE:-}"; do
+      "${INTEROP_VERBS_NDK_EXERCISE:-}" "${NDK_SMB:-}"; do
       [ -n "$t" ] && [ -x "$t" ] && cp "$t" "$1/vkit/"
     done
+    # ndk-smb's crypto (nettle): not in the guest image.
+    if [ -n "${NDK_SMB:-}" ] && [ -x "$NDK_SMB" ]; then
+      for lib in $(ldd "$NDK_SMB" | awk '/libnettle/ {print $3}'); do
+        cp -L "$lib" "$1/vkit/$(basename "$lib")"
+      done
+    fi
   fi
   return 0
 }

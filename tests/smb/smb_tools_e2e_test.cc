@@ -291,6 +291,23 @@ TEST_P(SmbTools, RdmaChannelWithoutInvalidate) {
   EXPECT_EQ(j["send_invalidates"].get<uint64_t>(), 0u) << j.dump();
 }
 
+// --stats names the adapter's engine and fast register mode; --fr-register
+// (the verbs backend's degraded mode on siw, interop smb_vs_cifs) changes
+// nothing where fast register is native: the software backend keeps its
+// stable tokens and the server's remote invalidation.
+TEST_P(SmbTools, FrRegisterIsNativeFastRegisterOnTheSoftwareBackend) {
+  start_server();
+  auto [p, g] = roundtrip("fr.bin", (2u << 20) + 3, {"--fr-register"});
+  for (const ProcResult* r : {&p, &g}) {
+    EXPECT_NE(r->err.find("ndk-smb: adapter: backend=iwarp-sw device=- fast_register=software"),
+              std::string::npos)
+        << r->err;
+    EXPECT_EQ(stat_of(r->err, "remote_invalidations"), 2) << r->err;
+    EXPECT_EQ(stat_of(r->err, "local_invalidations"), 0) << r->err;
+  }
+  stop_server();
+}
+
 // --channel inline: the data rides in the SMB2 messages (fragmented over SMB
 // Direct); no RDMA I/O on either side. Then a signed session (AES-CMAC).
 TEST_P(SmbTools, InlineChannelAndSignedSession) {
