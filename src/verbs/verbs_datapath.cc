@@ -439,7 +439,7 @@ void VerbsConnection::poll_locked() {
 namespace {
 constexpr uint64_t kPolledAfter = 32;
 constexpr int kPollWatchdogMs = 10;
-constexpr int kPollWatchdogMaxMs = 160;
+constexpr int kPollWatchdogMaxMs = 80;
 }  // namespace
 
 void VerbsConnection::arm_device_locked() {

@@ -372,7 +372,7 @@ vperf_measure() {
   # outstanding reads are its default, the device's max_qp_rd_atom).
   local pset nset
   pset=$(grep -o 'perftest-setting:.*' "$CDIR/perf.txt" | sort -u | sed 's/^perftest-setting: *//' | tr '\n' ';')
-  nset=$(jq -r '"tx_depth \(.tests[0].tx_depth // "?"), ord \([.. | objects | .ord? // empty][0] // "?"), inline \(.tests[0].inline_size // "?")"' \
+  nset=$(jq -r '"tx_depth \(.config.tests[0].tx_depth // "?"), ord \([.. | objects | .ord? // empty][0] // "?"), inline \(.config.tests[0].inline_size // "?")"' \
     "$CDIR/ndkperf.1.json" 2>/dev/null)
   echo "  perf| settings: $ib -R: ${pset:-?} ndkperf $t: ${nset:-?}; both $s B x $n"
   echo "verbs $t${fl:+ $fl} settings: $ib -R: ${pset:-?} ndkperf: ${nset:-?}; both $s B x $n" >>"$STATE/verbs-perf.txt"
