@@ -343,7 +343,7 @@ vperf_measure() {
              retry ibc.\$q.txt ibc.\$q.err $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl $a; wait
              v=\$(awk '\$1 == $s {print \$$col}' ibc.\$q.txt)
              # perftest's own settings, for the like-with-like line (stderr: not the figure)
-             grep -E 'TX depth|CQ Moderation|Outstand reads|Mtu|Number of qps' ibc.\$q.txt | tr -s ' \t' ' ' | sed 's/^/perftest-setting:/' >&2 || true
+             grep -E 'TX depth|CQ Moderation|Outstand reads|Mtu|Number of qps|Max inline' ibc.\$q.txt | tr -s ' \t' ' ' | sed 's/^/perftest-setting:/' >&2 || true
              [ -n \"\$v\" ] && { echo \"\$v\"; return 0; }
              echo \"$ib on port \$q gave no figure: \$(tail -n 1 ibc.\$q.txt ibc.\$q.err | tr '\n' ' ')\" >&2
            done; }
