@@ -358,10 +358,9 @@ class Server : public Side {
         // The data phase of write_bw and read_bw brings this side nothing
         // to reap until the client's end mark (the Writes and Reads
         // complete at the client): the server sleeps in its CQ's
-        // notification, as perftest's server does, and leaves the CPUs to
-        // the client and the transport. A busy-polling server took one of
-        // a guest's two vCPUs from rxe's kernel path (docs/verbs.md
-        // "Performance").
+        // notification and leaves the CPUs to the client and the
+        // transport. A busy-polling server took one of a guest's two vCPUs
+        // from rxe's kernel path (docs/verbs.md "Performance").
         bool idle = cfg_.test.metric == Metric::Bw && cfg_.test.op != Op::Send;
         for (auto& q : qps_) idle &= q->st == QpState::St::Data;
         // Short waits, so a cancel or a stall is noticed.
