@@ -224,6 +224,7 @@ class VerbsConnection final : public provider::Connection,
   std::atomic<bool> polled_{false};
   bool watchdog_on_ = false;    // loop thread
   uint64_t watchdog_seen_ = 0;  // loop thread: polls_ when the watchdog was set
+  int watchdog_ms_ = 0;         // loop thread: the watchdog's period now (verbs_datapath.cc)
 
  public:
   // Receive wr_ids carry this bit; SQ wr_ids are ring sequence numbers.

@@ -432,9 +432,15 @@ void VerbsConnection::poll_locked() {
 // stops re-arming: the consumer's polls take the completions (progress()).
 // NdkArmCq (cq_armed) arms again, before the consumer waits; a watchdog on
 // the backend thread arms again when nobody polled for a whole period.
+// Its period starts at kPollWatchdogMs and doubles, up to
+// kPollWatchdogMaxMs, for as long as the consumer keeps polling: each
+// wake-up takes a CPU from a busy poller (a guest with as many vCPUs as
+// pollers: docs/verbs.md "Performance"), and the watchdog only guards a
+// consumer that stops polling without arming.
 namespace {
 constexpr uint64_t kPolledAfter = 32;
 constexpr int kPollWatchdogMs = 10;
+constexpr int kPollWatchdogMaxMs = 80;
 }  // namespace
 
 void VerbsConnection::arm_device_locked() {
@@ -481,7 +487,11 @@ void VerbsConnection::enter_polled() {
   if (polled_.exchange(true, std::memory_order_seq_cst)) return;
   std::weak_ptr<VerbsConnection> weak = weak_from_this();
   prov_->loop().post([weak] {
-    if (auto c = weak.lock()) c->watch_polling();
+    if (auto c = weak.lock()) {
+      // A new polled period watches closely first.
+      if (!c->watchdog_on_) c->watchdog_ms_ = kPollWatchdogMs;
+      c->watch_polling();
+    }
   });
 }
 
@@ -489,8 +499,9 @@ void VerbsConnection::watch_polling() {
   if (watchdog_on_ || !polled_.load(std::memory_order_seq_cst)) return;
   watchdog_on_ = true;
   watchdog_seen_ = polls_.load(std::memory_order_relaxed);
+  if (watchdog_ms_ < kPollWatchdogMs) watchdog_ms_ = kPollWatchdogMs;
   std::weak_ptr<VerbsConnection> weak = weak_from_this();
-  prov_->loop().after(kPollWatchdogMs, [weak] {
+  prov_->loop().after(watchdog_ms_, [weak] {
     if (auto c = weak.lock()) c->poll_watchdog();
   });
 }
@@ -500,6 +511,8 @@ void VerbsConnection::poll_watchdog() {
   if (!polled_.load(std::memory_order_seq_cst)) return;
   const uint64_t polls = polls_.load(std::memory_order_relaxed);
   if (polls != watchdog_seen_) {
+    // Still polling: look again, less often.
+    watchdog_ms_ = std::min(watchdog_ms_ * 2, kPollWatchdogMaxMs);
     watch_polling();
     return;
   }

@@ -342,6 +342,8 @@ vperf_measure() {
              timeout 60 $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl >ibs.\$q.txt 2>&1 &
              retry ibc.\$q.txt ibc.\$q.err $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl $a; wait
              v=\$(awk '\$1 == $s {print \$$col}' ibc.\$q.txt)
+             # perftest's own settings, for the like-with-like line (stderr: not the figure)
+             grep -E 'TX depth|CQ Moderation|Outstand reads|Mtu|Number of qps|Max inline' ibc.\$q.txt | tr -s ' \t' ' ' | sed 's/^/perftest-setting:/' >&2 || true
              [ -n \"\$v\" ] && { echo \"\$v\"; return 0; }
              echo \"$ib on port \$q gave no figure: \$(tail -n 1 ibc.\$q.txt ibc.\$q.err | tr '\n' ' ')\" >&2
            done; }
@@ -364,7 +366,16 @@ vperf_measure() {
     cp "$SHARE/npc-$k.$r.json" "$CDIR/ndkperf.$r.json" 2>/dev/null || true
     echo "ndkperf_$r $(jq -r "$q" "$CDIR/ndkperf.$r.json" 2>/dev/null)" >>"$CDIR/perf.txt"
   done
-  sed 's/^/  perf| /' "$CDIR/perf.txt" | tail -n 20
+  sed 's/^/  perf| /' "$CDIR/perf.txt" | grep -v 'perftest-setting:' | tail -n 20
+  # Like with like: both tools' queue settings as each reported them (same
+  # size and iterations by construction; perftest -o is not given, so its
+  # outstanding reads are its default, the device's max_qp_rd_atom).
+  local pset nset
+  pset=$(grep -o 'perftest-setting:.*' "$CDIR/perf.txt" | sort -u | sed 's/^perftest-setting: *//' | tr '\n' ';')
+  nset=$(jq -r '"tx_depth \(.config.tests[0].tx_depth // "?"), ord \([.. | objects | .ord? // empty][0] // "?"), inline \(.config.tests[0].inline_size // "?")"' \
+    "$CDIR/ndkperf.1.json" 2>/dev/null)
+  echo "  perf| settings: $ib -R: ${pset:-?} ndkperf $t: ${nset:-?}; both $s B x $n"
+  echo "verbs $t${fl:+ $fl} settings: $ib -R: ${pset:-?} ndkperf: ${nset:-?}; both $s B x $n" >>"$STATE/verbs-perf.txt"
   awk -v R="$VPERF_ROUNDS" '
     $1 ~ /^base_/ { b[substr($1, 6)] = $2 }
     $1 ~ /^ndkperf_/ { d[substr($1, 9)] = $2 }

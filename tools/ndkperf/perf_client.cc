@@ -237,6 +237,7 @@ class Client : public Side {
           uint64_t before = q.recv_msgs;
           check_posted(post_data(q, size), "NdkSend", q);
           ++q.posted, ++q.data_out, ++q.sq_out;
+          repost_owed(q);  // the last pong's receive, after this ping (Side::handle)
           // The pong wakes us, not our Send's completion (arm_).
           struct Solicited {
             ULONG& arm;
@@ -282,6 +283,7 @@ class Client : public Side {
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.data_out > 0)
       if (!pump_alive(dl)) quiet("waiting for the last completions");
+    repost_owed(q);
     q.data_phase = false;
     return samples;
   }

@@ -92,6 +92,9 @@ struct QpState {
   std::deque<CtrlMsg> inbox;
   bool data_phase = false;  // receives are data messages now
   uint64_t end_marks = 0;   // zero-length Sends received
+  // send_lat's data phase: receives taken whose buffer is not re-posted
+  // yet (Side::handle, repost_owed).
+  unsigned recv_owed = 0;
   uint64_t posted = 0, completed = 0, recv_msgs = 0, recv_bytes = 0;
   uint64_t done_bytes = 0;   // BytesTransferred of the completed data requests
   uint64_t credits = 0;      // client: cumulative credit from the server
@@ -155,6 +158,11 @@ class Side {
     return q;
   }
 
+  // Re-posts the receives handle() left owed.
+  void repost_owed(QpState& q) {
+    for (; q.recv_owed > 0; --q.recv_owed) post_recv(q);
+  }
+
   void post_recv(QpState& q) {
     NDK_SGE s = q.rx->sge(0, q.rx->size());
     NTSTATUS st = q.qp->receive(rctx(q.index, kRecv), &s, 1);
@@ -208,10 +216,11 @@ class Side {
   ULONG arm_ = NDK_CQ_NOTIFY_ANY;
 
   // Handles completions until at least one arrived (true) or the deadline
-  // passed (false). `nonblocking` polls once.
-  bool pump(Deadline dl, bool nonblocking) {
+  // passed (false). `nonblocking` polls once; `sleep` waits for the CQ's
+  // notification even without -e.
+  bool pump(Deadline dl, bool nonblocking, bool sleep = false) {
     NDK_RESULT r[64];
-    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events, dl, arm_);
+    ULONG n = nonblocking ? cq_->poll(r, 64) : cq_->wait(r, 64, cfg_.events || sleep, dl, arm_);
     for (ULONG i = 0; i < n; ++i) handle(r[i]);
     if (n == 0) check_peers();
     return n > 0;
@@ -314,6 +323,15 @@ class Side {
           }
         } else {
           throw ToolError("unexpected " + std::to_string(len) + "-byte message from " + peer_name_);
+        }
+        if (len > 0 && q.data_phase && cfg_.test == Test{Op::Send, Metric::Lat}) {
+          // A ping or pong: the reply (server) or the next ping (client)
+          // goes first, the receive is re-posted after it (repost_owed),
+          // off the round trip: the other receives posted keep the peer's
+          // next message from finding none.
+          ++q.recv_owed;
+          on_receive(q, len);
+          break;
         }
         post_recv(q);
         on_receive(q, len);
