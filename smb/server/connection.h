@@ -57,6 +57,11 @@ struct ServerStats {
   // Buffer descriptors the RDMA READs and WRITEs named (more than one each
   // when the client's buffer spans several registrations).
   std::atomic<uint64_t> rdma_descriptors{0};
+  // RDMA Read requests the WRITEs took (more than one each when a WRITE
+  // is read in pieces, ServerConfig::write_chunk), and the most in flight
+  // at once.
+  std::atomic<uint64_t> rdma_read_requests{0};
+  std::atomic<uint32_t> rdma_reads_in_flight_max{0};
 };
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws

@@ -336,6 +336,7 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
     if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
     if (rq.offset > uint64_t(INT64_MAX) - len) return nt::kInvalidParameter;
+    const uint64_t reads_before = mover().reads_posted();
     try {
       const uint8_t* buf = mover().acquire();
       if (cfg_.write_chunk == 0) {
@@ -357,6 +358,11 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     }
     ++stats_.rdma_reads;
     stats_.rdma_descriptors += d.size();
+    stats_.rdma_read_requests += mover().reads_posted() - reads_before;
+    const uint32_t most = mover().max_reads_seen_in_flight();
+    uint32_t seen = stats_.rdma_reads_in_flight_max.load();
+    while (seen < most && !stats_.rdma_reads_in_flight_max.compare_exchange_weak(seen, most)) {
+    }
   } else {
     ++stats_.inline_writes;
     if (rq.offset > uint64_t(INT64_MAX) - rq.data.size()) return nt::kInvalidParameter;

@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
                           {"bytes_written", stats.bytes_written.load()},
                           {"send_invalidates", stats.send_invalidates.load()},
                           {"rdma_descriptors", stats.rdma_descriptors.load()},
+                          {"rdma_read_requests", stats.rdma_read_requests.load()},
                           {"not_supported", stats.not_supported.load()}};
       const std::string s = j.dump(2) + "\n";
       if (o.json == "-") {
