@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ndkapp/session.h"
 #include "ndkapp/status.h"
 
 namespace smbd {
@@ -224,7 +225,18 @@ void RdmaMover::check(Op& op, const char* what) {
   if (op.status == STATUS_SUCCESS) return;
   NTSTATUS st = op.status;
   op.status = STATUS_SUCCESS;
-  channel_fail(std::string(what) + ": " + tools::status_name(st));
+  fail_ndk(what, st);
+}
+
+void RdmaMover::fail_ndk(const char* what, NTSTATUS st) {
+  // A broken connection fails (or flushes) our requests before the
+  // disconnect event that says why comes (a Terminate of the peer's, e.g.
+  // a token it does not know): wait for it, briefly and bounded, so that
+  // the reason names the cause and not only the failure that showed it.
+  std::string why = std::string(what) + ": " + tools::status_name(st);
+  if (t_.peer_gone(0.5))
+    why = tools::with_end_cause("the peer disconnected", t_.connection()) + " (" + why + ")";
+  channel_fail(why);
 }
 
 void RdmaMover::wait_op(Op& op, tools::Deadline dl, const char* what) {
@@ -350,7 +362,7 @@ bool RdmaMover::read_streamed_impl(std::span<const BufferDescriptor> d, uint32_t
       if (st != STATUS_SUCCESS) {
         --op.pending;
         --in_flight_;
-        channel_fail(std::string("NdkRead: ") + tools::status_name(st));
+        fail_ndk("NdkRead", st);
       }
       ++reads_;
       max_in_flight_ = std::max(max_in_flight_, op.pending);
@@ -432,7 +444,7 @@ void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool rea
       if (st != STATUS_SUCCESS) {
         --op.pending;
         --in_flight_;
-        channel_fail(std::string(read ? "NdkRead: " : "NdkWrite: ") + tools::status_name(st));
+        fail_ndk(read ? "NdkRead" : "NdkWrite", st);
       }
       read ? ++reads_ : ++writes_;
       if (read) max_in_flight_ = std::max(max_in_flight_, op.pending);

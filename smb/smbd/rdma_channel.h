@@ -163,6 +163,7 @@ class RdmaMover {
   void post(std::span<const BufferDescriptor> d, uint32_t len, bool read, tools::Deadline dl);
   void wait_op(Op& op, tools::Deadline dl, const char* what);
   void check(Op& op, const char* what);
+  [[noreturn]] void fail_ndk(const char* what, NTSTATUS st);
   Transport& t_;
   uint32_t size_;
   std::vector<Staging> staging_;  // sized once: the ops' addresses are request contexts
