@@ -40,10 +40,11 @@ struct ServerConfig {
   // needed: a READ's buffer stays busy until its RDMA Writes complete,
   // which the server does not wait for before the response.
   unsigned staging_buffers = 4;
-  // A WRITE over the RDMA channel is read in pieces of this many bytes,
-  // each written to the file while the next ones are on the wire; 0 reads
-  // the whole WRITE before writing it (the earlier server, for A/B runs).
-  uint32_t write_chunk = 128u << 10;
+  // A WRITE over the RDMA channel is read whole, then written (0), or in
+  // pieces of this many bytes, each written to the file while the next
+  // ones are on the wire. Off by default: on softndk's same-host path the
+  // pieces measured no faster (docs/smb-direct.md, "Performance").
+  uint32_t write_chunk = 0;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
 };

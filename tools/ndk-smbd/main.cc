@@ -36,7 +36,7 @@ struct Options {
   std::string dir, name = "share", address = "127.0.0.1", users, json;
   uint16_t port = 5445;
   bool guest = false, quiet = false, trace = false;
-  uint32_t max_io = 1u << 20, write_chunk = 128u << 10;
+  uint32_t max_io = 1u << 20, write_chunk = 0;
   unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
   double duration = 0;
 };
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 16u));
   app.add_option("--write-chunk", o.write_chunk,
                  "RDMA Read a WRITE in pieces of this many bytes, each written to the file while "
-                 "the next ones arrive (default 131072; 0: read the whole WRITE, then write it)")
+                 "the next ones arrive (default 0: read the whole WRITE, then write it)")
       ->check(CLI::Range(0u, 8u << 20));
   app.add_option("--max-connections", o.max_connections,
                  "established connections served at once (default 16)")
