@@ -5,8 +5,12 @@
 # latency, interleaved in one run, as ratios (docs/smb-direct.md,
 # "Performance").
 #
-#   bench/smb/smb_vs_ndkperf.sh [BUILD_DIR] [-r REPS] [-D SECS]
+#   bench/smb/smb_vs_ndkperf.sh [BUILD_DIR] [-r REPS] [-D SECS] [-B BASE_BUILD_DIR]
 #
+# Like with like: the same transfer size (1 MiB) and the same depth (4
+# I/Os outstanding: ndk-smb --iodepth 4, ndkperf -t 4 on both of its
+# sides) on both sides of each bandwidth ratio, 4 KiB messages one at a time
+# for the latency; the script prints these parameters with its figures.
 # Each repetition runs, one after the other (two processes each, on
 # 127.0.0.1, the library's defaults, so the same-host path):
 #   ndk-smb bench --rw read  --bs 1M --iodepth 4  (server RDMA-Writes)  beside  ndkperf write_bw -s 1M -t 4
@@ -14,7 +18,14 @@
 #     (each READ waits for its Writes before its response: the earlier
 #     server), the A/B of the server's posted Writes
 #   ndk-smb bench --rw write --bs 1M --iodepth 4  (server RDMA-Reads)   beside  ndkperf read_bw  -s 1M -t 4
+#     and the same WRITEs to the second ndk-smbd, also started with
+#     --write-chunk 131072 (each WRITE RDMA-Read in 128 KiB pieces, each
+#     pwrite()n while the next ones arrive; off by default), the A/B of
+#     the pieced Reads
 #   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
+# With -B, BASE_BUILD_DIR's ndk-smbd and ndk-smb (an earlier build, e.g. of
+# main) run the same WRITE and 4 KiB jobs in each repetition too, and the
+# ratios are printed for both builds.
 # and prints every pair, then the medians and the ratios: SMB bandwidth /
 # RDMA bandwidth (goal >= 0.8) and SMB 4 KiB QD1 latency / send_lat (goal
 # <= 3; also against send_lat's whole round trip, since ndkperf reports half
@@ -26,25 +37,34 @@ BUILD=build/plain
 REPS=3
 DUR=2
 if [[ $# -gt 0 && $1 != -* ]]; then BUILD=$1; shift; fi
+BASE=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     -r) REPS=$2; shift 2 ;;
     -D) DUR=$2; shift 2 ;;
-    *) echo "usage: $0 [BUILD_DIR] [-r REPS] [-D SECS]" >&2; exit 2 ;;
+    -B) BASE=$2; shift 2 ;;
+    *) echo "usage: $0 [BUILD_DIR] [-r REPS] [-D SECS] [-B BASE_BUILD_DIR]" >&2; exit 2 ;;
   esac
 done
 NDKPERF=$BUILD/tools/ndkperf/ndkperf
 SMB=$BUILD/smb/client/ndk-smb
 SMBD=$BUILD/tools/ndk-smbd/ndk-smbd
-for b in "$NDKPERF" "$SMB" "$SMBD"; do
+BSMB=$BASE/smb/client/ndk-smb
+BSMBD=$BASE/tools/ndk-smbd/ndk-smbd
+for b in "$NDKPERF" "$SMB" "$SMBD" ${BASE:+"$BSMB" "$BSMBD"}; do
   [[ -x $b ]] || { echo "$0: $b not built" >&2; exit 2; }
 done
 TMP=$(mktemp -d)
-SRV="" SRV1=""
+SRVS=()
 cleanup() {
-  local rc=$?  # the run's own status, not the stopped servers' (130/143)
-  [[ -n $SRV ]] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
-  [[ -n $SRV1 ]] && kill "$SRV1" 2>/dev/null && wait "$SRV1" 2>/dev/null
+  local rc=$? p  # the run's own status, not the stopped servers'
+  # A stopped server's status (timeout passes on the server's) is not the
+  # run's: under `set -e` a failing `wait` here once made the script exit
+  # 130 after printing its figures.
+  for p in "${SRVS[@]}"; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   rm -rf "$TMP"
   exit "$rc"
 }
@@ -68,7 +88,7 @@ free_port() {
   local p i
   for ((i = 0; i < 100; i++)); do
     p=$((20000 + RANDOM % 12000))
-    [[ $p == "${SMB_PORT:-}" || $p == "${SMB_PORT1:-}" ]] && continue
+    ((p >= ${SMB_PORT:-0} && p <= ${SMB_PORT:-0} + 2)) && continue
     [[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) ]] && { echo "$p"; return 0; }
   done
   echo "$0: no free port found" >&2
@@ -78,22 +98,33 @@ free_port() {
 mkdir -p "$TMP/share"
 echo "bench:Bench-pw-1" >"$TMP/users"
 SMB_PORT=$(free_port)
-SMB_PORT1=$((SMB_PORT + 1))
-timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$TMP/users" \
-  -p "$SMB_PORT" -q &
-SRV=$!
-wait_listen "$SMB_PORT"
+SMB_PORT1=$((SMB_PORT + 1)) SMB_PORT2=$((SMB_PORT + 2))
+LIFE=$((REPS * (9 * DUR + 40) + 60))
+# --foreground: a stop reaches the server once (timeout otherwise signals
+# it and then its whole process group: a second signal, which ndk-smbd
+# takes as "quit at once", exit 130).
+serve() {  # BINARY PORT ARGS...
+  local bin=$1 port=$2
+  shift 2
+  timeout --foreground "$LIFE" "$bin" --share "$TMP/share" --users "$TMP/users" -p "$port" -q "$@" &
+  SRVS+=($!)
+  wait_listen "$port"
+}
+serve "$SMBD" "$SMB_PORT"
 URL=//127.0.0.1:$SMB_PORT/share
-timeout $((REPS * (6 * DUR + 30) + 60)) "$SMBD" --share "$TMP/share" --users "$TMP/users" \
-  -p "$SMB_PORT1" -q --staging-buffers 1 &
-SRV1=$!
-wait_listen "$SMB_PORT1"
+serve "$SMBD" "$SMB_PORT1" --staging-buffers 1 --write-chunk 131072
 URL1=//127.0.0.1:$SMB_PORT1/share
+if [[ -n $BASE ]]; then
+  serve "$BSMBD" "$SMB_PORT2"
+  URL2=//127.0.0.1:$SMB_PORT2/share
+fi
 
 # ndk-smb bench ARGS... -> "BW_MBps P50_us"
 smb_bench() {
   local out
-  out=$(timeout $((DUR + 60)) "$SMB" -U bench -P Bench-pw-1 "$@")
+  local bin=$SMB
+  if [[ $1 == --base ]]; then bin=$BSMB; shift; fi
+  out=$(timeout $((DUR + 60)) "$bin" -U bench -P Bench-pw-1 "$@")
   python3 -c '
 import re, sys
 t = sys.stdin.read()
@@ -124,41 +155,78 @@ print(r["latency_us"]["median"] if sys.argv[1].endswith("_lat") else r["mbps"])'
 timeout 120 "$SMB" -U bench -P Bench-pw-1 --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write \
   --size 64M --runtime 0 >/dev/null
 
-printf '%-4s %14s %14s %14s %14s %14s %12s %12s\n' rep smb_read_MBps smb_read_1buf rdma_write_MBps \
-  smb_write_MBps rdma_read_MBps smb_4k_p50_us send_lat_us
-declare -a R R1 W RW RR L SL
+echo "1 MiB bandwidth jobs: bs=1048576, 4 outstanding on both sides (ndk-smb --iodepth 4;" \
+  "ndkperf -s 1M -t 4); latency: 4 KiB, one outstanding (ndk-smb --iodepth 1 randread p50;" \
+  "ndkperf send_lat -s 4096 median); ${DUR} s per job, $REPS repetitions"
+hdr=(rep smb_read smb_read_1buf rdma_write smb_write smb_write_128k rdma_read smb_4k_p50us
+  send_lat_us)
+[[ -n $BASE ]] && hdr+=(base_write base_4k_p50us)
+printf '%-4s' "${hdr[0]}"
+printf ' %15s' "${hdr[@]:1}"
+echo " (MB/s, us)"
+declare -a R R1 W W1 RW RR L SL BW BL
 for ((i = 1; i <= REPS; i++)); do
   read -r r _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw read --size 64M --runtime "$DUR")
   rw=$(perf write_bw 1M -t 4)
   read -r r1 _ < <(smb_bench --bs 1M --iodepth 4 "$URL1" bench bench.bin --rw read --size 64M --runtime "$DUR")
   read -r w _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write --size 64M --runtime "$DUR")
   rr=$(perf read_bw 1M -t 4)
+  read -r w1 _ < <(smb_bench --bs 1M --iodepth 4 "$URL1" bench bench.bin --rw write --size 64M --runtime "$DUR")
+  bw=0 bl=0
+  if [[ -n $BASE ]]; then
+    read -r bw _ < <(smb_bench --base --bs 1M --iodepth 4 "$URL2" bench bench.bin --rw write --size 64M \
+      --runtime "$DUR")
+  fi
   read -r _ l < <(smb_bench --bs 4k --iodepth 1 "$URL" bench bench.bin --rw randread --size 64M --runtime "$DUR")
   sl=$(perf send_lat 4096)
-  printf '%-4s %14.1f %14.1f %14.1f %14.1f %14.1f %12.1f %12.2f\n' "$i" "$r" "$r1" "$rw" "$w" "$rr" \
-    "$l" "$sl"
-  R+=("$r"); R1+=("$r1"); RW+=("$rw"); W+=("$w"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
+  if [[ -n $BASE ]]; then
+    read -r _ bl < <(smb_bench --base --bs 4k --iodepth 1 "$URL2" bench bench.bin --rw randread \
+      --size 64M --runtime "$DUR")
+  fi
+  row=("$r" "$r1" "$rw" "$w" "$w1" "$rr" "$l" "$sl")
+  [[ -n $BASE ]] && row+=("$bw" "$bl")
+  printf '%-4s' "$i"
+  printf ' %15.1f' "${row[@]}"
+  echo
+  R+=("$r"); R1+=("$r1"); RW+=("$rw"); W+=("$w"); W1+=("$w1"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
+  BW+=("$bw"); BL+=("$bl")
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" "${R1[*]}" <<'PY'
+python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" "${R1[*]}" "${W1[*]}" \
+  "${BW[*]}" "${BL[*]}" "$BASE" <<'PY'
 import statistics as st, sys
-r, rw, w, rr, l, sl, r1 = ([float(x) for x in a.split()] for a in sys.argv[1:8])
+r, rw, w, rr, l, sl, r1, w1, bw, bl = ([float(x) for x in a.split()] for a in sys.argv[1:11])
+base = sys.argv[11]
 m = st.median
+def pairs(a, b, f=lambda x, y: x / y):
+    return ", ".join(f"{f(x, y):.2f}" for x, y in zip(a, b))
 print(f"medians: SMB read {m(r):.1f} MB/s (1 staging buffer: {m(r1):.1f}), RDMA Write {m(rw):.1f} "
-      f"MB/s; SMB write {m(w):.1f} MB/s, RDMA Read {m(rr):.1f} MB/s; SMB 4 KiB QD1 p50 {m(l):.1f} us, "
-      f"send_lat {m(sl):.2f} us")
+      f"MB/s; SMB write {m(w):.1f} MB/s (in 128 KiB pieces: {m(w1):.1f}), RDMA Read "
+      f"{m(rr):.1f} MB/s; SMB 4 KiB QD1 p50 {m(l):.1f} us, send_lat {m(sl):.2f} us")
 print(f"ratio SMB read / RDMA Write  (1 MiB, QD4): {m(r) / m(rw):.2f}x  (goal >= 0.8; per pair: "
-      + ", ".join(f"{a / b:.2f}" for a, b in zip(r, rw)) + ")")
+      f"{pairs(r, rw)})")
 print(f"ratio SMB read, 1 staging buffer / RDMA Write: {m(r1) / m(rw):.2f}x  (per pair: "
-      + ", ".join(f"{a / b:.2f}" for a, b in zip(r1, rw)) + ")")
+      f"{pairs(r1, rw)})")
 print(f"ratio SMB read, posted Writes / 1 staging buffer: {m(r) / m(r1):.2f}x  (per pair: "
-      + ", ".join(f"{a / b:.2f}" for a, b in zip(r, r1)) + ")")
+      f"{pairs(r, r1)})")
 print(f"ratio SMB write / RDMA Read  (1 MiB, QD4): {m(w) / m(rr):.2f}x  (goal >= 0.8; per pair: "
-      + ", ".join(f"{a / b:.2f}" for a, b in zip(w, rr)) + ")")
+      f"{pairs(w, rr)})")
+print(f"ratio SMB write, 128 KiB pieces / RDMA Read: {m(w1) / m(rr):.2f}x  (per pair: "
+      f"{pairs(w1, rr)})")
+print(f"ratio SMB write, 128 KiB pieces / whole: {m(w1) / m(w):.2f}x  (per pair: {pairs(w1, w)})")
 print(f"ratio SMB 4 KiB QD1 p50 / send_lat median:  {m(l) / m(sl):.2f}x  (goal <= 3; per pair: "
-      + ", ".join(f"{a / b:.2f}" for a, b in zip(l, sl)) + ")")
+      f"{pairs(l, sl)})")
 # send_lat is half a ping-pong (perftest's convention); an SMB READ's
 # completion latency is a whole request/response round trip.
 print(f"ratio SMB 4 KiB QD1 p50 / send_lat round trip (2 x median): {m(l) / (2 * m(sl)):.2f}x  "
-      "(per pair: " + ", ".join(f"{a / (2 * b):.2f}" for a, b in zip(l, sl)) + ")")
+      f"(per pair: {pairs(l, sl, lambda x, y: x / (2 * y))})")
+if base:
+    print(f"base build {base}: SMB write {m(bw):.1f} MB/s, 4 KiB QD1 p50 {m(bl):.1f} us")
+    print(f"ratio base SMB write / RDMA Read (1 MiB, QD4): {m(bw) / m(rr):.2f}x  (per pair: "
+          f"{pairs(bw, rr)})")
+    print(f"ratio base SMB 4 KiB QD1 p50 / send_lat median: {m(bl) / m(sl):.2f}x  (per pair: "
+          f"{pairs(bl, sl)})")
+    print(f"ratio SMB write, this build / base: {m(w) / m(bw):.2f}x  (per pair: {pairs(w, bw)})")
+    print(f"ratio SMB 4 KiB QD1 p50, this build / base: {m(l) / m(bl):.2f}x  (per pair: "
+          f"{pairs(l, bl)})")
 PY

@@ -40,6 +40,11 @@ struct ServerConfig {
   // needed: a READ's buffer stays busy until its RDMA Writes complete,
   // which the server does not wait for before the response.
   unsigned staging_buffers = 4;
+  // A WRITE over the RDMA channel is read whole, then written (0), or in
+  // pieces of this many bytes, each written to the file while the next
+  // ones are on the wire. Off by default: on softndk's same-host path the
+  // pieces measured no faster (docs/smb-direct.md, "Performance").
+  uint32_t write_chunk = 0;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
 };
@@ -53,6 +58,11 @@ struct ServerStats {
   // Buffer descriptors the RDMA READs and WRITEs named (more than one each
   // when the client's buffer spans several registrations).
   std::atomic<uint64_t> rdma_descriptors{0};
+  // RDMA Read requests the WRITEs took (more than one each when a WRITE
+  // is read in pieces, ServerConfig::write_chunk), and the most in flight
+  // at once.
+  std::atomic<uint64_t> rdma_read_requests{0};
+  std::atomic<uint32_t> rdma_reads_in_flight_max{0};
 };
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws

@@ -316,13 +316,41 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
   Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (o->dir) return nt::kInvalidDeviceRequest;
-  std::span<const uint8_t> data = rq.data;
+  // Writes data to the file at rq.offset + at; 0 or the errno status.
+  uint32_t failed = nt::kSuccess;
+  auto put_at = [&](const uint8_t* p, size_t n, uint64_t at) {
+    size_t put = 0;
+    while (put < n) {
+      ssize_t k = pwrite(o->fd, p + put, n - put, off_t(rq.offset + at + put));
+      if (k < 0) {
+        if (errno == EINTR) continue;
+        failed = errno_status();
+        return false;
+      }
+      put += size_t(k);
+    }
+    return true;
+  };
+  size_t put = 0;
   if (rdma) {
     const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
     if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
+    if (rq.offset > uint64_t(INT64_MAX) - len) return nt::kInvalidParameter;
+    const uint64_t reads_before = mover().reads_posted();
     try {
-      mover().acquire();
-      mover().read_from(d, len);
+      const uint8_t* buf = mover().acquire();
+      if (cfg_.write_chunk == 0) {
+        // The earlier server: the whole WRITE arrives, then one pwrite.
+        mover().read_from(d, len);
+        if (put_at(buf, len, 0)) put = len;
+      } else {
+        // Each piece goes to the file while the next ones are on the wire.
+        mover().read_streamed(d, len, cfg_.write_chunk, [&](uint32_t off, uint32_t n) {
+          if (!put_at(buf + off, n, off)) return false;
+          put += n;
+          return true;
+        });
+      }
     } catch (const smbd::TransportError&) {
       throw;
     } catch (const std::exception&) {
@@ -330,20 +358,17 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     }
     ++stats_.rdma_reads;
     stats_.rdma_descriptors += d.size();
-    data = std::span<const uint8_t>(mover().data(), len);
+    stats_.rdma_read_requests += mover().reads_posted() - reads_before;
+    const uint32_t most = mover().max_reads_seen_in_flight();
+    uint32_t seen = stats_.rdma_reads_in_flight_max.load();
+    while (seen < most && !stats_.rdma_reads_in_flight_max.compare_exchange_weak(seen, most)) {
+    }
   } else {
     ++stats_.inline_writes;
+    if (rq.offset > uint64_t(INT64_MAX) - rq.data.size()) return nt::kInvalidParameter;
+    if (put_at(rq.data.data(), rq.data.size(), 0)) put = rq.data.size();
   }
-  if (rq.offset > uint64_t(INT64_MAX) - data.size()) return nt::kInvalidParameter;
-  size_t put = 0;
-  while (put < data.size()) {
-    ssize_t k = pwrite(o->fd, data.data() + put, data.size() - put, off_t(rq.offset + put));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return errno_status();
-    }
-    put += size_t(k);
-  }
+  if (failed != nt::kSuccess) return failed;
   stats_.bytes_written += put;
   WriteResponse rs;
   rs.count = uint32_t(put);

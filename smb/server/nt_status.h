@@ -26,6 +26,7 @@ inline constexpr uint32_t kObjectPathNotFound = 0xC000003A;
 inline constexpr uint32_t kDeletePending = 0xC0000056;
 inline constexpr uint32_t kLogonFailure = 0xC000006D;
 inline constexpr uint32_t kDiskFull = 0xC000007F;
+inline constexpr uint32_t kFileTooLarge = 0xC0000904;  // past the file system's largest file
 inline constexpr uint32_t kInsufficientResources = 0xC000009A;
 inline constexpr uint32_t kFileIsADirectory = 0xC00000BA;
 inline constexpr uint32_t kNotSupported = 0xC00000BB;

@@ -44,6 +44,8 @@ uint32_t status_from_errno(int e) {
       return nt::kDirectoryNotEmpty;
     case ENOSPC:
       return nt::kDiskFull;
+    case EFBIG:  // cifs maps STATUS_FILE_TOO_LARGE back to EFBIG
+      return nt::kFileTooLarge;
     case EXDEV:  // openat2 RESOLVE_BENEATH: the path would leave the share
     case ELOOP:  // RESOLVE_NO_SYMLINKS: a symbolic link on the way
       return nt::kAccessDenied;

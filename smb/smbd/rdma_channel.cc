@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ndkapp/session.h"
 #include "ndkapp/status.h"
 
 namespace smbd {
@@ -224,7 +225,18 @@ void RdmaMover::check(Op& op, const char* what) {
   if (op.status == STATUS_SUCCESS) return;
   NTSTATUS st = op.status;
   op.status = STATUS_SUCCESS;
-  channel_fail(std::string(what) + ": " + tools::status_name(st));
+  fail_ndk(what, st);
+}
+
+void RdmaMover::fail_ndk(const char* what, NTSTATUS st) {
+  // A broken connection fails (or flushes) our requests before the
+  // disconnect event that says why comes (a Terminate of the peer's, e.g.
+  // a token it does not know): wait for it, briefly and bounded, so that
+  // the reason names the cause and not only the failure that showed it.
+  std::string why = std::string(what) + ": " + tools::status_name(st);
+  if (t_.peer_gone(0.5))
+    why = tools::with_end_cause("the peer disconnected", t_.connection()) + " (" + why + ")";
+  channel_fail(why);
 }
 
 void RdmaMover::wait_op(Op& op, tools::Deadline dl, const char* what) {
@@ -288,8 +300,7 @@ void RdmaMover::wait_idle() {
   for (auto& s : staging_) wait_op(s.op, dl, "RDMA Write (posted earlier)");
 }
 
-void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool read,
-                     tools::Deadline deadline) {
+void RdmaMover::check_transfer(std::span<const BufferDescriptor> d, uint32_t len) {
   const uint32_t limit = t_.negotiated().max_read_write_size;
   if (len > limit)
     channel_fail(std::to_string(len) + " bytes exceed the negotiated MaxReadWriteSize " +
@@ -302,10 +313,99 @@ void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool rea
   if (room < len)
     channel_fail("the descriptors cover " + std::to_string(room) + " bytes, not " +
                  std::to_string(len));
-  const uint32_t chunk_max = std::max<uint32_t>(
-      kPage, std::min<uint32_t>(1u << 20, t_.adapter().info().MaxTransferLength
-                                              ? t_.adapter().info().MaxTransferLength
-                                              : (1u << 20)));
+}
+
+uint32_t RdmaMover::chunk_max() const {
+  const uint32_t mtl = t_.adapter().info().MaxTransferLength;
+  return std::max<uint32_t>(kPage, std::min<uint32_t>(1u << 20, mtl ? mtl : (1u << 20)));
+}
+
+bool RdmaMover::read_streamed_impl(std::span<const BufferDescriptor> d, uint32_t len,
+                                   uint32_t piece, bool (*consume)(void*, uint32_t, uint32_t),
+                                   void* arg) {
+  check_transfer(d, len);
+  const auto deadline = tools::deadline_in(t_.timeout_s());
+  const uint32_t most = piece ? std::min(piece, chunk_max()) : chunk_max();
+  const unsigned depth = std::max<uint32_t>(1, t_.max_reads_in_flight());
+  NDK_QP* qp = t_.qp().get();
+  Op& op = cur_->op;
+  cur_->posted_at = ++posts_;
+  // Ends of the pieces posted, in order: the first (posted - pending) have
+  // arrived.
+  std::vector<uint32_t> ends;
+  ends.reserve(len / most + d.size() + 1);
+  size_t di = 0;
+  uint32_t doff = 0, posted = 0, consumed = 0;
+  bool stopped = false;
+  struct Want {
+    RdmaMover* m;
+    Op* op;
+    unsigned depth;
+    unsigned arrived;  // pieces arrived when the wait began
+    size_t posted;
+    bool more;  // pieces left to post
+  };
+  for (;;) {
+    // Post while the peer's IRD (and the QP) allow.
+    while (!stopped && posted < len && op.pending < depth && in_flight_ < kMaxInFlight &&
+           op.status == STATUS_SUCCESS) {
+      const BufferDescriptor& x = d[di];
+      if (doff == x.length) {  // an empty descriptor: nothing to read from it
+        ++di, doff = 0;
+        continue;
+      }
+      const uint32_t n = std::min({most, x.length - doff, len - posted});
+      NDK_SGE sge = cur_->buf->sge(posted, n);
+      ++op.pending;
+      ++in_flight_;
+      NTSTATUS st = qp->Dispatch->NdkRead(qp, &op, &sge, 1, x.offset + doff, x.token, 0);
+      if (st != STATUS_SUCCESS) {
+        --op.pending;
+        --in_flight_;
+        fail_ndk("NdkRead", st);
+      }
+      ++reads_;
+      max_in_flight_ = std::max(max_in_flight_, op.pending);
+      posted += n;
+      ends.push_back(posted);
+      doff += n;
+      if (doff == x.length) ++di, doff = 0;
+    }
+    if (op.status != STATUS_SUCCESS) break;  // thrown below, once nothing is in flight
+    const size_t arrived = ends.size() - op.pending;
+    const uint32_t ready = arrived ? ends[arrived - 1] : 0;
+    if (!stopped && ready > consumed) {
+      if (!consume(arg, consumed, ready - consumed)) stopped = true;
+      consumed = ready;
+      continue;
+    }
+    if (op.pending == 0 && (stopped || consumed == len)) break;
+    // Nothing to do until another piece arrives (or, with none in flight
+    // and room to post, the loop posts at once).
+    Want w{this, &op, depth, unsigned(arrived), ends.size(), !stopped && posted < len};
+    auto progressed = [](void* a) {
+      auto* w = static_cast<Want*>(a);
+      if (w->op->status != STATUS_SUCCESS) return true;
+      if (w->posted - w->op->pending > w->arrived) return true;
+      return w->more && w->op->pending < w->depth && w->m->in_flight_ < kMaxInFlight;
+    };
+    if (!t_.poll_until(progressed, &w, nullptr, nullptr, deadline)) {
+      char b[200];
+      std::snprintf(b, sizeof b,
+                    "RDMA Read of %u bytes in pieces (%u posted, %u handed on): %u request(s) not "
+                    "completed within %g s",
+                    len, posted, consumed, op.pending, t_.timeout_s());
+      channel_fail(b);
+    }
+  }
+  wait_op(op, deadline, "RDMA Read");
+  return !stopped;
+}
+
+void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool read,
+                     tools::Deadline deadline) {
+  check_transfer(d, len);
+  const uint32_t chunk_max = this->chunk_max();
   const unsigned depth = read ? std::max<uint32_t>(1, t_.max_reads_in_flight()) : 16;
   NDK_QP* qp = t_.qp().get();
   Op& op = cur_->op;
@@ -344,7 +444,7 @@ void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool rea
       if (st != STATUS_SUCCESS) {
         --op.pending;
         --in_flight_;
-        channel_fail(std::string(read ? "NdkRead: " : "NdkWrite: ") + tools::status_name(st));
+        fail_ndk(read ? "NdkRead" : "NdkWrite", st);
       }
       read ? ++reads_ : ++writes_;
       if (read) max_in_flight_ = std::max(max_in_flight_, op.pending);

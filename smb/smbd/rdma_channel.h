@@ -116,6 +116,24 @@ class RdmaMover {
   void post_write_to(std::span<const BufferDescriptor> d, uint32_t len);
   // Reads `len` bytes from the descriptors, in order, into data()[0, len).
   void read_from(std::span<const BufferDescriptor> d, uint32_t len);
+  // The same Reads in pieces of at most `piece` bytes (0: the adapter's
+  // largest transfer), with up to max_reads_in_flight() in flight, handing
+  // each run of bytes that has arrived to `consume(offset, n)` (in order,
+  // contiguous, [0, len) in all) while later pieces are still on the wire:
+  // a WRITE's pwrite() of piece k overlaps the transfer of piece k+1 (the
+  // engine moves the data on its own thread). A send queue completes in
+  // order, so the pieces done are the first (posted - pending). When
+  // `consume` returns false nothing more is posted or consumed; the Reads
+  // already posted are waited for (the buffer is theirs until then) and
+  // read_streamed returns false. A failed Read is a TransportError.
+  template <typename Consume>
+  bool read_streamed(std::span<const BufferDescriptor> d, uint32_t len, uint32_t piece,
+                     Consume&& consume) {
+    return read_streamed_impl(
+        d, len, piece,
+        [](void* c, uint32_t off, uint32_t n) { return (*static_cast<Consume*>(c))(off, n); },
+        &consume);
+  }
   // Waits (bounded) until no transfer of any buffer is in flight.
   void wait_idle();
   unsigned in_flight() const { return in_flight_; }
@@ -138,9 +156,14 @@ class RdmaMover {
     uint64_t posted_at = 0;  // order of the last post (the oldest finishes first)
   };
   static bool on_completion(void* arg, const NDK_RESULT_EX& r);
+  bool read_streamed_impl(std::span<const BufferDescriptor> d, uint32_t len, uint32_t piece,
+                          bool (*consume)(void*, uint32_t, uint32_t), void* arg);
+  void check_transfer(std::span<const BufferDescriptor> d, uint32_t len);
+  uint32_t chunk_max() const;
   void post(std::span<const BufferDescriptor> d, uint32_t len, bool read, tools::Deadline dl);
   void wait_op(Op& op, tools::Deadline dl, const char* what);
   void check(Op& op, const char* what);
+  [[noreturn]] void fail_ndk(const char* what, NTSTATUS st);
   Transport& t_;
   uint32_t size_;
   std::vector<Staging> staging_;  // sized once: the ops' addresses are request contexts

@@ -36,7 +36,7 @@ struct Options {
   std::string dir, name = "share", address = "127.0.0.1", users, json;
   uint16_t port = 5445;
   bool guest = false, quiet = false, trace = false;
-  uint32_t max_io = 1u << 20;
+  uint32_t max_io = 1u << 20, write_chunk = 0;
   unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
   double duration = 0;
 };
@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
                  "RDMA buffers of --max-io bytes per connection (default 4; 1: a READ's RDMA "
                  "Writes complete before its response)")
       ->check(CLI::Range(1u, 16u));
+  app.add_option("--write-chunk", o.write_chunk,
+                 "RDMA Read a WRITE in pieces of this many bytes, each written to the file while "
+                 "the next ones arrive (default 0: read the whole WRITE, then write it)")
+      ->check(CLI::Range(0u, 8u << 20));
   app.add_option("--max-connections", o.max_connections,
                  "established connections served at once (default 16)")
       ->check(CLI::Range(1u, 1024u));
@@ -106,6 +110,7 @@ int main(int argc, char** argv) {
     cfg.guest = o.guest;
     cfg.max_io = o.max_io;
     cfg.staging_buffers = o.staging_buffers;
+    cfg.write_chunk = o.write_chunk;
     cfg.trace = o.trace;
     if (!o.users.empty()) cfg.users = load_users(o.users);
     for (size_t i = 0; i < cfg.server_guid.size(); ++i)
@@ -207,6 +212,7 @@ int main(int argc, char** argv) {
                           {"bytes_written", stats.bytes_written.load()},
                           {"send_invalidates", stats.send_invalidates.load()},
                           {"rdma_descriptors", stats.rdma_descriptors.load()},
+                          {"rdma_read_requests", stats.rdma_read_requests.load()},
                           {"not_supported", stats.not_supported.load()}};
       const std::string s = j.dump(2) + "\n";
       if (o.json == "-") {
