@@ -140,6 +140,8 @@ class Stream final : public provider::QpEngine,
   // The FPDU stream moved to the shared-memory ring, per direction (tests).
   bool rx_on_ring() const { return rx_on_ring_.load(std::memory_order_acquire); }
   bool tx_on_ring() const { return tx_on_ring_.load(std::memory_order_acquire); }
+  // The reactor has seen the ring peer's process exit (tests wait for it).
+  bool peer_exited() const { return peer_gone_.load(std::memory_order_acquire); }
   // The rings themselves (tests: corrupt them like a hostile peer would).
   std::shared_ptr<ShmRing> rx_ring_for_tests() {
     std::lock_guard lk(rx_mu_);

@@ -240,7 +240,10 @@ TEST_F(HostE2e, TargetGoneMidLoadEndsTheHostWithExit7) {
       NDK_NVME, "-a",       "127.0.0.1", "-s", std::to_string(port_), "-n", kNqn,        "load",
       "--rw",   "randread", "--iodepth", "4",  "--runtime",           "20", "--timeout", "5"};
   tools_test::Proc h(argv);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Mid-load: the host's first progress line (a second into the load)
+  // says its I/O runs; a fixed 1.5 s could end the target before a slow
+  // (ASan, busy host) host had even connected.
+  ASSERT_TRUE(h.wait_for_err("ndk-nvme: load ", 60)) << h.err_so_far();
   target_->kill_now();
   auto r = h.wait(30);
   EXPECT_FALSE(r.timed_out);

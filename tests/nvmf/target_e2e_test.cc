@@ -70,7 +70,9 @@ class Target : public ::testing::Test {
   // "not listening yet").
   std::unique_ptr<Initiator> queue(const QueueParams& p) {
     std::string last;
-    for (int i = 0; i < 100; ++i) {
+    // Up to 60 s: a sanitizer build of the target starts slowly on a busy
+    // 2-core host (10 s was the bound before).
+    for (int i = 0; i < 600; ++i) {
       try {
         return std::make_unique<Initiator>(*adapter_, port_, p);
       } catch (const std::exception& e) {
@@ -78,7 +80,7 @@ class Target : public ::testing::Test {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
-    throw std::runtime_error("no connection in 10 s: " + last + "; target: " + proc_->err_so_far());
+    throw std::runtime_error("no connection in 60 s: " + last + "; target: " + proc_->err_so_far());
   }
   // An enabled admin queue of a new controller; sets cntlid_.
   std::unique_ptr<Initiator> admin(const std::string& sub = kNqn) {

@@ -70,6 +70,18 @@ struct Side {
     EXPECT_EQ(SoftNdkQueryConnectionInfo(conn, &i), STATUS_SUCCESS);
     return i;
   }
+  // Zero-length Writes this end (an initiator) sent to a peer that stayed
+  // silent past its wake-up bound (docs/compatibility.md note 1). Between
+  // two softndk ends none goes once the same-host rendezvous found the
+  // peer, but on a slow host (ASan, load 20) the rendezvous can take longer
+  // than the 300 ms the wake-up waits for it: each is one more Write FPDU
+  // on the wire, in the counters and in a trace.
+  ULONG wake_ups() const {
+    SOFTNDK_PEER_ACTIVITY act{};
+    act.Size = sizeof act;
+    EXPECT_EQ(SoftNdkQueryPeerActivity(conn, &act), STATUS_SUCCESS);
+    return act.WakeUpsSent;
+  }
 };
 
 inline sockaddr_in v4(const char* ip, uint16_t port) {

@@ -344,7 +344,11 @@ TEST_F(SamehostPeer, SendAfterThePeerDiedFailsThroughTheRing) {
   int ctx[8];
   ASSERT_NO_FATAL_FAILURE(start_on_ring(a, src, kLen, ctx));
   kill_child();
-  std::this_thread::sleep_for(200ms);  // the reactor sees the exit (pidfd)
+  // The reactor sees the exit (pidfd). Before it has, a Send into the ring
+  // completes as one into a socket would before the reset comes back (a
+  // fixed 200 ms here was not always enough on a busy host).
+  ASSERT_TRUE(eventually([&] { return a.stream->peer_exited(); }, 10000ms))
+      << "the reactor did not see the peer's exit within 10 s";
   NDK_SGE s = src.sge(4 * kLen, kLen);
   const NTSTATUS post = a.d()->NdkSend(a.qp, ctx + 4, &s, 1, 0);
   if (post == STATUS_SUCCESS) {

@@ -70,21 +70,11 @@ TEST(SmbServer, Dialect30RefusesRdmaV1Invalidate) {
   ServedShare s(cfg);
   auto t = s.connect();
   Client c(*t);
-  smb2::NegotiateRequest nq;
-  nq.dialects = {smb2::kDialect300};
-  ASSERT_EQ(c.call(smb2::kNegotiate,
-                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
-            nt::kSuccess);
   smb2::NegotiateResponse nr;
-  ASSERT_EQ(smb2::parse_negotiate_response(c.last, &nr), smb2::ParseError::kNone);
+  ASSERT_EQ(negotiate(c, {smb2::kDialect300}, &nr), nt::kSuccess);
   ASSERT_EQ(nr.dialect, smb2::kDialect300);
   ASSERT_EQ(authenticate_as(c, "Pw-good"), nt::kSuccess);
-  smb2::TreeConnectRequest tq;
-  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
-  tq.path = path;
-  ASSERT_EQ(c.call(smb2::kTreeConnect,
-                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
-            nt::kSuccess);
+  ASSERT_EQ(tree_connect(c, "\\\\127.0.0.1\\share"), nt::kSuccess);
   ASSERT_EQ(c.call(smb2::kCreate, create_body("v30.bin", 2)), nt::kSuccess);
   std::array<uint8_t, 16> id;
   std::copy(c.last.begin() + 64 + 64, c.last.begin() + 64 + 80, id.begin());

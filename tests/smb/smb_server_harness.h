@@ -152,6 +152,30 @@ inline std::vector<uint8_t> io_body_list(bool write, const std::array<uint8_t, 1
   return io_body_info(write, id, len, info, channel);
 }
 
+// NEGOTIATE offering `dialects` (and `security_mode`); the status, and
+// the parsed response in *out when it succeeded.
+inline uint32_t negotiate(Client& c, const std::vector<uint16_t>& dialects,
+                          smb2::NegotiateResponse* out = nullptr, uint16_t security_mode = 0) {
+  smb2::NegotiateRequest nq;
+  nq.dialects = dialects;
+  nq.security_mode = security_mode;
+  const uint32_t st = c.call(smb2::kNegotiate,
+                             Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); }));
+  if (st == nt::kSuccess && out != nullptr) {
+    EXPECT_EQ(smb2::parse_negotiate_response(c.last, out), smb2::ParseError::kNone);
+  }
+  return st;
+}
+
+// TREE_CONNECT to `unc` (\\127.0.0.1\share); the status (c.tree is set).
+inline uint32_t tree_connect(Client& c, const char* unc) {
+  smb2::TreeConnectRequest tq;
+  const auto path = ntlm::utf16le(unc);
+  tq.path = path;
+  return c.call(smb2::kTreeConnect,
+                Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); }));
+}
+
 // NTLMSSP: NEGOTIATE -> CHALLENGE -> AUTHENTICATE as smbtest, raw (as cifs
 // sends it); the final SESSION_SETUP's status.
 inline uint32_t authenticate_as(Client& c, const char* password) {

@@ -44,13 +44,8 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   auto t = s.connect();
   Client c(*t);
 
-  smb2::NegotiateRequest nq;
-  nq.dialects = {smb2::kDialect300, smb2::kDialect302};
-  ASSERT_EQ(c.call(smb2::kNegotiate,
-                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
-            nt::kSuccess);
   smb2::NegotiateResponse nr;
-  ASSERT_EQ(smb2::parse_negotiate_response(c.last, &nr), smb2::ParseError::kNone);
+  ASSERT_EQ(negotiate(c, {smb2::kDialect300, smb2::kDialect302}, &nr), nt::kSuccess);
   EXPECT_EQ(nr.dialect, smb2::kDialect302);
 
   auto authenticate = [&](const char* password) { return authenticate_as(c, password); };
@@ -71,17 +66,8 @@ TEST(SmbServer, CodecClientEndToEndOverRdma) {
   EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kSuccess);
   EXPECT_EQ(s.stats.bad_signatures.load(), 2u);
 
-  smb2::TreeConnectRequest tq;
-  auto bad_share = ntlm::utf16le("\\\\127.0.0.1\\nosuch");
-  tq.path = bad_share;
-  EXPECT_EQ(c.call(smb2::kTreeConnect,
-                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
-            nt::kBadNetworkName);
-  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
-  tq.path = path;
-  ASSERT_EQ(c.call(smb2::kTreeConnect,
-                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
-            nt::kSuccess);
+  EXPECT_EQ(tree_connect(c, "\\\\127.0.0.1\\nosuch"), nt::kBadNetworkName);
+  ASSERT_EQ(tree_connect(c, "\\\\127.0.0.1\\share"), nt::kSuccess);
 
   // Escapes refused.
   EXPECT_EQ(c.call(smb2::kCreate, create_body("..\\outside\\secret", 1)), nt::kObjectNameInvalid);
@@ -287,12 +273,9 @@ TEST(SmbServer, SignedSessionSignsItsLogoffResponse) {
   ServedShare s(cfg);
   auto t = s.connect();
   Client c(*t);
-  smb2::NegotiateRequest nq;
-  nq.dialects = {smb2::kDialect302};
-  nq.security_mode = smb2::kSigningEnabled | smb2::kSigningRequired;
-  ASSERT_EQ(c.call(smb2::kNegotiate,
-                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
-            nt::kSuccess);
+  ASSERT_EQ(
+      negotiate(c, {smb2::kDialect302}, nullptr, smb2::kSigningEnabled | smb2::kSigningRequired),
+      nt::kSuccess);
 
   // NTLMv2 without KEY_EXCH: the session key is the session base key.
   ntlm::NegotiateMessage n;
@@ -335,21 +318,14 @@ TEST(SmbServer, SignedSessionSignsItsLogoffResponse) {
   signed_and_verifies();  // the final SESSION_SETUP response (signing required)
 
   c.sign_key = key;
-  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
-  smb2::TreeConnectRequest tq;
-  tq.path = path;
-  ASSERT_EQ(c.call(smb2::kTreeConnect,
-                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
-            nt::kSuccess);
+  ASSERT_EQ(tree_connect(c, "\\\\127.0.0.1\\share"), nt::kSuccess);
   signed_and_verifies();
   EXPECT_EQ(c.call(smb2::kLogoff, {4, 0, 0, 0}), nt::kSuccess);
   signed_and_verifies();
   // The session is gone: its next request is refused (unsigned now, as the
   // key left with the session).
   EXPECT_EQ(c.call(smb2::kEcho, {4, 0, 0, 0}), nt::kSuccess);  // ECHO needs no session
-  EXPECT_EQ(c.call(smb2::kTreeConnect,
-                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
-            nt::kUserSessionDeleted);
+  EXPECT_EQ(tree_connect(c, "\\\\127.0.0.1\\share"), nt::kUserSessionDeleted);
   EXPECT_EQ(s.stats.bad_signatures.load(), 0u);
   s.stop = true;
   ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(20)), std::future_status::ready);

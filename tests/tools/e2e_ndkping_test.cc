@@ -74,8 +74,16 @@ TEST(NdkpingE2e, PersistentServerServesWhileAnotherClientRuns) {
   std::string port = std::to_string(tools_test::free_port());
   Proc server({NDKPING_BIN, "-s", "-P", "-a", "127.0.0.1", "-p", port, "--timeout", "10"});
   wait_listening(port);
-  Proc long_client({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "100000000", "-V"});
-  usleep(500 * 1000);
+  Proc long_client(
+      {NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "100000000", "-V", "-v"});
+  // The long client is being served (it completed a ping, -v prints it)
+  // before the short one comes; a fixed 0.5 s did not say so on a busy host.
+  bool served = false;
+  for (int i = 0; i < 3000 && !served; ++i) {
+    served = long_client.out_so_far().find("ping data:") != std::string::npos;
+    if (!served) usleep(20 * 1000);
+  }
+  ASSERT_TRUE(served) << "the long client was not served within 60 s: " << long_client.err_so_far();
   auto r = run({NDKPING_BIN, "-c", "-a", "127.0.0.1", "-p", port, "-C", "3", "-V"}, 30);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -45,7 +45,8 @@ class Proc {
 // Starts and waits.
 ProcResult run(const std::vector<std::string>& argv, double seconds);
 
-// A TCP port nobody listens on right now (bind to 0, read, close).
+// A TCP port nobody uses on 127.0.0.1 right now, picked at random below the
+// kernel's ephemeral range (so that no connect() takes it meanwhile).
 int free_port();
 
 // Waits (at most `seconds`) until a socket listens on TCP `port`, read

@@ -4,6 +4,7 @@ script's name, a free loopback port, and waiting (bounded) until a server
 accepts connections. Each script imports it from its own folder.
 """
 import os
+import random
 import socket
 import sys
 import time
@@ -16,7 +17,34 @@ def fail(msg):
     sys.exit(1)
 
 
+def _bindable(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
 def free_port():
+    """A port nobody uses on 127.0.0.1 now, at random below the kernel's
+    ephemeral range: a port from bind(0) is an ephemeral one, which any
+    connect() on the host (a parallel test's clients) may take as its local
+    port before the server meant to listen on it binds."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    first = 20000
+    if low - first >= 1000:
+        pick = random.SystemRandom()
+        for _ in range(500):
+            p = pick.randint(first, low - 1)
+            if _bindable(p):
+                return p
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     p = s.getsockname()[1]

@@ -14,15 +14,14 @@
 #include <atomic>
 #include <fstream>
 #include <iostream>
-#include <list>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "connection.h"
 #include "ndkapp/net_util.h"
 #include "ndkapp/session.h"
 #include "ndkapp/stop_signal.h"
 #include "ndkapp/version.h"
+#include "ndkapp/workers.h"
 
 namespace tools = softndk::tools;
 using namespace smb::server;
@@ -39,11 +38,6 @@ struct Options {
   uint32_t max_io = 1u << 20, write_chunk = 0;
   unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
   double duration = 0;
-};
-
-struct Worker {
-  std::thread th;
-  std::shared_ptr<std::atomic<bool>> done;
 };
 
 }  // namespace
@@ -142,7 +136,10 @@ int main(int argc, char** argv) {
     std::atomic<unsigned> handshaking{0}, serving{0};
     std::atomic<uint64_t> refused{0}, failed_handshakes{0};
     const auto t_end = o.duration > 0 ? tools::deadline_in(o.duration) : tools::Deadline::max();
-    std::list<Worker> workers;
+    // Each connection is served on a worker of its own (the counters below
+    // bound them), on the 8 MiB stack std::thread gave it before; finished
+    // workers are joined as the loop wakes (ndkapp's Workers, as ndk-nvmet).
+    tools::Workers workers(0, 8u << 20, 0);
     while (!g_stop && tools::Clock::now() < t_end) {
       auto conn = listener.next(tools::deadline_in(0.1));
       if (conn) {
@@ -151,50 +148,49 @@ int main(int argc, char** argv) {
           conn.reset();
         } else {
           ++handshaking;
-          auto done = std::make_shared<std::atomic<bool>>(false);
           auto holder = std::make_shared<std::unique_ptr<tools::Connection>>(std::move(conn));
-          workers.push_back({std::thread([&, holder, done] {
-                               std::unique_ptr<smbd::Transport> t;
-                               try {
-                                 t = smbd::Transport::accept(adapter, std::move(*holder), tc);
-                               } catch (const std::exception& ex) {
-                                 ++failed_handshakes;
-                                 if (!o.quiet)
-                                   std::cerr << "ndk-smbd: handshake: " << ex.what() << "\n";
-                               }
-                               --handshaking;
-                               if (t) {
-                                 ++serving;
-                                 ++stats.connections;
-                                 std::string why;
-                                 try {
-                                   Connection c(cfg, share, *t, stats);
-                                   why = c.serve(g_stop);
-                                 } catch (const std::exception& ex) {
-                                   why = ex.what();
-                                 }
-                                 t->disconnect();
-                                 if (!o.quiet)
-                                   std::cerr << "ndk-smbd: connection ended: " << why << "\n";
-                                 --serving;
-                               }
-                               *done = true;
-                             }),
-                             done});
+          std::string why;
+          auto started = workers.start(
+              [&, holder] {
+                std::unique_ptr<smbd::Transport> t;
+                try {
+                  t = smbd::Transport::accept(adapter, std::move(*holder), tc);
+                } catch (const std::exception& ex) {
+                  ++failed_handshakes;
+                  if (!o.quiet) std::cerr << "ndk-smbd: handshake: " << ex.what() << "\n";
+                }
+                --handshaking;
+                if (t) {
+                  ++serving;
+                  ++stats.connections;
+                  std::string ended;
+                  try {
+                    Connection c(cfg, share, *t, stats);
+                    ended = c.serve(g_stop);
+                  } catch (const std::exception& ex) {
+                    ended = ex.what();
+                  }
+                  t->disconnect();
+                  if (!o.quiet) std::cerr << "ndk-smbd: connection ended: " << ended << "\n";
+                  --serving;
+                }
+              },
+              &why);
+          if (started != tools::Workers::Start::kStarted) {
+            // No thread for it (RLIMIT_NPROC, address space): refuse that
+            // one client (dropping the request rejects it) and go on.
+            --handshaking;
+            ++refused;
+            std::cerr << "ndk-smbd: refused a client: " << why << "\n";
+            holder->reset();
+          }
         }
       }
-      for (auto it = workers.begin(); it != workers.end();) {
-        if (*it->done) {
-          it->th.join();
-          it = workers.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      workers.reap();
     }
     g_stop = true;
     listener.cancel();
-    for (auto& w : workers) w.th.join();
+    workers.join_all();
     if (!o.json.empty()) {
       nlohmann::json j = {{"connections", stats.connections.load()},
                           {"refused", refused.load()},

@@ -51,6 +51,13 @@ class PendingConnection : public std::enable_shared_from_this<PendingConnection>
   NTSTATUS reject(std::span<const uint8_t> private_data);
   // The upper layer drops the request (connector closed): reset.
   void abandon();
+  // True once the reactor has seen the initiator close, reset or misbehave
+  // (then reject() is CONNECTION_ABORTED): what a caller - a test - waits
+  // for, as the reactor learns it a moment after the initiator acted.
+  bool peer_gone() const {
+    std::lock_guard lk(mu_);
+    return peer_gone_;
+  }
 
   static long live_count();
 
@@ -87,7 +94,7 @@ class PendingConnection : public std::enable_shared_from_this<PendingConnection>
   std::shared_ptr<PendingConnection> self_;  // alive while the engine drives it
 
   // Shared between the ULP's thread and the reactor.
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool decided_ = false;    // accept/reject/abandon called
   bool peer_gone_ = false;  // initiator closed, reset or misbehaved
 };
