@@ -300,7 +300,7 @@ struct RecvWqe {
 NTSTATUS build_recv(const NDK_SGE* sgl, uint32_t nsge, const QpLimits& lim, uint64_t wr_id,
                     RecvWqe* out);
 
-// The flags each NDK call accepts (the software backend's sets, qp.cc).
+// The flags each NDK call accepts (the software backend's sets, qp_post.cc).
 ULONG allowed_flags(SendOp op);
 
 // ---------------------------------------------------------------------------

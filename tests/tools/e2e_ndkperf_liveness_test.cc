@@ -141,7 +141,9 @@ TEST_P(StoppedPeer, IsReportedWithinTheTimeout) {
   EXPECT_GE(took, kTimeoutS - 0.2);
   // Detection, then a teardown bounded by the timeout too (the graceful
   // disconnect waits no longer than --timeout for the stopped peer's FIN).
-  EXPECT_LT(took, 2 * kTimeoutS + 2) << r.err;
+  // The slack covers an ASan process's exit on a loaded 2-core host (4.7 s
+  // was seen at load 30 with +2); a survivor that hung would take the 20 s.
+  EXPECT_LT(took, 2 * kTimeoutS + 5) << r.err;
   auto s = stopped.wait(20);
   EXPECT_FALSE(s.timed_out) << "the continued side hung: " << s.err;
   EXPECT_NE(s.exit_code, 0) << s.err;
