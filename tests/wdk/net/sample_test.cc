@@ -16,12 +16,12 @@
 
 #include <chrono>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "util/free_port.h"
 #include "util/netns.h"
 
 extern char** environ;
@@ -97,46 +97,7 @@ class Driver {
   std::string log_;
 };
 
-// True if a TCP socket can bind 127.0.0.1:port now (no SO_REUSEADDR: a
-// port with a socket in TIME_WAIT counts as taken too).
-bool bindable(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// A port nobody on 127.0.0.1 uses right now, at random below the kernel's
-// ephemeral range: a port from bind(0) is an ephemeral one, which another
-// test's connect() may take as its local port before the server binds it.
-int free_port() {
-  int low = 32768;
-  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
-  range >> low;
-  constexpr int kFirst = 20000;
-  if (low - kFirst >= 1000) {
-    std::mt19937 pick(std::random_device{}());
-    std::uniform_int_distribution<int> in(kFirst, low - 1);
-    for (int i = 0; i < 500; ++i) {
-      const int p = in(pick);
-      if (bindable(p)) return p;
-    }
-  }
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+int free_port() { return test_util::free_port_below_ephemeral(); }
 
 void run_pair(const std::vector<std::string>& server_prefix,
               const std::vector<std::string>& server_args,
