@@ -302,7 +302,18 @@ dmesg | tail -n 15"
   # The guest's side of the stop.
   local stop_rc=0
   g_wait "$stop_job" 100 || stop_rc=$?
-  g_out "$stop_job" | sed 's/^/  guest| /'
+  local stop_out
+  stop_out=$(g_out "$stop_job")
+  echo "$stop_out" | sed 's/^/  guest| /'
+  if echo "$stop_out" | grep -q 'RIP: .*ksmbd_conn_transport_destroy'; then
+    # Documented peer bug (docs/smb-direct.md, "smb_restart"): Linux 6.1's
+    # ksmbd can fault in its own shutdown, walking a connection list entry
+    # it already freed (LIST_POISON in the registers), after a connection
+    # ended mid-transfer. ndk-smb's ending is checked above; ksmbd cannot
+    # be reloaded without a reboot, so the after-restart get is skipped.
+    echo "  info  ksmbd faulted in its own shutdown (ksmbd_conn_transport_destroy, a freed connection still listed): ksmbd cannot be reloaded without a reboot; the after-restart get is skipped"
+    return 0
+  fi
   if [ "$stop_rc" = 124 ]; then
     # Documented peer behaviour (docs/smb-direct.md, "smb_restart"): after
     # a clean FIN exchange siw 6.1 may keep ksmbd's cm_id in CONNECT, and
