@@ -19,6 +19,7 @@
 #include "smb2/file_info.h"
 #include "smb2/flush.h"
 #include "smb2/ioctl.h"
+#include "smb2/lock.h"
 #include "smb2/negotiate.h"
 #include "smb2/negotiate_contexts.h"
 #include "smb2/query_directory.h"
@@ -187,6 +188,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FlushRequest fq;
   parse_flush_request(in, &fq);
   parse_flush_response(in);
+  LockRequest lq, lq2;
+  if (parse_lock_request(in, &lq) == ParseError::kNone) {
+    if (lq.locks.empty() || lq.locks.size() > kMaxLockElements) std::abort();
+    reencode(lq, append_lock_request, parse_lock_request, &lq2);
+    if (lq2.locks != lq.locks || !(lq2.file_id == lq.file_id)) std::abort();
+  }
+  parse_lock_response(in);
   parse_echo(in);
   ReadRequest rq, rq2;
   if (parse_read_request(in, &rq) == ParseError::kNone) {

@@ -87,8 +87,10 @@ Connection::Connection(const ServerConfig& cfg, const Share& share, smbd::Transp
     : cfg_(cfg), share_(share), t_(t), stats_(stats) {}
 
 Connection::~Connection() {
-  for (auto& [k, o] : opens_)
+  for (auto& [k, o] : opens_) {
+    share_.locks().release({this, k});
     if (o.fd >= 0) ::close(o.fd);
+  }
 }
 
 smbd::RdmaMover& Connection::mover() {
@@ -309,9 +311,10 @@ uint32_t Connection::dispatch(const Header& h, std::span<const uint8_t> m,
       return set_info(m, out);
     case kQueryDirectory:
       return query_directory(m, out);
+    case kLock:
+      return lock(m, out);
     default:
-      // LOCK (no byte-range locks: 3.3.5.14 leaves them to the object
-      // store) and CHANGE_NOTIFY (3.3.5.19: the store does not notify).
+      // CHANGE_NOTIFY (3.3.5.19: the store does not notify).
       ++stats_.not_supported;
       return nt::kNotSupported;
   }

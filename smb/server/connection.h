@@ -5,8 +5,9 @@
 // SPNEGO; NTLMv2 users from a file, guest optional), TREE_CONNECT (the one
 // share and IPC$), IOCTL validate-negotiate, CREATE/CLOSE, READ/WRITE
 // inline and over the RDMA channel, QUERY_INFO/SET_INFO, QUERY_DIRECTORY,
-// FLUSH, ECHO, LOGOFF, TREE_DISCONNECT, compounded requests. LOCK and
-// CHANGE_NOTIFY get STATUS_NOT_SUPPORTED, an OPLOCK_BREAK acknowledgment the
+// FLUSH, ECHO, LOGOFF, TREE_DISCONNECT, LOCK (byte-range locks, locks.h),
+// compounded requests. CHANGE_NOTIFY gets STATUS_NOT_SUPPORTED, an
+// OPLOCK_BREAK acknowledgment the
 // status of MS-SMB2 3.3.5.22 (nothing is ever granted), an FSCTL other than
 // validate-negotiate the status of 3.3.5.15, and a command code SMB2 does
 // not define ends the connection (3.3.5.2.6). One thread serves a
@@ -54,6 +55,9 @@ struct ServerStats {
   std::atomic<uint64_t> rdma_reads{0}, rdma_writes{0}, inline_reads{0}, inline_writes{0};
   std::atomic<uint64_t> bytes_read{0}, bytes_written{0}, send_invalidates{0};
   std::atomic<uint64_t> not_supported{0};
+  // SMB2 LOCK requests that took their ranges, and those refused for a
+  // conflict (STATUS_LOCK_NOT_GRANTED).
+  std::atomic<uint64_t> locks_granted{0}, locks_refused{0};
   std::atomic<uint64_t> signed_responses{0}, sessions_311{0}, bad_signatures{0};
   // Buffer descriptors the RDMA READs and WRITEs named (more than one each
   // when the client's buffer spans several registrations).
@@ -122,7 +126,7 @@ class Connection {
                         std::vector<uint8_t>* out);
   uint32_t ioctl(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t oplock_break(std::span<const uint8_t> m);
-  // file_ops.cc
+  // file_ops.cc (QUERY_INFO, SET_INFO, QUERY_DIRECTORY, LOCK: info_ops.cc)
   uint32_t create(const smb2::Header& h, std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
@@ -132,6 +136,9 @@ class Connection {
   uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  uint32_t lock(std::span<const uint8_t> m, std::vector<uint8_t>* out);
+  // SET_INFO's FileRenameInformation / FileLinkInformation (info_ops.cc).
+  uint32_t rename_or_link(Open* o, std::span<const uint8_t> b, bool link);
   bool cancel_ignored(const smb2::Header& h);
   bool signature_ok(const smb2::Header& h, std::span<const uint8_t> m);
   Open* find_open(const smb2::FileId& id);

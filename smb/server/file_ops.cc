@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // file_ops.cc - ndk-smbd's file commands: CREATE, CLOSE, FLUSH, READ and
-// WRITE (inline and over the RDMA channel), QUERY_INFO, SET_INFO,
-// QUERY_DIRECTORY. Every path goes through Share (confined to the export).
-#include <dirent.h>
+// WRITE (inline and over the RDMA channel). QUERY_INFO, SET_INFO,
+// QUERY_DIRECTORY and LOCK are in info_ops.cc. Every path goes through
+// Share (confined to the export).
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,15 +13,11 @@
 #include "connection.h"
 #include "info.h"
 #include "nt_status.h"
-#include "ntlm/ntlmv2_verify.h"
 #include "smb2/close.h"
 #include "smb2/create.h"
 #include "smb2/flush.h"
 #include "smb2/ioctl.h"
-#include "smb2/query_directory.h"
-#include "smb2/query_info.h"
 #include "smb2/read.h"
-#include "smb2/set_info.h"
 #include "smb2/write.h"
 #include "smbd/buffer_descriptor.h"
 #include "smbd/le.h"
@@ -59,24 +53,6 @@ void put_times(const FileTimes& t, Response* r) {
 
 uint32_t errno_status() { return status_from_errno(errno); }
 
-bool dir_empty(int fd) {
-  int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (d < 0) return false;
-  DIR* dir = fdopendir(d);
-  if (!dir) {
-    ::close(d);
-    return false;
-  }
-  bool empty = true;
-  while (dirent* e = readdir(dir))
-    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") {
-      empty = false;
-      break;
-    }
-  closedir(dir);
-  return empty;
-}
-
 }  // namespace
 
 Connection::Open* Connection::find_open(const FileId& id) {
@@ -93,13 +69,19 @@ void Connection::close_open(uint64_t key) {
   auto it = opens_.find(key);
   if (it == opens_.end()) return;
   Open& o = it->second;
+  share_.locks().release({this, key});
   if (o.delete_on_close) {
+    // Only the file this open has: its name may since name another one
+    // (renamed by another connection, replaced meanwhile).
     std::string leaf;
     int parent = share_.open_parent(o.rel, &leaf);
-    if (parent >= 0) {
+    struct stat mine {
+    }, named{};
+    if (parent >= 0 && fstat(o.fd, &mine) == 0 &&
+        fstatat(parent, leaf.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+        mine.st_dev == named.st_dev && mine.st_ino == named.st_ino)
       unlinkat(parent, leaf.c_str(), o.dir ? AT_REMOVEDIR : 0);
-      ::close(parent);
-    }
+    if (parent >= 0) ::close(parent);
   }
   if (o.fd >= 0) ::close(o.fd);
   opens_.erase(it);
@@ -373,185 +355,6 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
   WriteResponse rs;
   rs.count = uint32_t(put);
   append_write_response(rs, out);
-  return nt::kSuccess;
-}
-
-uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  QueryInfoRequest rq;
-  if (parse_query_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.file_id);
-  if (!o) return nt::kFileClosed;
-  std::vector<uint8_t> data;
-  uint32_t st;
-  struct stat sb {};
-  if (fstat(o->fd, &sb) != 0) return errno_status();
-  if (rq.info_type == kInfoFile) {
-    std::string name = "\\" + o->rel;
-    std::replace(name.begin(), name.end(), '/', '\\');
-    st = file_info(rq.file_info_class, sb, o->delete_on_close, name, &data);
-  } else if (rq.info_type == kInfoFilesystem) {
-    struct statvfs v {};
-    if (fstatvfs(o->fd, &v) != 0) return errno_status();
-    st = fs_info(rq.file_info_class, v, sb, &data);
-  } else {
-    ++stats_.not_supported;
-    return nt::kNotSupported;  // security descriptors, quotas
-  }
-  if (st != nt::kSuccess) {
-    ++stats_.not_supported;
-    return st;
-  }
-  if (data.size() > rq.output_buffer_length) {
-    // Classes ending in a name are cut (STATUS_BUFFER_OVERFLOW, 3.3.5.20.1);
-    // a buffer too small for the fixed part is refused.
-    const bool fs = rq.info_type == kInfoFilesystem;
-    const bool named =
-        fs ? (rq.file_info_class == 1 || rq.file_info_class == 5) : rq.file_info_class == 18;
-    const size_t fixed = fs ? (rq.file_info_class == 1 ? 18 : 12) : 100;
-    if (!named || rq.output_buffer_length < fixed) return nt::kInfoLengthMismatch;
-    data.resize(rq.output_buffer_length);
-    append_query_info_response(data, out);
-    return nt::kBufferOverflow;
-  }
-  append_query_info_response(data, out);
-  return nt::kSuccess;
-}
-
-uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  smb2::SetInfoRequest rq;
-  if (smb2::parse_set_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.file_id);
-  if (!o) return nt::kFileClosed;
-  if (rq.info_type != kInfoFile) {
-    ++stats_.not_supported;
-    return nt::kNotSupported;
-  }
-  const auto& b = rq.buffer;
-  switch (rq.info_class) {
-    case 4: {  // FileBasicInformation: times (0 and -1 mean "leave")
-      if (b.size() < 36) return nt::kInfoLengthMismatch;
-      struct timespec ts[2];
-      const uint64_t at = le::load64(b.data() + 8), wt = le::load64(b.data() + 16);
-      auto pick = [](uint64_t ft, struct timespec* t) {
-        if (ft == 0 || ft >= 0xFFFFFFFFFFFFFFFEull)
-          t->tv_nsec = UTIME_OMIT;
-        else
-          *t = from_filetime(ft);
-      };
-      pick(at, &ts[0]);
-      pick(wt, &ts[1]);
-      if (futimens(o->fd, ts) != 0) return errno_status();
-      break;
-    }
-    case 10: {  // FileRenameInformation (SMB2 form, 2.4.37.2)
-      if (b.size() < 20) return nt::kInfoLengthMismatch;
-      const bool replace = b[0];
-      const uint32_t n = le::load32(b.data() + 16);
-      if (n > b.size() - 20) return nt::kInvalidParameter;
-      std::string to;
-      if (uint32_t s = share_path(b.subspan(20, n), &to); s != nt::kSuccess) return s;
-      if (to.empty() || o->rel.empty()) return nt::kAccessDenied;
-      std::string from_leaf, to_leaf;
-      int fp = share_.open_parent(o->rel, &from_leaf);
-      if (fp < 0) return status_from_errno(-fp);
-      int tp = share_.open_parent(to, &to_leaf);
-      if (tp < 0) {
-        ::close(fp);
-        return tp == -ENOENT ? nt::kObjectPathNotFound : status_from_errno(-tp);
-      }
-      const int r =
-          renameat2(fp, from_leaf.c_str(), tp, to_leaf.c_str(), replace ? 0 : RENAME_NOREPLACE);
-      const int e = errno;
-      ::close(fp);
-      ::close(tp);
-      if (r != 0) return status_from_errno(e);
-      o->rel = to;
-      break;
-    }
-    case 13:    // FileDispositionInformation
-    case 64: {  // FileDispositionInformationEx (flag 0x1: delete)
-      if (b.empty() || (rq.info_class == 64 && b.size() < 4)) return nt::kInfoLengthMismatch;
-      const bool del = rq.info_class == 13 ? b[0] != 0 : (le::load32(b.data()) & 1) != 0;
-      if (del && o->rel.empty()) return nt::kAccessDenied;  // the share root stays
-      if (del && o->dir && !dir_empty(o->fd)) return nt::kDirectoryNotEmpty;
-      o->delete_on_close = del;
-      break;
-    }
-    case 19:  // FileAllocationInformation: nothing to reserve
-      if (b.size() < 8) return nt::kInfoLengthMismatch;
-      break;
-    case 20: {  // FileEndOfFileInformation
-      if (b.size() < 8) return nt::kInfoLengthMismatch;
-      const uint64_t eof = le::load64(b.data());
-      if (o->dir || eof > uint64_t(INT64_MAX)) return nt::kInvalidParameter;
-      if (ftruncate(o->fd, off_t(eof)) != 0) return errno_status();
-      break;
-    }
-    default:
-      ++stats_.not_supported;
-      return nt::kNotSupported;
-  }
-  smb2::append_set_info_response(out);
-  return nt::kSuccess;
-}
-
-uint32_t Connection::query_directory(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
-  QueryDirectoryRequest rq;
-  if (parse_query_directory_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  Open* o = find_open(rq.file_id);
-  if (!o) return nt::kFileClosed;
-  if (!o->dir) return nt::kInvalidParameter;
-  if (!dir_class_supported(rq.file_information_class)) {
-    ++stats_.not_supported;
-    return nt::kInvalidInfoClass;
-  }
-  const std::string pattern = ntlm::utf8_from_utf16le(rq.pattern);
-  if (!o->listing_ready || (rq.flags & (kRestartScans | kReopen))) {
-    o->listing.clear();
-    o->listed = 0;
-    int d = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d < 0) return errno_status();
-    DIR* dir = fdopendir(d);
-    if (!dir) {
-      ::close(d);
-      return errno_status();
-    }
-    while (dirent* e = readdir(dir)) {
-      const std::string n = e->d_name;
-      if (pattern.empty() || pattern == "*" || fnmatch(pattern.c_str(), n.c_str(), 0) == 0)
-        o->listing.push_back(n);
-    }
-    closedir(dir);
-    std::sort(o->listing.begin(), o->listing.end());
-    o->listing_ready = true;
-    if (o->listing.empty()) return nt::kNoSuchFile;
-  }
-  std::vector<uint8_t> data;
-  size_t last = 0;
-  bool any = false;
-  while (o->listed < o->listing.size()) {
-    const std::string& n = o->listing[o->listed];
-    struct stat st {};
-    if (fstatat(o->fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      ++o->listed;  // gone meanwhile
-      continue;
-    }
-    std::vector<uint8_t> tmp = data;
-    const size_t at = (tmp.size() + 7) & ~size_t(7);
-    dir_entry(rq.file_information_class, n, st, &tmp);
-    if (tmp.size() > rq.output_buffer_length) {
-      if (!any) return nt::kInfoLengthMismatch;
-      break;
-    }
-    if (any) le::store32(tmp.data() + last, uint32_t(at - last));
-    data.swap(tmp);
-    last = at;
-    any = true;
-    ++o->listed;
-    if (rq.flags & kReturnSingleEntry) break;
-  }
-  if (!any) return nt::kNoMoreFiles;
-  append_query_directory_response(data, out);
   return nt::kSuccess;
 }
 

@@ -25,8 +25,11 @@ uint8_t* fresh(std::vector<uint8_t>* out, size_t n) {
   return out->data();
 }
 
+// A file without its owner's write bit is FILE_ATTRIBUTE_READONLY (cifs
+// shows it without write permission; SET_INFO's attribute sets the bit).
 uint32_t attributes(const struct stat& st) {
-  return S_ISDIR(st.st_mode) ? kAttrDirectory : kAttrArchive;
+  if (S_ISDIR(st.st_mode)) return kAttrDirectory;
+  return kAttrArchive | ((st.st_mode & S_IWUSR) ? 0 : kAttrReadonly);
 }
 
 // 4 times + attributes + reserved: FileBasicInformation (2.4.7).

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "share.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -75,6 +77,45 @@ uint32_t share_path(std::span<const uint8_t> utf16, std::string* out) {
     *out += c;
   }
   return nt::kSuccess;
+}
+
+// A QUERY_DIRECTORY pattern (MS-FSA 2.1.4.4: '*' and '?', and the DOS
+// forms '<', '>' and '"' taken as '*', '?' and '.') against a name: the
+// rest of the pattern is literal, so '[' or '\\' in a name are no fnmatch
+// syntax.
+bool name_matches(const std::string& pattern, const std::string& name) {
+  std::string p;
+  for (char c : pattern) {
+    if (c == '*' || c == '<')
+      p += '*';
+    else if (c == '?' || c == '>')
+      p += '?';
+    else if (c == '"')
+      p += '.';
+    else if (c == '[' || c == ']' || c == '\\')
+      (p += '\\') += c;
+    else
+      p += c;
+  }
+  return fnmatch(p.c_str(), name.c_str(), 0) == 0;
+}
+
+bool dir_empty(int fd) {
+  int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return false;
+  DIR* dir = fdopendir(d);
+  if (!dir) {
+    ::close(d);
+    return false;
+  }
+  bool empty = true;
+  while (dirent* e = readdir(dir))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  closedir(dir);
+  return empty;
 }
 
 Share::Share(const std::string& dir) {

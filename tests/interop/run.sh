@@ -12,7 +12,7 @@
 # Environment (set by tests/interop/CMakeLists.txt): INTEROP_SIW_PEER,
 # INTEROP_STATE (state dir), INTEROP_MPA_PEER, INTEROP_NDK_PEER,
 # INTEROP_VERBS_PEER, INTEROP_NDKPING, INTEROP_NDK_NVMET, INTEROP_NDK_NVME, INTEROP_NDK_SMB,
-# INTEROP_NDK_SMBD, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
+# INTEROP_NDK_SMBD, INTEROP_CIFS_PROBE, INTEROP_WDK_RUN, INTEROP_NDKSOCK_SO, INTEROP_VERBS_PROBE,
 # INTEROP_VERBS_EXERCISE, INTEROP_VERBS_NDK_EXERCISE, INTEROP_VERBS_PLUGIN, INTEROP_SOFTNDK_SO,
 # INTEROP_NDKPERF, INTEROP_NDKINFO, INTEROP_NDK_CONFORMANCE, INTEROP_CONNECTOR_TESTS (the verbs
 # backend, the tools and the conformance suites that run on it in the guest; vm.sh)
@@ -117,6 +117,9 @@ CASES=(
   # (smb_cifs_cases.sh)
   "smb-cifs cifs_dd 300" "smb-cifs cifs_tree 240" "smb-cifs cifs_v311 240"
   "smb-cifs cifs_signed_small 300"
+  # what programs do to files beyond copies (cifs_probe.c), the server
+  # stopped and restarted under the mount, a remount
+  "smb-cifs cifs_posix 420"
 )
 
 # ---------------------------------------------------------------- parts

@@ -207,27 +207,47 @@ case_smb_rdma_noinv() {
   cap_has "RDMA Read Requests (ksmbd pulling WRITE data)" 'RDMA Read Request'
 }
 
+# A directory of 1500 files of 1..1500 bytes with ~40-character names
+# (QUERY_DIRECTORY continuation: ~5 responses of 64 KiB), a subdirectory
+# path with non-ASCII names (2-, 3- and 4-byte UTF-8: the last a UTF-16
+# surrogate pair on the wire) listed, stat'ed and read through.
+LISTING_MANY=1500
+LISTING_DEEP='sub/caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac/emoji \xf0\x9f\x98\x80'
 case_smb_listing() {
   need_ndk_smb || return 0
   smb_ksmbd_up || return 0
-  # 300 files of 1..300 bytes, made with shell builtins (a process per
-  # file is slow under TCG).
-  local rc=0
-  g_run 60 "rm -rf /srv/share/dir; mkdir -p /srv/share/dir/sub; cd /srv/share/dir; for i in \$(seq 1 300); do printf '%*s' \$i '' >file-\$i.bin; done; chmod -R a+rwX /srv/share/dir" >/dev/null || rc=$?
-  check "300 files made in the guest" test $rc -eq 0
+  # Made with shell builtins (a process per file is slow under TCG).
+  local rc=0 deep
+  deep=$(printf "$LISTING_DEEP")
+  g_run 90 "rm -rf /srv/share/dir; mkdir -p /srv/share/dir/sub; cd /srv/share/dir; for i in \$(seq 1 $LISTING_MANY); do printf '%*s' \$i '' >file-\$i-a-name-of-forty-characters-or-so.bin; done
+mkdir -p \"\$(printf '$LISTING_DEEP')\"; printf 'deep content\n' >\"\$(printf '$LISTING_DEEP/f \xf0\x9d\x84\x9e.txt')\"
+chmod -R a+rwX /srv/share/dir" >/dev/null || rc=$?
+  check "$LISTING_MANY files made in the guest" test $rc -eq 0
   # shellcheck disable=SC2046
   smb "$CDIR/ls.txt" $(uargs) "$(user_url)" ls dir
   check "ls: exit 0" test "$(smb_rc "$CDIR/ls.txt")" -eq 0
-  check "ls: 301 entries (300 files, 1 directory)" test "$(grep -c '' "$CDIR/ls.txt")" -eq 301
+  check "ls: $((LISTING_MANY + 1)) entries ($LISTING_MANY files, 1 directory)" \
+    test "$(grep -c '' "$CDIR/ls.txt")" -eq $((LISTING_MANY + 1))
+  check "ls: each file once" test "$(grep -oE 'file-[0-9]+-' "$CDIR/ls.txt" | sort -u | wc -l)" -eq $LISTING_MANY
   check "ls: the directory marked" grep -qE '^d .* sub$' "$CDIR/ls.txt"
-  check "ls: sizes right" grep -qE '^- +257 .* file-257.bin$' "$CDIR/ls.txt"
+  check "ls: sizes right" grep -qE '^- +1257 .* file-1257-a-name-of-forty-characters-or-so.bin$' "$CDIR/ls.txt"
   # shellcheck disable=SC2046
   smb "$CDIR/stat.txt" $(uargs) "$(user_url)" stat dir/sub
   check "stat of a directory" has "$CDIR/stat.txt" '^type: directory$'
   check "all of it over SMB Direct" has "$CDIR/ls.txt.err" 'transport=smb-direct.*smbd_messages_received=[1-9]'
+  # shellcheck disable=SC2046
+  smb "$CDIR/deep-ls.txt" $(uargs) "$(user_url)" ls "dir/$deep"
+  check "ls of a non-ASCII subdirectory path: exit 0" test "$(smb_rc "$CDIR/deep-ls.txt")" -eq 0
+  check "... its file, name byte for byte" grep -qF "$(printf 'f \xf0\x9d\x84\x9e.txt')" "$CDIR/deep-ls.txt"
+  # shellcheck disable=SC2046
+  smb "$CDIR/deep-stat.txt" $(uargs) "$(user_url)" stat "dir/$deep"
+  check "stat of that directory" has "$CDIR/deep-stat.txt" '^type: directory$'
+  # shellcheck disable=SC2046
+  smb "$CDIR/deep-get.txt" $(uargs) "$(user_url)" get "dir/$deep/$(printf 'f \xf0\x9d\x84\x9e.txt')" "$CDIR/deep.bin"
+  check "get through that path: the content" test "$(cat "$CDIR/deep.bin" 2>/dev/null)" = "deep content"
   # One listed file through the RDMA channel even at 300 bytes (--threshold 0).
   # shellcheck disable=SC2046
-  smb "$CDIR/f300.txt" $(uargs) --threshold 0 "$(user_url)" get dir/file-300.bin "$CDIR/f300.bin"
+  smb "$CDIR/f300.txt" $(uargs) --threshold 0 "$(user_url)" get dir/file-300-a-name-of-forty-characters-or-so.bin "$CDIR/f300.bin"
   check "a 300-byte file read by RDMA Write" test "$(stat_of "$CDIR/f300.txt" rdma_read_bytes)" -eq 300
   check "... its content" test "$(tr -d ' ' <"$CDIR/f300.bin" | wc -c)-$(wc -c <"$CDIR/f300.bin")" = 0-300
 }

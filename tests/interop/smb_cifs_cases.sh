@@ -240,3 +240,119 @@ dmesg | tail -n +\$((n + 1)) | grep -E 'CIFS' || true" >"$CDIR/io.txt" 2>&1 || r
     jtrue "$CDIR/smbd.json" '.[0].inline_writes >= 512 and .[0].rdma_reads == 0'
   guest_no_oops
 }
+
+# What programs do to files on a default cifs mount (cache=strict, no unix
+# extensions), beyond copying them: tests/interop/cifs_probe.c checks each
+# system call's outcome (data by content, failures by errno name): O_EXCL
+# on an existing file (EEXIST), a missing file (ENOENT), truncate shrink and
+# extend, a sparse write past EOF, O_APPEND, fsync, utimes, stat fields,
+# chmod (the read-only attribute), mkdir/rmdir (ENOTEMPTY), rename over a
+# file, of an open file and of a directory, unlink of an open file, hard
+# and symbolic links, flock and fcntl locks (SMB2 LOCK) across processes,
+# statfs, mmap read and write, two writers at once, long and non-ASCII
+# names (UTF-16 surrogate pairs), and a directory of 1500 entries that the
+# host made (QUERY_DIRECTORY continuation; ls and find agree with the host).
+# Then the server is stopped under the mounted share: the next access fails
+# within a bound (no hang, no oops), the restarted server is found again by
+# cifs's reconnect, and a fresh mount after the restart reads the data.
+CIFS_MANY=1500
+case_cifs_posix() {
+  local probe=${INTEROP_CIFS_PROBE:-}
+  if [ -z "$probe" ] || [ ! -x "$probe" ]; then
+    check "cifs_probe built (INTEROP_CIFS_PROBE)" false
+    return 0
+  fi
+  cp "$probe" "$SHARE/cifs_probe"
+  smbd_start || return 0
+  local rc=0 t0 opts i
+  t0=$(now)
+  # The big directory, made on the host: names of ~40 characters, so that a
+  # listing takes several 64 KiB QUERY_DIRECTORY responses.
+  mkdir -p "$CDIR/export/work/many"
+  for ((i = 0; i < CIFS_MANY; i++)); do
+    : >"$CDIR/export/work/many/$(printf 'f%04d-a-name-of-forty-characters-or-so' "$i")"
+  done
+  local host_list
+  host_list=$(cd "$CDIR/export/work" && find many -type f | LC_ALL=C sort | md5sum | cut -d' ' -f1)
+  opts=${SMB_OPTS/cache=none,/}
+  g_run 150 "${SMB_MOUNT//$SMB_OPTS/$opts}" >"$CDIR/mount.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/mount.txt"
+  smb_mounted_checks $rc
+  check "DebugData: the default cache mode (strict)" hasnt "$CDIR/mount.txt" 'cache=none'
+  rc=0
+  g_run 240 "cp /share/cifs_probe /tmp/cifs_probe; cd /mnt/s/work || exit 3
+n=\$(dmesg | wc -l)
+echo ls-count=\$(ls many | wc -l)
+echo find-sum=\$(find many -type f | LC_ALL=C sort | md5sum | cut -d' ' -f1)
+timeout 150 /tmp/cifs_probe /mnt/s/work $CIFS_MANY; echo probe-rc=\$?
+truncate -s 3M t3 && echo truncate-size=\$(stat -c %s t3)
+touch -d '2003-04-05 06:07:08 UTC' t3 && echo touch-mtime=\$(stat -c %Y t3)
+df -P /mnt/s | tail -n 1 | awk '{print \"df-blocks=\" \$2 \" df-avail=\" \$4}'
+timeout 20 ln -s t3 t3-link; echo ln-s-rc=\$?
+echo sum-writer-0=\$(md5sum <writer-0 | cut -d' ' -f1)
+dmesg | tail -n +\$((n + 1)) | grep -E 'CIFS' | head -n 20" >"$CDIR/posix.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/posix.txt"
+  echo "  probe wall time $(since "$t0") s"
+  check "guest script rc 0" test "$rc" -eq 0
+  check "ls of $CIFS_MANY entries: all listed" has "$CDIR/posix.txt" "^ls-count=$CIFS_MANY\$"
+  check "find: the same names as on the host" has "$CDIR/posix.txt" "^find-sum=$host_list\$"
+  local c
+  for c in bigdir_readdir create o_excl_existing open_missing open_missing_dir stat_missing \
+    truncate_shrink truncate_extend ftruncate sparse_write fsync append utimes stat_fields \
+    stat_inode chmod mkdir mkdir_existing rmdir_nonempty unlink_dir rmdir rename_over \
+    rename_open rename_dir unlink_open unlink_open_recreate hardlink symlink flock fcntl_lock \
+    statfs mmap_read mmap_write two_writers names_create names_readdir names_rename; do
+    check "probe: $c" has "$CDIR/posix.txt" "^ok $c( |\$)"
+  done
+  check "probe: no failed check" has "$CDIR/posix.txt" '^probe-rc=0$'
+  check "truncate -s 3M" has "$CDIR/posix.txt" '^truncate-size=3145728$'
+  check "touch -d: mtime on the mount" has "$CDIR/posix.txt" '^touch-mtime=1049522828$'
+  check "touch -d: mtime on the server" test "$(stat -c %Y "$CDIR/export/work/t3" 2>/dev/null)" = 1049522828
+  check "df: blocks and available space" grep -qE '^df-blocks=[1-9][0-9]* df-avail=[0-9]+' "$CDIR/posix.txt"
+  check "ln -s: refused (no unix extensions, no mfsymlinks), not hung" has "$CDIR/posix.txt" '^ln-s-rc=1$'
+  check "server: a hard link (nlink 2)" test "$(stat -c %h "$CDIR/export/work/linked" 2>/dev/null)" = 2
+  check "server: the surrogate-pair name, byte for byte" test -f "$CDIR/export/work/names/$(printf 'emoji-\xf0\x9f\x98\x80-\xf0\x9f\x8e\xb5')" -o -f "$CDIR/export/work/names/$(printf '\xf0\x9d\x84\x9e clef')"
+  check "server: utimes' mtime" test "$(stat -c %Y "$CDIR/export/work/times" 2>/dev/null)" = 981173106
+  check "server: the writers' files" test "$(stat -c %s "$CDIR/export/work/writer-1" 2>/dev/null)" = 4194304
+  local sum
+  sum=$(sed -n 's/^sum-writer-0=//p' "$CDIR/posix.txt")
+
+  # The server stopped under the mount: a read must end (an error) within
+  # cifs's own bounds, not hang; the restarted server must be found again.
+  smbd_stop
+  check "server: locks taken and released (no STATUS_NOT_SUPPORTED for LOCK)" \
+    jtrue "$CDIR/smbd.json" '.[0].locks_granted > 0'
+  for f in smbd.json smbd.out smbd.err; do mv "$CDIR/$f" "$CDIR/first-$f" 2>/dev/null || true; done
+  local t1
+  t1=$(now)
+  rc=0
+  g_run 150 "t=\$(date +%s); timeout 120 cat /mnt/s/work/writer-0 >/dev/null 2>/tmp/down.err; echo down-rc=\$? down-secs=\$((\$(date +%s) - t)); cat /tmp/down.err" \
+    >"$CDIR/down.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/down.txt"
+  check "read with the server down: an error, not a hang (timeout 120 s)" \
+    grep -qE '^down-rc=[1-9][0-9]* ' "$CDIR/down.txt"
+  check "... not the timeout's 124" hasnt "$CDIR/down.txt" '^down-rc=124 '
+  smbd_start || return 0
+  g_run 150 "for i in \$(seq 1 100); do s=\$(timeout 30 md5sum </mnt/s/work/writer-0 2>/dev/null | cut -d' ' -f1); [ \"\$s\" = $sum ] && break; sleep 1; done
+echo reconnect-sum=\$s after \$i
+grep -E 'Reconnect|SMBDirect|^RDMA' /proc/fs/cifs/DebugData | head -n 4
+umount /mnt/s && echo umounted" >"$CDIR/reconnect.txt" 2>&1 || true
+  sed 's/^/  guest| /' "$CDIR/reconnect.txt"
+  check "cifs reconnected to the restarted server: the file reads equal" \
+    has "$CDIR/reconnect.txt" "^reconnect-sum=$sum "
+  check "umount after the reconnect" has "$CDIR/reconnect.txt" '^umounted'
+  rc=0
+  g_run 150 "${SMB_MOUNT//$SMB_OPTS/$opts}
+md5sum </mnt/s/work/writer-0 | cut -d' ' -f1 | sed 's/^/remount-sum=/'
+ls /mnt/s/work/many | wc -l | sed 's/^/remount-ls=/'
+umount /mnt/s && echo umounted" >"$CDIR/remount.txt" 2>&1 || rc=$?
+  sed 's/^/  guest| /' "$CDIR/remount.txt"
+  check "a fresh mount after the restart" test "$rc" -eq 0
+  check "... reads the data" has "$CDIR/remount.txt" "^remount-sum=$sum\$"
+  check "... lists the big directory" has "$CDIR/remount.txt" "^remount-ls=$CIFS_MANY\$"
+  check "... umount" has "$CDIR/remount.txt" '^umounted'
+  echo "  server down/up wall time $(since "$t1") s"
+  smbd_stop
+  echo "  case wall time $(since "$t0") s"
+  guest_no_oops
+}

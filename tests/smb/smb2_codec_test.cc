@@ -17,15 +17,18 @@
 #include "smb2/error_response.h"
 #include "smb2/file_info.h"
 #include "smb2/flush.h"
+#include "smb2/lock.h"
 #include "smb2/query_directory.h"
 #include "smb2/query_info.h"
 #include "smb2/read.h"
 #include "smb2/write.h"
 #include "smbd/buffer_descriptor.h"
+#include "smbd/le.h"
 
 namespace {
 
 using namespace smb::smb2;
+namespace le = smbd::le;
 
 std::vector<uint8_t> unhex(const std::string& s) {
   std::vector<uint8_t> v;
@@ -220,6 +223,36 @@ TEST(Smb2Flush, RequestAndResponse) {
   append_flush_response(&out);
   EXPECT_EQ(out, rm);
   EXPECT_EQ(parse_flush_response(m), ParseError::kBadStructureSize);
+}
+
+TEST(Smb2Lock, RequestAndResponse) {
+  // Two elements (as cifs pushes cached locks), built, parsed, rebuilt.
+  LockRequest r;
+  r.lock_sequence = 0x12345678;
+  r.file_id = FileId{0x1d1, 7};
+  r.locks = {{0, uint64_t(1) << 63, kLockExclusive | kLockFailImmediately},
+             {4096, 100, kLockShared | kLockFailImmediately}};
+  std::vector<uint8_t> m(kHeaderSize);
+  append_lock_request(r, &m);
+  ASSERT_EQ(m.size(), kHeaderSize + 24 + 2 * 24);
+  EXPECT_EQ(le::load16(m.data() + kHeaderSize), 48);  // StructureSize counts one element
+  LockRequest p;
+  ASSERT_EQ(parse_lock_request(m, &p), ParseError::kNone);
+  EXPECT_EQ(p.lock_sequence, r.lock_sequence);
+  EXPECT_EQ(p.file_id, r.file_id);
+  EXPECT_EQ(p.locks, r.locks);
+  // LockCount says 3, the message holds 2; LockCount 0; too short.
+  auto bad = m;
+  le::store16(bad.data() + kHeaderSize + 2, 3);
+  EXPECT_EQ(parse_lock_request(bad, &p), ParseError::kTooShort);
+  le::store16(bad.data() + kHeaderSize + 2, 0);
+  EXPECT_EQ(parse_lock_request(bad, &p), ParseError::kOutOfBounds);
+  EXPECT_EQ(parse_lock_request(std::span(m).first(kHeaderSize + 47), &p), ParseError::kTooShort);
+  std::vector<uint8_t> rs(kHeaderSize);
+  append_lock_response(&rs);
+  EXPECT_EQ(rs.size(), kHeaderSize + 4);
+  EXPECT_EQ(parse_lock_response(rs), ParseError::kNone);
+  EXPECT_EQ(parse_lock_response(m), ParseError::kBadStructureSize);
 }
 
 TEST(Smb2Write, RdmaInvalidateRequest) {

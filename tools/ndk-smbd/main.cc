@@ -209,7 +209,9 @@ int main(int argc, char** argv) {
                           {"send_invalidates", stats.send_invalidates.load()},
                           {"rdma_descriptors", stats.rdma_descriptors.load()},
                           {"rdma_read_requests", stats.rdma_read_requests.load()},
-                          {"not_supported", stats.not_supported.load()}};
+                          {"not_supported", stats.not_supported.load()},
+                          {"locks_granted", stats.locks_granted.load()},
+                          {"locks_refused", stats.locks_refused.load()}};
       const std::string s = j.dump(2) + "\n";
       if (o.json == "-") {
         std::cout << s;
