@@ -10,6 +10,8 @@
 // many/, MANY files named f<number>... that the host made)
 // Exit status: the number of failed checks (capped at 100).
 #define _GNU_SOURCE
+#include "cifs_probe.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-static char dir[4096];
+int failures;
+char dir[4096];
 
-static void ok(const char* name, const char* fmt, ...) {
+void ok(const char* name, const char* fmt, ...) {
   printf("ok %s", name);
   if (fmt) {
     va_list ap;
@@ -43,7 +45,7 @@ static void ok(const char* name, const char* fmt, ...) {
   fflush(stdout);
 }
 
-static void fail(const char* name, const char* fmt, ...) {
+void fail(const char* name, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   printf("FAIL %s: ", name);
@@ -54,12 +56,12 @@ static void fail(const char* name, const char* fmt, ...) {
   ++failures;
 }
 
-static const char* en(int e) {
+const char* en(int e) {
   const char* n = strerrorname_np(e);
   return n ? n : "?";
 }
 
-static char* path(const char* leaf) {
+char* path(const char* leaf) {
   static char b[8][8192];
   static int i;
   char* p = b[i++ % 8];
@@ -67,11 +69,11 @@ static char* path(const char* leaf) {
   return p;
 }
 
-static void fill(uint8_t* p, size_t n, unsigned seed) {
+void fill(uint8_t* p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; ++i) p[i] = (uint8_t)(i * 131 + seed + (i >> 9));
 }
 
-static int write_all(int fd, const void* p, size_t n, off_t at) {
+int write_all(int fd, const void* p, size_t n, off_t at) {
   size_t put = 0;
   while (put < n) {
     ssize_t k = pwrite(fd, (const char*)p + put, n - put, at + (off_t)put);
@@ -81,7 +83,7 @@ static int write_all(int fd, const void* p, size_t n, off_t at) {
   return 0;
 }
 
-static ssize_t read_all(int fd, void* p, size_t n, off_t at) {
+ssize_t read_all(int fd, void* p, size_t n, off_t at) {
   size_t got = 0;
   while (got < n) {
     ssize_t k = pread(fd, (char*)p + got, n - got, at + (off_t)got);
@@ -93,7 +95,7 @@ static ssize_t read_all(int fd, void* p, size_t n, off_t at) {
 }
 
 // A file of `n` bytes of pattern `seed`; 0 or -1 (errno).
-static int make_file(const char* p, size_t n, unsigned seed) {
+int make_file(const char* p, size_t n, unsigned seed) {
   uint8_t* b = malloc(n ? n : 1);
   fill(b, n, seed);
   int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -106,7 +108,7 @@ static int make_file(const char* p, size_t n, unsigned seed) {
 }
 
 // The file holds exactly `n` bytes of pattern `seed`.
-static int has_pattern(const char* p, size_t n, unsigned seed) {
+int has_pattern(const char* p, size_t n, unsigned seed) {
   uint8_t* want = malloc(n + 1);
   uint8_t* got = malloc(n + 1);
   fill(want, n, seed);
@@ -404,11 +406,13 @@ static void t_locks(void) {
     char go = 'x';
     if (write(up[1], &go, 1) != 1 || read(down[0], &go, 1) != 1) _exit(9);
     int r4 = fcntl(c, F_SETLK, &m), e4 = errno;
-    printf("  child: overlapping F_SETLK %d (%s), F_GETLK %d type %d, beside %d, after unlock %d (%s)\n",
-           r1, en(e1), r2, g.l_type, r3, r4, r4 ? en(e4) : "-");
+    printf(
+        "  child: overlapping F_SETLK %d (%s), F_GETLK %d type %d, beside %d, after unlock %d "
+        "(%s)\n",
+        r1, en(e1), r2, g.l_type, r3, r4, r4 ? en(e4) : "-");
     fflush(stdout);
-    _exit(r1 != 0 && (e1 == EAGAIN || e1 == EACCES) && r2 == 0 && g.l_type == F_WRLCK &&
-                  r3 == 0 && r4 == 0
+    _exit(r1 != 0 && (e1 == EAGAIN || e1 == EACCES) && r2 == 0 && g.l_type == F_WRLCK && r3 == 0 &&
+                  r4 == 0
               ? 0
               : 1);
   }
@@ -429,192 +433,10 @@ static void t_locks(void) {
   close(fd);
 }
 
-static void t_statfs(void) {
-  struct statfs s;
-  if (statfs(dir, &s) != 0) return fail("statfs", "%s", en(errno));
-  if (s.f_blocks == 0 || s.f_bsize == 0 || s.f_bavail > s.f_blocks || s.f_namelen < 255)
-    fail("statfs", "blocks %llu bsize %ld avail %llu namelen %ld",
-         (unsigned long long)s.f_blocks, (long)s.f_bsize, (unsigned long long)s.f_bavail,
-         (long)s.f_namelen);
-  else
-    ok("statfs", "%llu blocks of %ld, %llu available, names up to %ld",
-       (unsigned long long)s.f_blocks, (long)s.f_bsize, (unsigned long long)s.f_bavail,
-       (long)s.f_namelen);
-}
-
-static void t_mmap(void) {
-  const char* p = path("mapped");
-  const size_t n = (1 << 20) + 123;
-  if (make_file(p, n, 14) != 0) return fail("mmap_read", "create: %s", en(errno));
-  int fd = open(p, O_RDWR);
-  uint8_t* m = fd < 0 ? MAP_FAILED : mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) {
-    fail("mmap_read", "%s", en(errno));
-    if (fd >= 0) close(fd);
-    return;
-  }
-  uint8_t* w = malloc(n);
-  fill(w, n, 14);
-  if (memcmp(m, w, n))
-    fail("mmap_read", "the mapping differs from the file");
-  else
-    ok("mmap_read", NULL);
-  // Every 4 KiB page touched, and the partial last page.
-  for (size_t i = 0; i < n; i += 4096) m[i] ^= 0xFF, w[i] ^= 0xFF;
-  m[n - 1] ^= 0x55;
-  w[n - 1] ^= 0x55;
-  int r = msync(m, n, MS_SYNC);
-  munmap(m, n);
-  close(fd);
-  free(w);
-  if (r != 0) return fail("mmap_write", "msync: %s", en(errno));
-  // Read back through a fresh descriptor with O_DIRECT: from the server,
-  // not from this client's page cache.
-  fd = open(p, O_RDONLY | O_DIRECT);
-  uint8_t* b = NULL;
-  if (fd < 0 || posix_memalign((void**)&b, 4096, n + 4096) != 0)
-    return fail("mmap_write", "O_DIRECT open: %s", en(errno));
-  ssize_t k = read_all(fd, b, (n + 4095) & ~(size_t)4095, 0);
-  close(fd);
-  w = malloc(n);
-  fill(w, n, 14);
-  for (size_t i = 0; i < n; i += 4096) w[i] ^= 0xFF;
-  w[n - 1] ^= 0x55;
-  if (k != (ssize_t)n || memcmp(b, w, n))
-    fail("mmap_write", "read back %zd bytes, %s", k, k == (ssize_t)n ? "content differs" : "");
-  else
-    ok("mmap_write", "msync'd pages read back equal with O_DIRECT");
-  free(w);
-  free(b);
-}
-
-static void t_two_writers(void) {
-  const size_t n = 4 << 20;
-  pid_t kids[2];
-  for (int i = 0; i < 2; ++i) {
-    kids[i] = fork();
-    if (kids[i] == 0) {
-      char name[32];
-      snprintf(name, sizeof name, "writer-%d", i);
-      uint8_t* b = malloc(n);
-      fill(b, n, 20 + i);
-      int fd = open(path(name), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int bad = fd < 0;
-      for (size_t off = 0; !bad && off < n; off += 65536) bad = write_all(fd, b + off, 65536, off);
-      bad = bad || fsync(fd) != 0 || close(fd) != 0;
-      _exit(bad);
-    }
-  }
-  int bad = 0;
-  for (int i = 0; i < 2; ++i) {
-    int st = 0;
-    waitpid(kids[i], &st, 0);
-    bad |= !WIFEXITED(st) || WEXITSTATUS(st);
-  }
-  if (bad || !has_pattern(path("writer-0"), n, 20) || !has_pattern(path("writer-1"), n, 21))
-    fail("two_writers", "a writer failed or a file differs");
-  else
-    ok("two_writers", "two processes, 4 MiB each, both files equal");
-}
-
-// Names: long, spaces, non-ASCII (2-, 3- and 4-byte UTF-8; the 4-byte ones
-// are UTF-16 surrogate pairs on the wire).
-static void t_names(void) {
-  char longname[256];
-  memset(longname, 'L', 255);
-  longname[255] = 0;
-  char longutf8[256];  // 63 x U+00E9 (2 bytes) + 'x': 127 bytes, 64 UTF-16 units
-  size_t at = 0;
-  for (int i = 0; i < 63; ++i) longutf8[at++] = (char)0xC3, longutf8[at++] = (char)0xA9;
-  longutf8[at++] = 'x';
-  longutf8[at] = 0;
-  const char* names[] = {
-      longname,
-      longutf8,
-      "name with  spaces ",
-      "caf\xC3\xA9 na\xC3\xAFve \xE2\x82\xAC",                  // café naïve €
-      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",                   // 日本語
-      "emoji-\xF0\x9F\x98\x80-\xF0\x9F\x8E\xB5",                // U+1F600, U+1F3B5
-      "\xF0\x9D\x84\x9E clef",                                   // U+1D11E
-      "brackets [a] {b} #c% &d; 'e' !f~",
-  };
-  const int count = (int)(sizeof names / sizeof names[0]);
-  int bad = 0;
-  for (int i = 0; i < count; ++i) {
-    char sub[512];
-    snprintf(sub, sizeof sub, "names/%s", names[i]);
-    if (i == 0) mkdir(path("names"), 0755);
-    if (make_file(path(sub), (size_t)i + 1, 30 + i) != 0) {
-      fail("names_create", "'%s': %s", names[i], en(errno));
-      bad = 1;
-      continue;
-    }
-    if (!has_pattern(path(sub), (size_t)i + 1, 30 + i)) {
-      fail("names_create", "'%s': content", names[i]);
-      bad = 1;
-    }
-  }
-  if (!bad) ok("names_create", "%d names created, each read back by name", count);
-  DIR* d = opendir(path("names"));
-  int seen[16] = {0}, extra = 0;
-  struct dirent* e;
-  while (d && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    int found = 0;
-    for (int i = 0; i < count; ++i)
-      if (!strcmp(e->d_name, names[i])) seen[i]++, found = 1;
-    if (!found) {
-      printf("  unexpected entry '%s'\n", e->d_name);
-      extra++;
-    }
-  }
-  if (d) closedir(d);
-  int missing = 0;
-  for (int i = 0; i < count; ++i) missing += seen[i] != 1;
-  if (!d || missing || extra)
-    fail("names_readdir", "%d names not listed exactly once, %d unexpected", missing, extra);
-  else
-    ok("names_readdir", "every name listed once, byte for byte");
-  // A name in a name: a subdirectory with non-ASCII characters, renamed.
-  char from[512], to[512];
-  snprintf(from, sizeof from, "names/%s", names[5]);
-  snprintf(to, sizeof to, "names/%s", names[6]);
-  if (rename(path(from), path(to)) != 0 || !has_pattern(path(to), 6, 35))
-    fail("names_rename", "%s", en(errno));
-  else
-    ok("names_rename", "surrogate-pair name renamed over another");
-}
-
-// The directory of `count` files the host made (many/fNNNN...): readdir
-// finds each once (QUERY_DIRECTORY continuation).
-static void t_bigdir(int count) {
-  DIR* d = opendir(path("many"));
-  if (!d) return fail("bigdir_readdir", "opendir: %s", en(errno));
-  char* seen = calloc((size_t)count, 1);
-  int n = 0, dup = 0, odd = 0;
-  struct dirent* e;
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    ++n;
-    int i;
-    if (sscanf(e->d_name, "f%d", &i) == 1 && i >= 0 && i < count)
-      dup += seen[i]++ != 0;
-    else
-      ++odd;
-  }
-  closedir(d);
-  int missing = 0;
-  for (int i = 0; i < count; ++i) missing += !seen[i];
-  free(seen);
-  if (n != count || dup || odd || missing)
-    fail("bigdir_readdir", "%d entries, %d twice, %d unknown, %d missing", n, dup, odd, missing);
-  else
-    ok("bigdir_readdir", "%d entries, each once", n);
-}
-
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s DIR MANY\n  DIR: an empty directory; DIR/many: MANY files f0000...\n",
+    fprintf(stderr,
+            "usage: %s DIR MANY\n  DIR: an empty directory; DIR/many: MANY files f0000...\n",
             argv[0]);
     return 100;
   }

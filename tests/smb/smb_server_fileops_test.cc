@@ -13,11 +13,11 @@
 #include <set>
 
 #include "locks.h"
+#include "ntlm/ntlmv2_verify.h"
 #include "smb2/file_info.h"
 #include "smb2/lock.h"
 #include "smb2/query_directory.h"
 #include "smb2/set_info.h"
-#include "ntlm/ntlmv2_verify.h"
 #include "smb_server_harness.h"
 
 namespace {
@@ -27,8 +27,7 @@ using smb2::LockElement;
 
 constexpr uint32_t kDirectoryFile = 0x1, kDeleteOnClose = 0x1000;
 
-std::vector<uint8_t> create_with(const std::string& name, uint32_t disposition,
-                                 uint32_t options) {
+std::vector<uint8_t> create_with(const std::string& name, uint32_t disposition, uint32_t options) {
   auto b = create_body(name, disposition);
   le::store32(b.data() + 40, options);
   return b;
@@ -97,9 +96,9 @@ struct Session {
       q.file_id = d;
       q.pattern = ntlm::utf16le(pattern);
       q.output_buffer_length = out_len;
-      const uint32_t st = c.call(
-          smb2::kQueryDirectory,
-          Client::body([&](auto* m) { smb2::append_query_directory_request(q, m); }));
+      const uint32_t st =
+          c.call(smb2::kQueryDirectory,
+                 Client::body([&](auto* m) { smb2::append_query_directory_request(q, m); }));
       if (st == nt::kNoMoreFiles || (i == 0 && st == nt::kNoSuchFile)) break;
       EXPECT_EQ(st, nt::kSuccess);
       if (st != nt::kSuccess) break;
@@ -130,7 +129,9 @@ TEST(SmbLockTable, ConflictsUnlockAndRelease) {
   const uint32_t X = smb2::kLockExclusive | smb2::kLockFailImmediately;
   const uint32_t S = smb2::kLockShared | smb2::kLockFailImmediately;
   const uint32_t U = smb2::kLockUnlock;
-  auto one = [](uint64_t o, uint64_t l, uint32_t fl) { return std::vector<LockElement>{{o, l, fl}}; };
+  auto one = [](uint64_t o, uint64_t l, uint32_t fl) {
+    return std::vector<LockElement>{{o, l, fl}};
+  };
   auto many = [](std::vector<LockElement> v) { return v; };
   EXPECT_EQ(t.apply(f, a, one(0, 100, X)), nt::kSuccess);
   EXPECT_EQ(t.apply(f, b, one(50, 100, X)), nt::kLockNotGranted);
@@ -300,10 +301,12 @@ TEST(SmbServerFileOps, LargeDirectoryAndNonAsciiNames) {
   EXPECT_EQ(a.c.last.size() >= 68 ? le::load32(a.c.last.data() + 8) : 0u, nt::kNoSuchFile);
   EXPECT_EQ(a.close(d), nt::kSuccess);
 
-  const std::vector<std::string> odd = {
-      "emoji-\xF0\x9F\x98\x80-\xF0\x9F\x8E\xB5", "\xF0\x9D\x84\x9E clef",
-      "caf\xC3\xA9 na\xC3\xAFve \xE2\x82\xAC", "name with  spaces ", "file[1]",
-      std::string(255, 'L')};
+  const std::vector<std::string> odd = {"emoji-\xF0\x9F\x98\x80-\xF0\x9F\x8E\xB5",
+                                        "\xF0\x9D\x84\x9E clef",
+                                        "caf\xC3\xA9 na\xC3\xAFve \xE2\x82\xAC",
+                                        "name with  spaces ",
+                                        "file[1]",
+                                        std::string(255, 'L')};
   const auto root = a.open("", 1, kDirectoryFile);
   fs::create_directories(s.dir.root / "export" / "names");
   for (const auto& name : odd) {
@@ -317,8 +320,7 @@ TEST(SmbServerFileOps, LargeDirectoryAndNonAsciiNames) {
   EXPECT_EQ(st, nt::kObjectNameInvalid);
   const auto nd = a.open("names", 1, kDirectoryFile);
   names = a.list(nd, 65536, &rounds);
-  for (const auto& name : odd)
-    EXPECT_EQ(std::count(names.begin(), names.end(), name), 1) << name;
+  for (const auto& name : odd) EXPECT_EQ(std::count(names.begin(), names.end(), name), 1) << name;
   // Looked up by its own name as the pattern, as cifs does for one file.
   EXPECT_EQ(a.list(nd, 65536, &rounds, "file[1]"), std::vector<std::string>{"file[1]"});
   EXPECT_EQ(a.close(nd), nt::kSuccess);
