@@ -33,7 +33,6 @@ uint32_t errno_status() { return status_from_errno(errno); }
 
 }  // namespace
 
-
 uint32_t Connection::query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out) {
   QueryInfoRequest rq;
   if (parse_query_info_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
@@ -111,7 +110,7 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
       }
       break;
     }
-    case 10:  // FileRenameInformation (SMB2 form, 2.4.37.2)
+    case 10:    // FileRenameInformation (SMB2 form, 2.4.37.2)
     case 11: {  // FileLinkInformation (same layout, 2.4.21.2)
       const uint32_t s = rename_or_link(o, b, rq.info_class == 11);
       if (s != nt::kSuccess) return s;
@@ -144,7 +143,6 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
   return nt::kSuccess;
 }
 
-
 // FileRenameInformation and FileLinkInformation: ReplaceIfExists(1),
 // Reserved(7), RootDirectory(8), FileNameLength(4), FileName (from the
 // share's root; cifs sends no RootDirectory).
@@ -157,7 +155,7 @@ uint32_t Connection::rename_or_link(Open* o, std::span<const uint8_t> b, bool li
   if (uint32_t s = share_path(b.subspan(20, n), &to); s != nt::kSuccess) return s;
   if (to.empty() || o->rel.empty()) return nt::kAccessDenied;
   if (link && o->dir) return nt::kFileIsADirectory;  // MS-FSA 2.1.5.15.6
-  if (to == o->rel) return nt::kSuccess;  // 2.1.5.15.12: renaming to itself
+  if (to == o->rel) return nt::kSuccess;             // 2.1.5.15.12: renaming to itself
   std::string from_leaf, to_leaf;
   int fp = share_.open_parent(o->rel, &from_leaf);
   if (fp < 0) return status_from_errno(-fp);
@@ -227,8 +225,7 @@ uint32_t Connection::query_directory(std::span<const uint8_t> m, std::vector<uin
     }
     while (dirent* e = readdir(dir)) {
       const std::string n = e->d_name;
-      if (pattern.empty() || pattern == "*" || name_matches(pattern, n))
-        o->listing.push_back(n);
+      if (pattern.empty() || pattern == "*" || name_matches(pattern, n)) o->listing.push_back(n);
     }
     closedir(dir);
     std::sort(o->listing.begin(), o->listing.end());

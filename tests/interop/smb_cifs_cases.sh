@@ -320,6 +320,8 @@ dmesg | tail -n +\$((n + 1)) | grep -E 'CIFS' | head -n 20" >"$CDIR/posix.txt" 2
     test -f "$CDIR/export/work/names/$(printf 'caf\xc3\xa9 na\xc3\xafve \xe2\x82\xac')"
   check "server: utimes' mtime" test "$(stat -c %Y "$CDIR/export/work/times" 2>/dev/null)" = 981173106
   check "server: the writers' files" test "$(stat -c %s "$CDIR/export/work/writer-1" 2>/dev/null)" = 4194304
+  # For the record (docs/smb-direct.md): the names as the server stores them.
+  ls "$CDIR/export/work/names" 2>/dev/null | cut -c1-40 | cat -v | sed 's/^/  host names| /'
   local sum
   sum=$(sed -n 's/^sum-writer-0=//p' "$CDIR/posix.txt")
 
