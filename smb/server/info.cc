@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "info.h"
 
+#include <algorithm>
+
 #include "nt_status.h"
 #include "ntlm/ntlmv2.h"
 #include "share.h"
@@ -41,11 +43,15 @@ void basic(uint8_t* p, const FileTimes& t) {
   le::store32(p + 32, t.attributes);
 }
 
+// An open file whose last name is gone (unlinked through another open:
+// st_nlink 0) is what Windows calls delete pending with its link still
+// counted: NumberOfLinks 1, DeletePending TRUE (cifs logs "bogus file nlink
+// value 0" for 0 and takes 1 anyway).
 void standard(uint8_t* p, const struct stat& st, const FileTimes& t, bool del) {
   le::store64(p, t.allocation);
   le::store64(p + 8, t.eof);
-  le::store32(p + 16, uint32_t(st.st_nlink));
-  p[20] = del;
+  le::store32(p + 16, std::max<uint32_t>(1, uint32_t(st.st_nlink)));
+  p[20] = del || st.st_nlink == 0;
   p[21] = S_ISDIR(st.st_mode);
 }
 

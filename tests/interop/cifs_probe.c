@@ -241,17 +241,18 @@ static void t_times_mode_stat(void) {
   else
     ok("stat_inode", "the same inode number twice (%llu)", (unsigned long long)st.st_ino);
   // Without unix extensions cifs keeps chmod's mode bits to itself but maps
-  // "no write bit" to FILE_ATTRIBUTE_READONLY on the server, and shows a
-  // read-only file without write bits.
-  if (chmod(p, 0444) != 0) return fail("chmod", "chmod 0444: %s", en(errno));
-  if (stat(p, &st) != 0) return fail("chmod", "stat: %s", en(errno));
-  if (chmod(p, 0644) != 0) return fail("chmod", "chmod 0644: %s", en(errno));
-  if (stat(p, &st2) != 0) return fail("chmod", "stat: %s", en(errno));
-  if ((st.st_mode & 0222) || !(st2.st_mode & 0200))
-    fail("chmod", "after 0444: mode %o; after 0644: mode %o", st.st_mode & 07777,
-         st2.st_mode & 07777);
+  // "no write bit" to FILE_ATTRIBUTE_READONLY on the server (the host
+  // checks the file "ro" afterwards) and shows the file without write
+  // bits. (Back with 0644 cifs sends the attribute only if its cached
+  // attributes already hold READONLY, i.e. after an attribute refresh:
+  // covered by the server's unit test, not here.)
+  if (make_file(path("ro"), 10, 15) != 0) return fail("chmod", "create: %s", en(errno));
+  if (chmod(path("ro"), 0444) != 0) return fail("chmod", "chmod 0444: %s", en(errno));
+  if (stat(path("ro"), &st) != 0) return fail("chmod", "stat: %s", en(errno));
+  if (st.st_mode & 0222)
+    fail("chmod", "after 0444: mode %o", st.st_mode & 07777);
   else
-    ok("chmod", "0444: mode %o; 0644: mode %o", st.st_mode & 07777, st2.st_mode & 07777);
+    ok("chmod", "0444: mode %o", st.st_mode & 07777);
 }
 
 static void t_dirs(void) {
@@ -308,6 +309,11 @@ static void t_rename(void) {
     ok("rename_dir", NULL);
 }
 
+// Unlink of an open file. SMB2 without POSIX extensions has no "name gone,
+// file still open": cifs finds the name through its open handle until the
+// last close (Windows: delete pending), so what is checked is what any
+// SMB2 server gives: unlink succeeds, the open descriptor reads all the
+// data, and after its close the name is gone and free for a new file.
 static void t_unlink_open(void) {
   const char* p = path("unlink-open");
   if (make_file(p, 70000, 10) != 0) return fail("unlink_open", "create: %s", en(errno));
@@ -316,8 +322,6 @@ static void t_unlink_open(void) {
   struct stat st;
   if (unlink(p) != 0) {
     fail("unlink_open", "unlink: %s", en(errno));
-  } else if (stat(p, &st) == 0) {
-    fail("unlink_open", "the name is still there after unlink");
   } else {
     static uint8_t b[70000], w[70000];
     fill(w, sizeof w, 10);
@@ -325,16 +329,15 @@ static void t_unlink_open(void) {
     if (k != (ssize_t)sizeof b || memcmp(b, w, sizeof b))
       fail("unlink_open", "read through the open descriptor: %zd (%s)", k, en(errno));
     else
-      ok("unlink_open", "name gone, the open descriptor still reads the data");
+      ok("unlink_open", "the open descriptor still reads the data");
   }
-  // The name is free again while the old descriptor is open, and closing
-  // that descriptor leaves the new file alone.
-  if (make_file(p, 5, 11) != 0) fail("unlink_open_recreate", "%s", en(errno));
   close(fd);
-  if (!has_pattern(p, 5, 11))
-    fail("unlink_open_recreate", "the new file is gone or wrong after the old close");
+  if (stat(p, &st) == 0)
+    fail("unlink_open_recreate", "the name is still there after the last close");
+  else if (make_file(p, 5, 11) != 0 || !has_pattern(p, 5, 11))
+    fail("unlink_open_recreate", "a new file of that name: %s", en(errno));
   else
-    ok("unlink_open_recreate", NULL);
+    ok("unlink_open_recreate", "the name gone after the last close, then free");
 }
 
 static void t_links(void) {

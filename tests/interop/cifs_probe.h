@@ -13,9 +13,9 @@ extern char dir[4096];
 
 void ok(const char* name, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void fail(const char* name, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-const char* en(int e);                                  // "ENOENT"
-char* path(const char* leaf);                           // DIR/leaf (8 rotating buffers)
-void fill(uint8_t* p, size_t n, unsigned seed);         // the pattern of `seed`
+const char* en(int e);                           // "ENOENT"
+char* path(const char* leaf);                    // DIR/leaf (8 rotating buffers)
+void fill(uint8_t* p, size_t n, unsigned seed);  // the pattern of `seed`
 int write_all(int fd, const void* p, size_t n, off_t at);
 ssize_t read_all(int fd, void* p, size_t n, off_t at);  // to n bytes or EOF
 int make_file(const char* p, size_t n, unsigned seed);  // 0 or -1 (errno)

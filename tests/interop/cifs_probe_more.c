@@ -21,9 +21,8 @@ void t_statfs(void) {
   struct statfs s;
   if (statfs(dir, &s) != 0) return fail("statfs", "%s", en(errno));
   if (s.f_blocks == 0 || s.f_bsize == 0 || s.f_bavail > s.f_blocks || s.f_namelen < 255)
-    fail("statfs", "blocks %llu bsize %ld avail %llu namelen %ld",
-         (unsigned long long)s.f_blocks, (long)s.f_bsize, (unsigned long long)s.f_bavail,
-         (long)s.f_namelen);
+    fail("statfs", "blocks %llu bsize %ld avail %llu namelen %ld", (unsigned long long)s.f_blocks,
+         (long)s.f_bsize, (unsigned long long)s.f_bavail, (long)s.f_namelen);
   else
     ok("statfs", "%llu blocks of %ld, %llu available, names up to %ld",
        (unsigned long long)s.f_blocks, (long)s.f_bsize, (unsigned long long)s.f_bavail,
@@ -120,10 +119,10 @@ void t_names(void) {
       longname,
       longutf8,
       "name with  spaces ",
-      "caf\xC3\xA9 na\xC3\xAFve \xE2\x82\xAC",                  // café naïve €
-      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",                   // 日本語
-      "emoji-\xF0\x9F\x98\x80-\xF0\x9F\x8E\xB5",                // U+1F600, U+1F3B5
-      "\xF0\x9D\x84\x9E clef",                                   // U+1D11E
+      "caf\xC3\xA9 na\xC3\xAFve \xE2\x82\xAC",    // café naïve €
+      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",     // 日本語
+      "emoji-\xF0\x9F\x98\x80-\xF0\x9F\x8E\xB5",  // U+1F600, U+1F3B5
+      "\xF0\x9D\x84\x9E clef",                    // U+1D11E
       "brackets [a] {b} #c% &d; 'e' !f~",
   };
   const int count = (int)(sizeof names / sizeof names[0]);

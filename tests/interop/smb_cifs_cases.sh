@@ -318,6 +318,8 @@ dmesg | tail -n +\$((n + 1)) | grep -E 'CIFS' | head -n 20" >"$CDIR/posix.txt" 2
     -a ! -e "$CDIR/export/work/names/$(printf 'emoji-\xf0\x9f\x98\x80-\xf0\x9f\x8e\xb5')"
   check "server: the accented name, byte for byte" \
     test -f "$CDIR/export/work/names/$(printf 'caf\xc3\xa9 na\xc3\xafve \xe2\x82\xac')"
+  check "server: chmod 0444 cleared the file's write bits" \
+    test "$(stat -c %a "$CDIR/export/work/ro" 2>/dev/null)" = 444
   check "server: utimes' mtime" test "$(stat -c %Y "$CDIR/export/work/times" 2>/dev/null)" = 981173106
   check "server: the writers' files" test "$(stat -c %s "$CDIR/export/work/writer-1" 2>/dev/null)" = 4194304
   # For the record (docs/smb-direct.md): the names as the server stores them.
