@@ -17,6 +17,7 @@
 #include "smb2/file_info.h"
 #include "smb2/lock.h"
 #include "smb2/query_directory.h"
+#include "smb2/query_info.h"
 #include "smb2/set_info.h"
 #include "smb_server_harness.h"
 
@@ -268,6 +269,30 @@ TEST(SmbServerFileOps, HardLinkReadOnlyRenameAndDeleteOnClose) {
   EXPECT_TRUE(fs::exists(ex / "victim"));
   EXPECT_EQ(fs::file_size(ex / "victim"), 23u);
   EXPECT_EQ(a.close(f), nt::kSuccess);
+
+  // An open whose file lost its last name (unlinked through another open,
+  // as cifs's rm of an open file does): FileStandardInformation says one
+  // link and delete pending, as Windows does, not 0 ("bogus file nlink").
+  std::ofstream(ex / "gone") << "data";
+  auto held = a.open("gone");
+  auto doomed = a.open("gone", 1, kDeleteOnClose);
+  EXPECT_EQ(a.close(doomed), nt::kSuccess);
+  EXPECT_FALSE(fs::exists(ex / "gone"));
+  smb2::QueryInfoRequest q;
+  q.file_info_class = 5;  // FileStandardInformation
+  q.output_buffer_length = 64;
+  q.file_id = held;
+  ASSERT_EQ(a.c.call(smb2::kQueryInfo,
+                     Client::body([&](auto* m) { smb2::append_query_info_request(q, m); })),
+            nt::kSuccess);
+  std::span<const uint8_t> out;
+  ASSERT_EQ(smb2::parse_query_info_response(a.c.last, &out), smb2::ParseError::kNone);
+  smb2::StandardInformation si;
+  ASSERT_EQ(smb2::parse_standard_information(out, &si), smb2::ParseError::kNone);
+  EXPECT_EQ(si.number_of_links, 1u);
+  EXPECT_TRUE(si.delete_pending);
+  EXPECT_EQ(si.end_of_file, 4u);
+  EXPECT_EQ(a.close(held), nt::kSuccess);
 }
 
 // 1500 entries through 64 KiB responses (several rounds, each entry once,
