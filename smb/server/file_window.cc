@@ -160,8 +160,8 @@ bool WriteWindows::sink(uint64_t key, int fd, uint64_t off, uint32_t len, Sink* 
   const uint64_t start = off / kWindowBytes * kWindowBytes;
   // Mapped max_io (whole pages) past the window's end: a WRITE starting in
   // the window ends inside the mapping.
-  const size_t span = size_t(kWindowBytes + (uint64_t(max_io_) + page_size() - 1) /
-                                                page_size() * page_size());
+  const size_t span =
+      size_t(kWindowBytes + (uint64_t(max_io_) + page_size() - 1) / page_size() * page_size());
   if (off + len > start + span) return false;  // a WRITE larger than max_io: not ours
   for (auto& w : w_) {
     if (w.key == key && w.off == start) {

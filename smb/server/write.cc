@@ -10,6 +10,8 @@
 //    mapped for writing, copied;
 //  * in pieces (ServerConfig::write_chunk): each piece pwrite()n while the
 //    next ones are on the wire.
+#include "smb2/write.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +23,6 @@
 #include "file_window.h"
 #include "nt_status.h"
 #include "smb2/read.h"
-#include "smb2/write.h"
 #include "smbd/buffer_descriptor.h"
 
 namespace smb::server {

@@ -35,8 +35,8 @@ smb2::FileId file_id(const std::array<uint8_t, 16>& id) {
 
 // One WRITE of `len` bytes at `at` from slot 0 of `pool`, filled from
 // `want[at, at + len)` (grown as needed); its status.
-uint32_t write_at(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 16>& id,
-                  uint64_t at, uint32_t len, std::vector<uint8_t>* want, uint8_t seed) {
+uint32_t write_at(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 16>& id, uint64_t at,
+                  uint32_t len, std::vector<uint8_t>* want, uint8_t seed) {
   if (want->size() < at + len) want->resize(at + len, 0);
   for (uint32_t i = 0; i < len; ++i) (*want)[at + i] = uint8_t(i * 13 + (i >> 10) + seed);
   std::memcpy(pool.data(0), want->data() + at, len);
@@ -133,9 +133,9 @@ TEST(SmbServerMappedWrite, SizeSetOrCutBetweenWritesIsHonoured) {
   sq.info_class = 20;
   sq.file_id = file_id(id);
   sq.buffer = eof;
-  ASSERT_EQ(c.call(smb2::kSetInfo,
-                   Client::body([&](auto* m) { smb2::append_set_info_request(sq, m); })),
-            nt::kSuccess);
+  ASSERT_EQ(
+      c.call(smb2::kSetInfo, Client::body([&](auto* m) { smb2::append_set_info_request(sq, m); })),
+      nt::kSuccess);
   want.resize(5000);
   EXPECT_EQ(fs::file_size(path), 5000u);
   ASSERT_EQ(write_at(c, pool, id, kMiB + 3, kMiB, &want, 9), nt::kSuccess);
