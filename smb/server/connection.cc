@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "file_window.h"
 #include "nt_status.h"
 #include "ntlm/ntlmv2_verify.h"
 #include "ntlm/spnego.h"

@@ -46,6 +46,16 @@ struct ServerConfig {
   // ones are on the wire. Off by default: on softndk's same-host path the
   // pieces measured no faster (docs/smb-direct.md, "Performance").
   uint32_t write_chunk = 0;
+  // A WRITE over the RDMA channel is read into a staging buffer, then
+  // pwrite() (false), or straight into the file's page-cache pages through
+  // a mapped, registered window kept for the open's next WRITEs (true,
+  // file_window.h; where the file cannot be mapped for writing, the copy
+  // anyway). Off by default: a window's first store to each page costs a
+  // page fault, which on the measured host made WRITEs of fresh data
+  // several times slower; rewrites through a warm window were 2-3x faster
+  // (docs/smb-direct.md, "Performance", fifth round). write_chunk > 0 takes
+  // the pieced path instead.
+  bool map_writes = false;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
 };
@@ -67,7 +77,14 @@ struct ServerStats {
   // at once.
   std::atomic<uint64_t> rdma_read_requests{0};
   std::atomic<uint32_t> rdma_reads_in_flight_max{0};
+  // RDMA WRITEs read straight into the file's pages (ServerConfig::map_writes).
+  std::atomic<uint64_t> mapped_writes{0};
+  // Mapped WRITEs failed because another process cut the file under their
+  // window while the data was placed (file_window.h, fault_guard).
+  std::atomic<uint64_t> mapped_write_faults{0};
 };
+
+class WriteWindows;
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws
 // std::runtime_error naming the file and line.
@@ -105,6 +122,7 @@ class Connection {
     int fd = -1;
     std::string rel;
     bool dir = false, delete_on_close = false;
+    bool mappable = true;  // false: a mapped WRITE failed to set up (write.cc)
     uint32_t tree = 0;
     uint64_t session = 0;
     std::vector<std::string> listing;  // QUERY_DIRECTORY state
@@ -131,7 +149,11 @@ class Connection {
   uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  // write.cc
   uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  bool write_mapped(Open& o, uint64_t key, std::span<const smbd::BufferDescriptor> d, uint64_t off,
+                    uint32_t len, uint32_t* status);
+  WriteWindows& windows();
   bool channel_valid_for_dialect(uint32_t channel) const;  // MS-SMB2 3.3.5.12/13
   uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
@@ -150,6 +172,7 @@ class Connection {
   smbd::Transport& t_;
   ServerStats& stats_;
   std::unique_ptr<smbd::RdmaMover> mover_;
+  std::unique_ptr<WriteWindows> windows_;  // after mover_: released first
   bool negotiated_ = false;
   uint16_t dialect_ = 0;
   uint32_t client_caps_ = 0;

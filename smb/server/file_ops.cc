@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// file_ops.cc - ndk-smbd's file commands: CREATE, CLOSE, FLUSH, READ and
-// WRITE (inline and over the RDMA channel). QUERY_INFO, SET_INFO,
-// QUERY_DIRECTORY and LOCK are in info_ops.cc. Every path goes through
-// Share (confined to the export).
+// file_ops.cc - ndk-smbd's file commands: CREATE, CLOSE, FLUSH and READ
+// (inline and over the RDMA channel). WRITE is in write.cc; QUERY_INFO,
+// SET_INFO, QUERY_DIRECTORY and LOCK are in info_ops.cc. Every path goes
+// through Share (confined to the export).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "connection.h"
+#include "file_window.h"
 #include "info.h"
 #include "nt_status.h"
 #include "smb2/close.h"
@@ -18,7 +19,6 @@
 #include "smb2/flush.h"
 #include "smb2/ioctl.h"
 #include "smb2/read.h"
-#include "smb2/write.h"
 #include "smbd/buffer_descriptor.h"
 #include "smbd/le.h"
 
@@ -83,6 +83,7 @@ void Connection::close_open(uint64_t key) {
       unlinkat(parent, leaf.c_str(), o.dir ? AT_REMOVEDIR : 0);
     if (parent >= 0) ::close(parent);
   }
+  if (windows_) windows_->drop(key);
   if (o.fd >= 0) ::close(o.fd);
   opens_.erase(it);
 }
@@ -278,83 +279,6 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
     rs.data = std::span(inline_buf).first(got);
     append_read_response(rs, out);
   }
-  return nt::kSuccess;
-}
-
-uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv) {
-  WriteRequest rq;
-  if (parse_write_request(m, &rq) != ParseError::kNone) return nt::kInvalidParameter;
-  const bool rdma = rq.channel == kChannelRdmaV1 || rq.channel == kChannelRdmaV1Invalidate;
-  if (rq.channel && !rdma) return nt::kInvalidParameter;
-  if (!channel_valid_for_dialect(rq.channel)) return nt::kInvalidParameter;
-  std::vector<smbd::BufferDescriptor> d;
-  uint64_t total = 0;
-  if (rdma) {
-    if (smbd::parse_buffer_descriptors(rq.channel_info, kMaxDescriptors, &d, &total) !=
-        smbd::Error::kNone)
-      return nt::kInvalidParameter;
-    if (rq.channel == kChannelRdmaV1Invalidate) *inv = d[0].token;  // as for READ
-  }
-  Open* o = find_open(rq.file_id);
-  if (!o) return nt::kFileClosed;
-  if (o->dir) return nt::kInvalidDeviceRequest;
-  // Writes data to the file at rq.offset + at; 0 or the errno status.
-  uint32_t failed = nt::kSuccess;
-  auto put_at = [&](const uint8_t* p, size_t n, uint64_t at) {
-    size_t put = 0;
-    while (put < n) {
-      ssize_t k = pwrite(o->fd, p + put, n - put, off_t(rq.offset + at + put));
-      if (k < 0) {
-        if (errno == EINTR) continue;
-        failed = errno_status();
-        return false;
-      }
-      put += size_t(k);
-    }
-    return true;
-  };
-  size_t put = 0;
-  if (rdma) {
-    const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
-    if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
-    if (rq.offset > uint64_t(INT64_MAX) - len) return nt::kInvalidParameter;
-    const uint64_t reads_before = mover().reads_posted();
-    try {
-      const uint8_t* buf = mover().acquire();
-      if (cfg_.write_chunk == 0) {
-        // The earlier server: the whole WRITE arrives, then one pwrite.
-        mover().read_from(d, len);
-        if (put_at(buf, len, 0)) put = len;
-      } else {
-        // Each piece goes to the file while the next ones are on the wire.
-        mover().read_streamed(d, len, cfg_.write_chunk, [&](uint32_t off, uint32_t n) {
-          if (!put_at(buf + off, n, off)) return false;
-          put += n;
-          return true;
-        });
-      }
-    } catch (const smbd::TransportError&) {
-      throw;
-    } catch (const std::exception&) {
-      return nt::kIoDeviceError;
-    }
-    ++stats_.rdma_reads;
-    stats_.rdma_descriptors += d.size();
-    stats_.rdma_read_requests += mover().reads_posted() - reads_before;
-    const uint32_t most = mover().max_reads_seen_in_flight();
-    uint32_t seen = stats_.rdma_reads_in_flight_max.load();
-    while (seen < most && !stats_.rdma_reads_in_flight_max.compare_exchange_weak(seen, most)) {
-    }
-  } else {
-    ++stats_.inline_writes;
-    if (rq.offset > uint64_t(INT64_MAX) - rq.data.size()) return nt::kInvalidParameter;
-    if (put_at(rq.data.data(), rq.data.size(), 0)) put = rq.data.size();
-  }
-  if (failed != nt::kSuccess) return failed;
-  stats_.bytes_written += put;
-  WriteResponse rs;
-  rs.count = uint32_t(put);
-  append_write_response(rs, out);
   return nt::kSuccess;
 }
 

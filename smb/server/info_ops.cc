@@ -13,6 +13,7 @@
 #include <cerrno>
 
 #include "connection.h"
+#include "file_window.h"
 #include "info.h"
 #include "nt_status.h"
 #include "ntlm/ntlmv2_verify.h"
@@ -132,6 +133,10 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
       if (b.size() < 8) return nt::kInfoLengthMismatch;
       const uint64_t eof = le::load64(b.data());
       if (o->dir || eof > uint64_t(INT64_MAX)) return nt::kInvalidParameter;
+      // The WRITE windows of this open go first: none stays over pages
+      // this cuts off (they would not be written through anyway: a WRITE
+      // extends the file before it maps).
+      if (windows_) windows_->drop(cur_file_.persistent);
       if (ftruncate(o->fd, off_t(eof)) != 0) return errno_status();
       break;
     }

@@ -31,6 +31,7 @@ inline constexpr uint32_t kDiskFull = 0xC000007F;
 inline constexpr uint32_t kFileTooLarge = 0xC0000904;  // past the file system's largest file
 inline constexpr uint32_t kInsufficientResources = 0xC000009A;
 inline constexpr uint32_t kFileIsADirectory = 0xC00000BA;
+inline constexpr uint32_t kUnexpectedIoError = 0xC00000E9;
 inline constexpr uint32_t kNotSupported = 0xC00000BB;
 inline constexpr uint32_t kNetworkNameDeleted = 0xC00000C9;
 inline constexpr uint32_t kBadNetworkName = 0xC00000CC;

@@ -295,6 +295,14 @@ void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) {
   wait_op(cur_->op, dl, "RDMA Read");
 }
 
+void RdmaMover::read_into(std::span<const BufferDescriptor> d, uint32_t len, uint8_t* sink,
+                          uint32_t sink_token) {
+  if (!sink) channel_fail("read_into: no sink");
+  const auto dl = tools::deadline_in(t_.timeout_s());
+  post(d, len, true, dl, sink, sink_token);
+  wait_op(cur_->op, dl, "RDMA Read");
+}
+
 void RdmaMover::wait_idle() {
   const auto dl = tools::deadline_in(t_.timeout_s());
   for (auto& s : staging_) wait_op(s.op, dl, "RDMA Write (posted earlier)");
@@ -403,7 +411,7 @@ bool RdmaMover::read_streamed_impl(std::span<const BufferDescriptor> d, uint32_t
 }
 
 void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool read,
-                     tools::Deadline deadline) {
+                     tools::Deadline deadline, uint8_t* sink, uint32_t sink_token) {
   check_transfer(d, len);
   const uint32_t chunk_max = this->chunk_max();
   const unsigned depth = read ? std::max<uint32_t>(1, t_.max_reads_in_flight()) : 16;
@@ -437,6 +445,10 @@ void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool rea
       if (!t_.poll_until(below, &w, nullptr, nullptr, deadline)) late(done);
       if (op.status != STATUS_SUCCESS) return;  // thrown by the caller's wait
       NDK_SGE sge = cur_->buf->sge(done, n);
+      if (sink) {
+        sge.VirtualAddress = sink + done;
+        sge.MemoryRegionToken = sink_token;
+      }
       ++op.pending;
       ++in_flight_;
       NTSTATUS st = read ? qp->Dispatch->NdkRead(qp, &op, &sge, 1, x.offset + off, x.token, 0)

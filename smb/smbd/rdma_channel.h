@@ -116,6 +116,14 @@ class RdmaMover {
   void post_write_to(std::span<const BufferDescriptor> d, uint32_t len);
   // Reads `len` bytes from the descriptors, in order, into data()[0, len).
   void read_from(std::span<const BufferDescriptor> d, uint32_t len);
+  // The same Reads into memory the caller registered instead of a staging
+  // buffer: `sink` (at least `len` bytes, registered with
+  // NDK_MR_FLAG_RDMA_READ_SINK | ALLOW_LOCAL_WRITE, local token
+  // `sink_token`). The current staging buffer's bookkeeping carries them
+  // (acquire() first); waits. For a WRITE read straight into the file's
+  // page cache (ndk-smbd's mapped windows).
+  void read_into(std::span<const BufferDescriptor> d, uint32_t len, uint8_t* sink,
+                 uint32_t sink_token);
   // The same Reads in pieces of at most `piece` bytes (0: the adapter's
   // largest transfer), with up to max_reads_in_flight() in flight, handing
   // each run of bytes that has arrived to `consume(offset, n)` (in order,
@@ -160,7 +168,10 @@ class RdmaMover {
                           bool (*consume)(void*, uint32_t, uint32_t), void* arg);
   void check_transfer(std::span<const BufferDescriptor> d, uint32_t len);
   uint32_t chunk_max() const;
-  void post(std::span<const BufferDescriptor> d, uint32_t len, bool read, tools::Deadline dl);
+  // The local side of a transfer: `sink` (with its token) or, when null,
+  // the current staging buffer.
+  void post(std::span<const BufferDescriptor> d, uint32_t len, bool read, tools::Deadline dl,
+            uint8_t* sink = nullptr, uint32_t sink_token = 0);
   void wait_op(Op& op, tools::Deadline dl, const char* what);
   void check(Op& op, const char* what);
   [[noreturn]] void fail_ndk(const char* what, NTSTATUS st);

@@ -12,61 +12,12 @@
 
 #include <cstdio>
 
-#include "smb_server_harness.h"
+#include "smb_server_write_util.h"
 
 namespace {
 
 using namespace smb_server_test;
-
-constexpr uint32_t kMiB = 1u << 20;
-
-// 3.0.2, authenticated as smbtest, the share connected, `name` created:
-// its file id.
-std::array<uint8_t, 16> open_new_file(Client& c, const std::string& name) {
-  smb2::NegotiateRequest nq;
-  nq.dialects = {smb2::kDialect300, smb2::kDialect302};
-  EXPECT_EQ(c.call(smb2::kNegotiate,
-                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
-            nt::kSuccess);
-  EXPECT_EQ(authenticate_as(c, "Pw-good"), nt::kSuccess);
-  smb2::TreeConnectRequest tq;
-  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
-  tq.path = path;
-  EXPECT_EQ(c.call(smb2::kTreeConnect,
-                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
-            nt::kSuccess);
-  EXPECT_EQ(c.call(smb2::kCreate, create_body(name, 2)), nt::kSuccess);  // FILE_CREATE
-  std::array<uint8_t, 16> id{};
-  if (c.last.size() >= 64 + 80) std::copy(c.last.begin() + 128, c.last.begin() + 144, id.begin());
-  return id;
-}
-
-server::ServerConfig config(uint32_t write_chunk) {
-  server::ServerConfig cfg;
-  cfg.users["smbtest"] = "Pw-good";
-  cfg.max_io = 4 * kMiB;
-  cfg.write_chunk = write_chunk;
-  return cfg;
-}
-
-std::vector<uint8_t> file_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
-}
-
-// A WRITE request message (header + body) with message id `mid`.
-std::vector<uint8_t> write_message(const Client& c, uint64_t mid, std::vector<uint8_t> body) {
-  smb2::Header h;
-  h.command = smb2::kWrite;
-  h.credits = 8;
-  h.message_id = mid;
-  h.session_id = c.session;
-  h.tree_id = c.tree;
-  std::vector<uint8_t> m;
-  smb2::append_header(h, &m);
-  m.insert(m.end(), body.begin(), body.end());
-  return m;
-}
+using namespace smb_server_write_test;
 
 class PieceSize : public testing::TestWithParam<uint32_t> {};
 

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// smb_server_write_util.h - what ndk-smbd's WRITE tests share: a session
+// with a new file open, the server's configuration, a file's bytes, a WRITE
+// message sent without waiting for its answer.
+#pragma once
+
+#include "smb_server_harness.h"
+
+namespace smb_server_write_test {
+
+using namespace smb_server_test;
+
+inline constexpr uint32_t kMiB = 1u << 20;
+
+// 3.0.2, authenticated as smbtest, the share connected, `name` opened with
+// `disposition` (2: FILE_CREATE): its file id.
+inline std::array<uint8_t, 16> open_new_file(Client& c, const std::string& name,
+                                             uint32_t disposition = 2) {
+  smb2::NegotiateRequest nq;
+  nq.dialects = {smb2::kDialect300, smb2::kDialect302};
+  EXPECT_EQ(c.call(smb2::kNegotiate,
+                   Client::body([&](auto* m) { smb2::append_negotiate_request(nq, m); })),
+            nt::kSuccess);
+  EXPECT_EQ(authenticate_as(c, "Pw-good"), nt::kSuccess);
+  smb2::TreeConnectRequest tq;
+  auto path = ntlm::utf16le("\\\\127.0.0.1\\share");
+  tq.path = path;
+  EXPECT_EQ(c.call(smb2::kTreeConnect,
+                   Client::body([&](auto* m) { smb2::append_tree_connect_request(tq, m); })),
+            nt::kSuccess);
+  EXPECT_EQ(c.call(smb2::kCreate, create_body(name, disposition)), nt::kSuccess);
+  std::array<uint8_t, 16> id{};
+  if (c.last.size() >= 64 + 80) std::copy(c.last.begin() + 128, c.last.begin() + 144, id.begin());
+  return id;
+}
+
+// The defaults a user gets, with 4 MiB I/Os and WRITEs read in pieces of
+// `write_chunk` bytes (0: whole).
+inline server::ServerConfig config(uint32_t write_chunk) {
+  server::ServerConfig cfg;
+  cfg.users["smbtest"] = "Pw-good";
+  cfg.max_io = 4 * kMiB;
+  cfg.write_chunk = write_chunk;
+  return cfg;
+}
+
+inline std::vector<uint8_t> file_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// A WRITE request message (header + body) with message id `mid`.
+inline std::vector<uint8_t> write_message(const Client& c, uint64_t mid,
+                                          std::vector<uint8_t> body) {
+  smb2::Header h;
+  h.command = smb2::kWrite;
+  h.credits = 8;
+  h.message_id = mid;
+  h.session_id = c.session;
+  h.tree_id = c.tree;
+  std::vector<uint8_t> m;
+  smb2::append_header(h, &m);
+  m.insert(m.end(), body.begin(), body.end());
+  return m;
+}
+
+}  // namespace smb_server_write_test
