@@ -338,8 +338,10 @@ vperf_measure() {
   # data phase, ndkperf's sleeps on its CQ's notification; a second perftest
   # series with its server in event mode (-e; the client busy-polls in both,
   # as ndkperf's) puts both servers in the same wait mode (the fair pair).
+  # ib_write_bw refuses -e ("Events feature not available on WRITE verb"),
+  # so only read_bw has that pair (docs/verbs.md).
   local sfl=""
-  [ "$unit" != us ] && [ -z "$fl" ] && sfl=-e
+  [ "$unit" != us ] && [ -z "$fl" ] && [ "$ib" = ib_read_bw ] && sfl=-e
   [ -n "$fl" ] && k=$t$(printf %s "$fl" | tr -c 'a-zA-Z0-9' _)
   VPERF_RC=0
   rm -f "$SHARE"/npc-"$k".*.json
