@@ -387,9 +387,10 @@ void VerbsConnection::complete_device_receive(const ibv_wc& c, const provider::R
 
 void VerbsConnection::poll_locked() {
   if (cq_ == nullptr) return;
-  ibv_wc wc[32];
+  constexpr int kBatch = 32;
+  ibv_wc wc[kBatch];
   for (;;) {
-    int n = ibv_poll_cq(cq_, 32, wc);
+    int n = ibv_poll_cq(cq_, kBatch, wc);
     if (n <= 0) return;
     for (int i = 0; i < n; ++i) {
       const ibv_wc& c = wc[i];
@@ -421,6 +422,11 @@ void VerbsConnection::poll_locked() {
                            provider_error_of(c));
       }
     }
+    // A short batch drained the CQ as it was: no second, empty poll on the
+    // way back to the consumer who waits for what this one found (a
+    // completion landing meanwhile is the next poll's, or notifies when
+    // the CQ is armed: the arm precedes this poll, on_cq_event()).
+    if (n < kBatch) return;
   }
 }
 

@@ -334,12 +334,20 @@ VPERF_RETRY='retry() { local o=$1 e=$2; shift 2; for i in $(seq 1 40); do
 vperf_measure() {
   local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 fl=${8:-} a=$VERBS_RXE_NET.1 r
   local k=$t # the runs' file tag: the test, and its flags if any
+  # Bandwidth: perftest's server busy-polls its handshake CQ through the
+  # data phase, ndkperf's sleeps on its CQ's notification; a second perftest
+  # series with its server in event mode (-e; the client busy-polls in both,
+  # as ndkperf's) puts both servers in the same wait mode (the fair pair).
+  # ib_write_bw refuses -e ("Events feature not available on WRITE verb"),
+  # so only read_bw has that pair (docs/verbs.md).
+  local sfl=""
+  [ "$unit" != us ] && [ -z "$fl" ] && [ "$ib" = ib_read_bw ] && sfl=-e
   [ -n "$fl" ] && k=$t$(printf %s "$fl" | tr -c 'a-zA-Z0-9' _)
   VPERF_RC=0
   rm -f "$SHARE"/npc-"$k".*.json
   g_run 330 "$VPERF_RETRY
     ib() { local k q v; for k in 0 1 2; do q=\$((\$1 + 100 * k))
-             timeout 60 $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl >ibs.\$q.txt 2>&1 &
+             timeout 60 $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl \${2:-} >ibs.\$q.txt 2>&1 &
              retry ibc.\$q.txt ibc.\$q.err $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl $a; wait
              v=\$(awk '\$1 == $s {print \$$col}' ibc.\$q.txt)
              # perftest's own settings, for the like-with-like line (stderr: not the figure)
@@ -355,9 +363,12 @@ vperf_measure() {
              echo \"ndkperf on port \$q failed: \$(tail -n 2 npc-$k.\$2.err | tr '\n' ' ')\" >&2
            done; }
     echo \"base_0 \$(ib $((p + 1)))\"
+    if [ -n \"$sfl\" ]; then echo \"ebase_0 \$(ib $((p + 31)) $sfl)\"; fi
     for r in \$(seq 1 $VPERF_ROUNDS); do
       nd \$(($p + 2 * r)) \$r
       echo \"base_\$r \$(ib \$(($p + 2 * r + 1)))\"
+      # (an if: a false test as the loop's last command would be the run's exit code)
+      if [ -n \"$sfl\" ]; then echo \"ebase_\$r \$(ib \$(($p + 2 * r + 31)) $sfl)\"; fi
     done" >"$CDIR/perf.txt" 2>&1 || VPERF_RC=$?
   # (jq runs here: the guest has none)
   local q='[.. | objects | .mbps? // empty][0] // empty | . * 1000000 / 1048576'
@@ -378,17 +389,28 @@ vperf_measure() {
   echo "verbs $t${fl:+ $fl} settings: $ib -R: ${pset:-?} ndkperf: ${nset:-?}; both $s B x $n" >>"$STATE/verbs-perf.txt"
   awk -v R="$VPERF_ROUNDS" '
     $1 ~ /^base_/ { b[substr($1, 6)] = $2 }
+    $1 ~ /^ebase_/ { e[substr($1, 7)] = $2; fair = 1 }
     $1 ~ /^ndkperf_/ { d[substr($1, 9)] = $2 }
+    function med(v, k,   i, j, x) {
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+      return k == R ? sprintf("%.2f", v[int((k + 1) / 2)]) : "none"
+    }
     END {
-      k = 0
+      k = 0; m = 0
       for (i = 1; i <= R; i++) {
         ok = b[i - 1] > 0 && b[i] > 0 && d[i] > 0
         r = ok ? d[i] / ((b[i - 1] + b[i]) / 2) : ""
         printf "pair %d ndkperf %s perftest %s %s ratio %s\n", i, d[i], b[i - 1], b[i], ok ? sprintf("%.2f", r) : "none"
         if (ok) v[++k] = r
+        if (!fair) continue
+        ok = e[i - 1] > 0 && e[i] > 0 && d[i] > 0
+        r = ok ? d[i] / ((e[i - 1] + e[i]) / 2) : ""
+        printf "fair pair %d ndkperf %s perftest (server -e) %s %s ratio %s\n", i, d[i], e[i - 1], e[i], ok ? sprintf("%.2f", r) : "none"
+        if (ok) w[++m] = r
       }
-      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
-      if (k == R) printf "median %.2f\n", v[int((k + 1) / 2)]; else print "median none"
+      print "median " med(v, k)
+      # Both servers asleep in the data phase (perftest server -e): like with like.
+      if (fair) print "fair median " med(w, m) " (both servers sleeping: ndkperf / perftest with its server -e)"
     }' "$CDIR/perf.txt" >"$CDIR/ratios.txt"
   local line
   while read -r line; do
