@@ -179,23 +179,6 @@ TEST(SmbServerMappedWrite, FailedReadRestoresTheSize) {
   EXPECT_EQ(s.stats.mapped_writes.load(), 1u);
 }
 
-// The largest offset + 1 a file of this file system takes.
-uint64_t largest_file_size(const fs::path& scratch) {
-  const int fd = ::open(scratch.c_str(), O_CREAT | O_RDWR, 0600);
-  EXPECT_GE(fd, 0);
-  uint64_t lo = 0, hi = uint64_t(INT64_MAX);
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (ftruncate(fd, off_t(mid)) == 0)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  ::close(fd);
-  fs::remove(scratch);
-  return lo;
-}
-
 // A WRITE the mapped path refuses (its end past the largest file: the
 // file cannot be extended to it) goes the copy path and is answered as
 // before: the bytes up to the limit written, STATUS_FILE_TOO_LARGE. The

@@ -106,24 +106,6 @@ TEST(SmbServerWrite, SeveralWritesOutstandingOnOneConnection) {
   EXPECT_EQ(s.stats.bytes_written.load(), want.size());
 }
 
-// The largest offset + 1 a file of this file system takes: ftruncate(2)
-// refuses a size past it.
-uint64_t largest_file_size(const fs::path& scratch) {
-  const int fd = ::open(scratch.c_str(), O_CREAT | O_RDWR, 0600);
-  EXPECT_GE(fd, 0);
-  uint64_t lo = 0, hi = uint64_t(INT64_MAX);
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (ftruncate(fd, off_t(mid)) == 0)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  ::close(fd);
-  fs::remove(scratch);
-  return lo;
-}
-
 // A WRITE whose end lies past the file system's largest file: the pieces
 // before that point are written, write(2) then fails with EFBIG, and the
 // answer is STATUS_FILE_TOO_LARGE once the Reads already posted are done.

@@ -64,4 +64,22 @@ inline std::vector<uint8_t> write_message(const Client& c, uint64_t mid,
   return m;
 }
 
+// The largest offset + 1 a file of this file system takes: ftruncate(2)
+// refuses a size past it.
+inline uint64_t largest_file_size(const fs::path& scratch) {
+  const int fd = ::open(scratch.c_str(), O_CREAT | O_RDWR, 0600);
+  EXPECT_GE(fd, 0);
+  uint64_t lo = 0, hi = uint64_t(INT64_MAX);
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (ftruncate(fd, off_t(mid)) == 0)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  ::close(fd);
+  fs::remove(scratch);
+  return lo;
+}
+
 }  // namespace smb_server_write_test
