@@ -69,31 +69,42 @@ TEST_P(ReadBatch, SendsBetweenResponseFpdusLandIntact) {
   Buf msg = reg(B.pd, kMsg, kAll), rbuf = reg(A.pd, kMsg * kSends, kAll);
   fill_pattern(src.data(), kLen, 22);
   fill_pattern(msg.data(), kMsg, 23);
-  for (int i = 0; i < kSends; ++i) {
-    NDK_SGE rs = rbuf.sge(i * kMsg, kMsg);
-    ASSERT_EQ(A.d()->NdkReceive(A.qp, nullptr, &rs, 1), STATUS_SUCCESS);
+  // Whether a Send FPDU shares a recvmsg batch with response FPDUs depends
+  // on how TCP segments the burst, so one round may miss the path under
+  // test (CI saw 19 batched FPDUs and no misprediction on a loaded 2-core
+  // host). Rounds repeat, a bounded number of times, until a batch
+  // mispredicted; every round checks all data and completions.
+  constexpr int kMaxRounds = 6;
+  for (int round = 0; round < kMaxRounds && A.stream->rx_batch_misses() == 0; ++round) {
+    SCOPED_TRACE(round);
+    std::memset(sink.data(), 0xEE, kLen);
+    std::memset(rbuf.data(), 0, kMsg * kSends);
+    for (int i = 0; i < kSends; ++i) {
+      NDK_SGE rs = rbuf.sge(i * kMsg, kMsg);
+      ASSERT_EQ(A.d()->NdkReceive(A.qp, nullptr, &rs, 1), STATUS_SUCCESS);
+    }
+    hold_tx(B, 40);
+    // B's Sends wait in its SQ (DEFER: no kick) until the Read Request's
+    // arrival kicks B's transmitter, which then alternates Send and Read
+    // Response turns (256 KiB each): the response's FPDUs reach A with Send
+    // FPDUs between them.
+    NDK_SGE ms = msg.sge(0, kMsg);
+    for (int i = 0; i < kSends; ++i)
+      ASSERT_EQ(B.d()->NdkSend(B.qp, nullptr, &ms, 1, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
+    NDK_SGE sg = sink.sge(0, kLen);
+    ASSERT_EQ(A.d()->NdkRead(A.qp, reinterpret_cast<void*>(7), &sg, 1, src.addr(), src.token, 0),
+              STATUS_SUCCESS);
+    auto got = poll(A.cq, 1 + kSends, 10000ms);
+    ASSERT_EQ(got.size(), 1u + kSends);
+    for (const auto& r : got) {
+      EXPECT_EQ(r.Status, STATUS_SUCCESS);
+      EXPECT_EQ(r.BytesTransferred, r.RequestContext == reinterpret_cast<void*>(7) ? kLen : kMsg);
+    }
+    EXPECT_EQ(poll(B.cq, kSends).size(), static_cast<size_t>(kSends));
+    ASSERT_EQ(std::memcmp(sink.data(), src.data(), kLen), 0);
+    for (int i = 0; i < kSends; ++i)
+      ASSERT_EQ(std::memcmp(rbuf.data() + i * kMsg, msg.data(), kMsg), 0) << i;
   }
-  hold_tx(B, 40);
-  // B's Sends wait in its SQ (DEFER: no kick) until the Read Request's
-  // arrival kicks B's transmitter, which then alternates Send and Read
-  // Response turns (256 KiB each): the response's FPDUs reach A with Send
-  // FPDUs between them.
-  NDK_SGE ms = msg.sge(0, kMsg);
-  for (int i = 0; i < kSends; ++i)
-    ASSERT_EQ(B.d()->NdkSend(B.qp, nullptr, &ms, 1, NDK_OP_FLAG_DEFER), STATUS_SUCCESS);
-  NDK_SGE sg = sink.sge(0, kLen);
-  ASSERT_EQ(A.d()->NdkRead(A.qp, reinterpret_cast<void*>(7), &sg, 1, src.addr(), src.token, 0),
-            STATUS_SUCCESS);
-  auto got = poll(A.cq, 1 + kSends, 10000ms);
-  ASSERT_EQ(got.size(), 1u + kSends);
-  for (const auto& r : got) {
-    EXPECT_EQ(r.Status, STATUS_SUCCESS);
-    EXPECT_EQ(r.BytesTransferred, r.RequestContext == reinterpret_cast<void*>(7) ? kLen : kMsg);
-  }
-  EXPECT_EQ(poll(B.cq, kSends).size(), static_cast<size_t>(kSends));
-  ASSERT_EQ(std::memcmp(sink.data(), src.data(), kLen), 0);
-  for (int i = 0; i < kSends; ++i)
-    ASSERT_EQ(std::memcmp(rbuf.data() + i * kMsg, msg.data(), kMsg), 0) << i;
   EXPECT_GT(A.stream->rx_batch_misses(), 0u) << A.stream->rx_batched_fpdus();
 }
 
