@@ -34,7 +34,14 @@ VERBS_PEER=${INTEROP_VERBS_PEER:-}
 NDKPING=${INTEROP_NDKPING:-}
 NDK_NVME=${INTEROP_NDK_NVME:-}
 NDK_SMB=${INTEROP_NDK_SMB:-}
-VM_LIFETIME=1500 # s; siw-peer kills the VM after this even if `down` never runs
+# siw-peer kills a group's VM after its lifetime even if `down` never runs.
+# The lifetime is the sum of the group's case timeouts plus VM_MARGIN (boot,
+# teardown), at least VM_LIFETIME, so that this safety net cannot cut a case
+# that is still within its own ctest timeout: with a fixed 1500 s the smb
+# group (27 min at host load 10-16) lost its guest agent in its last case.
+# (vm_lifetime in vm.sh.)
+VM_LIFETIME=1500 # s
+VM_MARGIN=600    # s
 
 # Guest ports. 7174: persistent `rping -s -P` (started by the agent); 7175:
 # per-case guest servers; 7180/7181: guest connections to 10.0.2.100 that

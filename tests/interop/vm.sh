@@ -74,6 +74,17 @@ write_agent() { # SHARE
   return 0
 }
 
+# The VM lifetime of GROUP (run.sh: VM_LIFETIME, VM_MARGIN).
+vm_lifetime() { # GROUP
+  local c g t sum=0
+  for c in "${CASES[@]}"; do
+    read -r g _ t <<<"$c"
+    [ "$g" = "$1" ] && sum=$((sum + t))
+  done
+  sum=$((sum + VM_MARGIN))
+  echo $((sum > VM_LIFETIME ? sum : VM_LIFETIME))
+}
+
 cmd_up() {
   GROUP=$1
   prepare_host
@@ -145,7 +156,7 @@ EOF
   out=$("$SIW_PEER" start --name "$name" --share "$SHARE" --pcap "$d/eth0.pcap" \
     --fwd "$hp_rping:$G_RPING" --fwd "$hp_srv:$G_SRV" \
     --to-host "$G_TOHOST_A:$ht_a" --to-host "$G_TOHOST_B:$ht_b" \
-    --ready-port "$G_RPING" --ready-timeout 150 --timeout "$VM_LIFETIME" "${extra[@]}" \
+    --ready-port "$G_RPING" --ready-timeout 150 --timeout "$(vm_lifetime "$GROUP")" "${extra[@]}" \
     -- 'exec bash /share/agent.sh' 2>"$d/start.log") || rc=$?
   sed 's/^/  siw-peer| /' "$d/start.log"
   if [ $rc != 0 ]; then
