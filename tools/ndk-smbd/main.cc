@@ -126,6 +126,13 @@ int main(int argc, char** argv) {
     tools::Adapter adapter(ao);
     tools::Listener listener(adapter, at);
     smbd::TransportConfig tc;
+    // MS-SMBD 3.1.1.1 says the NegotiateTimer SHOULD be 5 s; ndk-smbd waits
+    // 30 s (Linux ksmbd 120 s). Linux cifs 6.1 sends its negotiate request
+    // only after setting up its caches and workqueue, which took over 6 s in
+    // a loaded TCG guest, and a disconnect before that setup is done oopses
+    // it (NULL wake-up in smbd_conn_upcall): docs/smb-direct.md. Stalled
+    // handshakes stay bounded by --max-handshakes.
+    tc.negotiate_timeout_s = 30;
     tc.receive_credits = 64;
     tc.send_credit_target = 64;
     tc.max_read_write_size = o.max_io;
