@@ -45,8 +45,11 @@ smbd_stop() {
 }
 
 # The mount, twice if need be: the first rdma_resolve_addr() to the
-# --to-host address after boot can time out (README section e).
-SMB_MOUNT="mkdir -p /mnt/s; modprobe cifs; ping -c 1 -W 2 $TO_HOST_IP >/dev/null 2>&1;
+# --to-host address after boot can time out (README section e). A mount
+# that an earlier case left behind (killed at its ctest timeout before its
+# umount, its server gone: "Stale file handle", then EBUSY for the new
+# mount) is detached first, so that each case starts from a clean /mnt/s.
+SMB_MOUNT="umount -l /mnt/s 2>/dev/null && echo 'detached a leftover mount of /mnt/s'; mkdir -p /mnt/s; modprobe cifs; ping -c 1 -W 2 $TO_HOST_IP >/dev/null 2>&1;
 for i in 1 2; do timeout 60 mount -t cifs //$TO_HOST_IP/share /mnt/s -o $SMB_OPTS && break; sleep 1; done
 mountpoint -q /mnt/s || exit 3
 grep -A3 -E '^[0-9]+\) ' /proc/fs/cifs/DebugData | head -n 4
