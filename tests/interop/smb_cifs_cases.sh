@@ -124,7 +124,7 @@ case_cifs_tree() {
   sed 's/^/  guest| /' "$CDIR/mount.txt"
   smb_mounted_checks $rc
   rc=0
-  g_run 180 "set -e
+  g_run 360 "set -e
 rm -rf /tmp/tree; mkdir -p /tmp/tree/a/b /tmp/tree/c
 printf x >/tmp/tree/one-byte; head -c 4095 /dev/urandom >/tmp/tree/a/odd-4095
 head -c 1048577 /dev/urandom >/tmp/tree/a/b/mib-plus-1; head -c 70001 /dev/urandom >/tmp/tree/c/services
@@ -170,7 +170,7 @@ case_cifs_v311() {
   smb_mounted_checks $rc
   check "DebugData: dialect 3.1.1" has "$CDIR/mount.txt" 'Dialect 0x311'
   rc=0
-  g_run 180 "set -e
+  g_run 360 "set -e
 dd if=/dev/urandom of=/tmp/v311.bin bs=1M count=8 status=none
 dd if=/tmp/v311.bin of=/mnt/s/v311.bin bs=1M oflag=direct 2>&1 | tail -n 1
 dd if=/mnt/s/v311.bin of=/tmp/v311.back bs=1M iflag=direct 2>&1 | tail -n 1
@@ -221,7 +221,7 @@ case_cifs_signed_small() {
   rc=0
   local t0
   t0=$(now)
-  g_run 240 "set -e
+  g_run 480 "set -e
 n=\$(dmesg | wc -l)
 dd if=/dev/urandom of=/tmp/sig.bin bs=1M count=2 status=none
 dd if=/tmp/sig.bin of=/mnt/s/sig.bin bs=1M oflag=direct 2>&1 | tail -n 1
@@ -286,7 +286,7 @@ case_cifs_posix() {
   rc=0
   # The guest steps are timed ("time| STEP SECONDS" lines: bash's clock,
   # no extra process) to keep the case's cost visible.
-  g_run 240 "cp /share/cifs_probe /tmp/cifs_probe; cd /mnt/s/work || exit 3
+  g_run 400 "cp /share/cifs_probe /tmp/cifs_probe; cd /mnt/s/work || exit 3
 t0=\${EPOCHREALTIME/./}
 lap() { local t=\${EPOCHREALTIME/./}; printf 'time| %s %d.%d\\n' \"\$1\" \$(((t - t0) / 1000000)) \$(((t - t0) / 100000 % 10)); t0=\$t; }
 n=\$(dmesg | wc -l)
@@ -296,7 +296,7 @@ echo ls-count=\$(ls many | wc -l)
 lap ls
 echo find-sum=\$(find many -type f | LC_ALL=C sort | md5sum | cut -d' ' -f1)
 lap find
-timeout 150 /tmp/cifs_probe /mnt/s/work $CIFS_MANY | while IFS= read -r l; do echo \"\$l\"; w=\${l#* }; lap \"probe:\${w%% *}\"; done
+timeout 300 /tmp/cifs_probe /mnt/s/work $CIFS_MANY | while IFS= read -r l; do echo \"\$l\"; w=\${l#* }; lap \"probe:\${w%% *}\"; done
 echo probe-rc=\${PIPESTATUS[0]}
 lap probe-total
 truncate -s 3M t3 && echo truncate-size=\$(stat -c %s t3)
