@@ -16,8 +16,9 @@
 //   answer time + 4 us (at most the bound), then yield. A yield hands the
 //   core to any other runnable task for up to a scheduler slice, and at
 //   4 KiB QD1 the switches were 40-45% of both processes' samples;
-// - later, or never (the wait went to sleep): the peer needs our core (a
-//   loaded host, both on one CPU) or is idle; every empty poll yields. A
+// - later, only after we yielded, or never (the wait went to sleep): the
+//   peer needs our core (a loaded host, both on one CPU) or is idle; every
+//   empty poll yields. A
 //   spin that kept the core for 50 us made the QD1 p50 5x worse at load 14
 //   (20 -> 115 us): the peer could not run to answer. The hot spin is
 //   bounded by the last answer time, so one slow answer switches it off
@@ -67,7 +68,12 @@ class Backoff {
     spinning_ = true;
     if (!answer) return;
     const auto now = Clock::now();
-    pace_.answer = now - since_;
+    // An answer that came only after we yielded may have needed our core
+    // (both ends on one CPU: the yield let the peer run): it earns no hot
+    // spin, or the next wait would keep the core from the peer (measured:
+    // QD1 p50 30-39 us against 24 us with yields, at load 11).
+    pace_.answer = yielded_ ? Clock::duration::max() : now - since_;
+    yielded_ = false;
     hot_ = true;
     since_ = now;
     hot_for_ = budget(pace_);
@@ -91,6 +97,7 @@ class Backoff {
           ++pace_.hot_polls;
         } else {
           ++pace_.yields;
+          yielded_ = true;
           std::this_thread::yield();
         }
         return;
@@ -112,6 +119,7 @@ class Backoff {
   Pace& pace_;
   unsigned idle_ = 0, sleeps_ = 0;
   bool spinning_ = true, hot_ = true;
+  bool yielded_ = false;  // since the start or the last answer
   Clock::time_point since_ = Clock::now();
   Clock::duration hot_for_;
 };

@@ -89,6 +89,21 @@ TEST(SmbdBackoff, HitRecordsTheAnswerTime) {
   EXPECT_EQ(c.hot_for(), microseconds(16));
 }
 
+// An answer that came only after the wait yielded earns no hot spin,
+// however quick: the yield may be what let the peer run (one CPU for both).
+TEST(SmbdBackoff, AnswerAfterAYieldEarnsNoHotSpin) {
+  Pace p;  // no answer yet: yields from the first poll past the free ones
+  p.hot_max = microseconds(20);
+  Backoff b(p);
+  while (p.yields == 0 && p.sleeps == 0) b.wait();
+  b.hit();
+  EXPECT_EQ(p.answer, Pace::Clock::duration::max());
+  EXPECT_EQ(b.hot_for(), microseconds(0));
+  // The next answer, within the free polls (no yield): the pace is back.
+  b.hit();
+  EXPECT_NE(p.answer, Pace::Clock::duration::max());
+}
+
 // The opt-out: hot_spin_us 0 (Pace::hot_max 0) never keeps the core.
 TEST(SmbdBackoff, HotSpinOffNeverKeepsTheCore) {
   Pace p = pace(microseconds(1), microseconds(0));
