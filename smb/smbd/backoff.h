@@ -44,13 +44,23 @@ struct Pace {
   uint64_t hot_polls = 0;  // empty polls past the first 64 that kept the core
 };
 
-class Backoff {
+// The clock and the two ways of giving the core up. A parameter so that the
+// rules are tested with a clock the test moves (no timing in the tests).
+struct SystemPoll {
+  static Pace::Clock::time_point now() { return Pace::Clock::now(); }
+  static void yield() { std::this_thread::yield(); }
+  static void sleep(std::chrono::microseconds d) { std::this_thread::sleep_for(d); }
+};
+
+template <class Env>
+class BasicBackoff {
  public:
   using Clock = Pace::Clock;
   static constexpr auto kSpin = std::chrono::microseconds(200);
-  static constexpr unsigned kFreePolls = 64;  // empty polls before any of the rules
+  static constexpr unsigned kFreePolls = 64;   // empty polls before any of the rules
+  static constexpr unsigned kLongIdle = 1024;  // sleeps of 20 us before the 200 us ones
 
-  explicit Backoff(Pace& p) : pace_(p), hot_for_(budget(p)) {}
+  explicit BasicBackoff(Pace& p) : pace_(p), since_(Env::now()), hot_for_(budget(p)) {}
 
   // The spin without yielding that the last answer time earns.
   static Clock::duration budget(const Pace& p) {
@@ -67,7 +77,7 @@ class Backoff {
     idle_ = sleeps_ = 0;
     spinning_ = true;
     if (!answer) return;
-    const auto now = Clock::now();
+    const auto now = Env::now();
     // An answer that came only after we yielded may have needed our core
     // (both ends on one CPU: the yield let the peer run): it earns no hot
     // spin, or the next wait would keep the core from the peer (measured:
@@ -84,7 +94,7 @@ class Backoff {
     if (++idle_ < kFreePolls) return;
     if (spinning_) {
       if (idle_ % 8 == 0) {
-        const auto waited = Clock::now() - since_;
+        const auto waited = Env::now() - since_;
         if (waited >= kSpin) {
           spinning_ = false;
           pace_.answer = Clock::duration::max();  // the peer went quiet
@@ -98,30 +108,34 @@ class Backoff {
         } else {
           ++pace_.yields;
           yielded_ = true;
-          std::this_thread::yield();
+          Env::yield();
         }
         return;
       }
     }
     ++sleeps_;
     ++pace_.sleeps;
-    std::this_thread::sleep_for(std::chrono::microseconds(sleeps_ < 1024 ? 20 : 200));
+    Env::sleep(std::chrono::microseconds(sleeps_ < kLongIdle ? 20 : 200));
   }
 
-  // Time for the periodic work of an empty poll (timers, deadlines): every
-  // 64th while spinning, each time once sleeping (a sleep costs far more
-  // than the clock; timers such as the keepalive keep their precision).
+  // Time for the periodic work of an empty poll (timers, deadlines, the
+  // disconnect event): every 64th while spinning, each time once sleeping
+  // (a sleep costs far more than the clock; timers such as the keepalive
+  // keep their precision).
   bool periodic() const { return !spinning_ || idle_ % 64 == 0; }
 
   Clock::duration hot_for() const { return hot_for_; }
+  bool spinning() const { return spinning_; }
 
  private:
   Pace& pace_;
   unsigned idle_ = 0, sleeps_ = 0;
   bool spinning_ = true, hot_ = true;
   bool yielded_ = false;  // since the start or the last answer
-  Clock::time_point since_ = Clock::now();
+  Clock::time_point since_;
   Clock::duration hot_for_;
 };
+
+using Backoff = BasicBackoff<SystemPoll>;
 
 }  // namespace smbd

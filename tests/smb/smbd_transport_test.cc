@@ -206,10 +206,6 @@ TEST(SmbdTransport, OneAtATimeCompletesOnALoadedHost) {
   stop = true;
   for (auto& t : load) t.join();
   EXPECT_EQ(done, n);
-  const auto s = c->stats();
-  // Every empty poll past the free ones is counted once, whichever rule
-  // applied; sleeping needs a wait of 200 us, which a loaded host gives.
-  EXPECT_GT(s.poll_hot + s.poll_yields + s.poll_sleeps, 0u);
   c->disconnect();
   EXPECT_EQ(h.server_result.get(), "");
 }
