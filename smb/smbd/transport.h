@@ -52,6 +52,14 @@ struct TransportConfig {
   double keepalive_timeout_s = 5;
   double negotiate_timeout_s = 5;  // 3.1.1.1 NegotiateTimer (SHOULD be 5 s)
   double timeout_s = 10;           // every other wait (credits, send slots, disconnect)
+  // The wait for an RDMA Read or Write of the peer's buffers (RdmaMover):
+  // the peer's side of the transfer. A peer that disconnects ends it at
+  // once; this bounds one that stays connected but does not move the data.
+  // Longer than timeout_s: a cifs guest under TCG on a loaded host took
+  // 14.5 s to send the 1 MiB Read Response of its first WRITE (the host had
+  // acknowledged every byte; the guest sent nothing for 5.6 s at a time),
+  // and the 10 s bound dropped a healthy connection (interop cifs_dd).
+  double transfer_timeout_s = 60;
   // A wait for the peer whose previous answer came within this many
   // microseconds spins without yielding its core for up to 4x that answer
   // time + 4 us (at most this bound) before it yields on every empty poll
@@ -147,6 +155,7 @@ class Transport {
   // The bound of every wait for the peer (TransportConfig::timeout_s, the
   // user's --timeout): the RDMA channel's waits use it too.
   double timeout_s() const { return cfg_.timeout_s; }
+  double transfer_timeout_s() const { return cfg_.transfer_timeout_s; }
 
   // For the RDMA channel (same PD and QP; completions of its requests come
   // to the same CQ, with contexts the channel registered via on_other()).
