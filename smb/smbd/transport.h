@@ -187,6 +187,7 @@ class Transport {
   Transport(tools::Adapter& a, const TransportConfig& cfg);
   void setup_queues();
   void post_receive(uint32_t i);
+  uint16_t grant_target() const;  // what the peer may hold: min(its request, our receives)
   uint16_t credits_to_grant() const;
   // Sends one message (header + payload) consuming a credit unless `negotiate`.
   void post_send(std::span<const uint8_t> bytes, const uint32_t* invalidate_token);

@@ -250,6 +250,43 @@ TEST(SmbdTransport, KeepaliveAfterABurstOfQuickExchanges) {
   EXPECT_GT(c->stats().poll_sleeps, 0u);
 }
 
+// One message each way per exchange, nothing more: the peer asks for more
+// credits than we post receives (ndk-smbd asks 64, ndk-smb posts 32; ksmbd
+// asks 255), and the data messages' piggybacked grants keep it supplied.
+// (The prompt empty grant once compared with half of the peer's request:
+// every message drew an empty grant back, two Sends per QD1 READ.) Counts,
+// not timing: the same on any host.
+TEST(SmbdTransport, NoEmptyGrantPerMessageWhenThePeerAsksForMore) {
+  Harness h;
+  TransportConfig scfg, ccfg;
+  scfg.receive_credits = 64;
+  scfg.send_credit_target = 64;  // ndk-smbd's
+  std::atomic<uint64_t> server_sent{0};
+  auto c = h.start(scfg, ccfg, [&](Transport& t) {
+    std::vector<uint8_t> m;
+    for (int i = 0; i < 202; ++i) {
+      ASSERT_TRUE(t.receive(&m, tools::deadline_in(10)));
+      t.send(m);
+      if (i == 1) server_sent = t.stats().messages_sent;
+    }
+    server_sent = t.stats().messages_sent - server_sent;
+    echo(t);
+  });
+  std::vector<uint8_t> m;
+  uint64_t before = 0;
+  for (int i = 0; i < 202; ++i) {
+    auto msg = pattern(100, uint8_t(i));
+    c->send(msg);
+    ASSERT_TRUE(c->receive(&m, tools::deadline_in(10))) << i;
+    ASSERT_EQ(m, msg) << i;
+    if (i == 1) before = c->stats().messages_sent;
+  }
+  EXPECT_EQ(c->stats().messages_sent - before, 200u);
+  c->disconnect();
+  EXPECT_EQ(h.server_result.get(), "");
+  EXPECT_EQ(server_sent.load(), 200u);
+}
+
 TEST(SmbdTransport, KeepaliveTimeoutEndsConnection) {
   Harness h;
   TransportConfig scfg, ccfg;
