@@ -32,6 +32,7 @@ struct Cli {
   std::string bs_text = "1M", threshold_text = "4k", size_text = "64M";
   unsigned iodepth = 4;
   double timeout_s = 30;
+  double hot_spin_us = smbd::TransportConfig{}.hot_spin_us;
   // commands
   std::string path, remote, local_file;
   BenchOptions bench;
@@ -150,12 +151,14 @@ void print_stats(const Client& c) {
       " remote_invalidations=%" PRIu64 " local_invalidations=%" PRIu64 " signed_sent=%" PRIu64
       " signatures_verified=%" PRIu64 " ksmbd_read_signatures=%" PRIu64
       " unverified_errors=%" PRIu64 " smbd_messages_sent=%" PRIu64
-      " smbd_messages_received=%" PRIu64 "\n",
+      " smbd_messages_received=%" PRIu64 " poll_hot=%" PRIu64 " poll_yields=%" PRIu64
+      " poll_sleeps=%" PRIu64 "\n",
       path_text(c).c_str(), dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
       c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
       s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads, s.inline_writes,
       c.remote_invalidations(), c.local_invalidations(), s.signed_sent, s.signatures_verified,
-      s.ksmbd_read_signatures, s.unverified_errors, ts.messages_sent, ts.messages_received);
+      s.ksmbd_read_signatures, s.unverified_errors, ts.messages_sent, ts.messages_received,
+      ts.poll_hot, ts.poll_yields, ts.poll_sleeps);
 }
 
 void cmd_ls(Client& c, const std::string& path) {
@@ -315,6 +318,7 @@ int run(Cli& cli, const std::string& command) {
   o.slots = cli.iodepth;
   o.timeout_s = cli.timeout_s;
   o.transport.timeout_s = cli.timeout_s;
+  o.transport.hot_spin_us = cli.hot_spin_us;
 
   tools::SockAddr peer, local;
   std::string err;
@@ -423,6 +427,11 @@ int main(int argc, char** argv) {
   app.add_option("--bs", cli.bs_text, "I/O size (default 1M; capped by the server)");
   app.add_option("--iodepth", cli.iodepth, "I/Os in flight (default 4)");
   app.add_option("--timeout", cli.timeout_s, "seconds to wait for any answer (default 30)");
+  app.add_option("--hot-spin-us", cli.hot_spin_us,
+                 "while the server answers within this many microseconds, wait for its answer "
+                 "without yielding the core for up to this long (default 20; 0: yield at once, "
+                 "for a host where both ends share one core)")
+      ->check(CLI::Range(0.0, 1000.0));
   app.add_option("--local", cli.local, "local address or interface (adapter)");
   app.add_flag("--fr-register", cli.fr_register,
                "verbs backend on a device without type-2 memory windows (siw): fast register "

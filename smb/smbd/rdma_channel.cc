@@ -243,7 +243,7 @@ void RdmaMover::wait_op(Op& op, tools::Deadline dl, const char* what) {
   if (!t_.poll_until(&op_idle<Op>, &op, nullptr, nullptr, dl)) {
     char b[160];
     std::snprintf(b, sizeof b, "%s: %u request(s) not completed within %g s", what, op.pending,
-                  t_.timeout_s());
+                  t_.transfer_timeout_s());
     channel_fail(b);
   }
   check(op, what);
@@ -272,7 +272,7 @@ uint8_t* RdmaMover::acquire() {
     pick = &staging_[0];
     for (auto& s : staging_)
       if (s.posted_at < pick->posted_at) pick = &s;
-    wait_op(pick->op, tools::deadline_in(t_.timeout_s()),
+    wait_op(pick->op, tools::deadline_in(t_.transfer_timeout_s()),
             "RDMA Writes of an earlier READ (waited for a free staging buffer)");
   }
   cur_ = pick;
@@ -280,17 +280,17 @@ uint8_t* RdmaMover::acquire() {
 }
 
 void RdmaMover::write_to(std::span<const BufferDescriptor> d, uint32_t len) {
-  const auto dl = tools::deadline_in(t_.timeout_s());
+  const auto dl = tools::deadline_in(t_.transfer_timeout_s());
   post(d, len, false, dl);
   wait_op(cur_->op, dl, "RDMA Write");
 }
 
 void RdmaMover::post_write_to(std::span<const BufferDescriptor> d, uint32_t len) {
-  post(d, len, false, tools::deadline_in(t_.timeout_s()));
+  post(d, len, false, tools::deadline_in(t_.transfer_timeout_s()));
 }
 
 void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) {
-  const auto dl = tools::deadline_in(t_.timeout_s());
+  const auto dl = tools::deadline_in(t_.transfer_timeout_s());
   post(d, len, true, dl);
   wait_op(cur_->op, dl, "RDMA Read");
 }
@@ -298,13 +298,13 @@ void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) {
 void RdmaMover::read_into(std::span<const BufferDescriptor> d, uint32_t len, uint8_t* sink,
                           uint32_t sink_token) {
   if (!sink) channel_fail("read_into: no sink");
-  const auto dl = tools::deadline_in(t_.timeout_s());
+  const auto dl = tools::deadline_in(t_.transfer_timeout_s());
   post(d, len, true, dl, sink, sink_token);
   wait_op(cur_->op, dl, "RDMA Read");
 }
 
 void RdmaMover::wait_idle() {
-  const auto dl = tools::deadline_in(t_.timeout_s());
+  const auto dl = tools::deadline_in(t_.transfer_timeout_s());
   for (auto& s : staging_) wait_op(s.op, dl, "RDMA Write (posted earlier)");
 }
 
@@ -332,7 +332,7 @@ bool RdmaMover::read_streamed_impl(std::span<const BufferDescriptor> d, uint32_t
                                    uint32_t piece, bool (*consume)(void*, uint32_t, uint32_t),
                                    void* arg) {
   check_transfer(d, len);
-  const auto deadline = tools::deadline_in(t_.timeout_s());
+  const auto deadline = tools::deadline_in(t_.transfer_timeout_s());
   const uint32_t most = piece ? std::min(piece, chunk_max()) : chunk_max();
   const unsigned depth = std::max<uint32_t>(1, t_.max_reads_in_flight());
   NDK_QP* qp = t_.qp().get();
@@ -402,7 +402,7 @@ bool RdmaMover::read_streamed_impl(std::span<const BufferDescriptor> d, uint32_t
       std::snprintf(b, sizeof b,
                     "RDMA Read of %u bytes in pieces (%u posted, %u handed on): %u request(s) not "
                     "completed within %g s",
-                    len, posted, consumed, op.pending, t_.timeout_s());
+                    len, posted, consumed, op.pending, t_.transfer_timeout_s());
       channel_fail(b);
     }
   }
@@ -423,7 +423,7 @@ void RdmaMover::post(std::span<const BufferDescriptor> d, uint32_t len, bool rea
     char b[160];
     std::snprintf(b, sizeof b,
                   "RDMA %s of %u bytes (%u posted): %u request(s) not completed within %g s",
-                  read ? "Read" : "Write", len, moved, op.pending, t_.timeout_s());
+                  read ? "Read" : "Write", len, moved, op.pending, t_.transfer_timeout_s());
     channel_fail(b);
   };
   struct Want {

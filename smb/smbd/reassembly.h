@@ -23,6 +23,8 @@ class Reassembler {
   // minus its own DataLength is kFragmentSequence (the connection ends).
   State add(const DataMessage& m, Error* error);
   const std::vector<uint8_t>& message() const { return buf_; }
+  // The completed message, moved out (no copy; message() is empty after).
+  std::vector<uint8_t> take() { return std::move(buf_); }
   // Bytes the peer still owes for the message being reassembled.
   uint32_t expected_remaining() const { return remaining_; }
   bool in_progress() const { return in_progress_; }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "backoff.h"
 #include "data_message.h"
 #include "ndkapp/status.h"
 
@@ -34,46 +35,21 @@ std::string hex32(uint32_t v) {
   return b;
 }
 
-// Idle polling backs off to short sleeps: the machine's cores are shared.
-// Polling a CQ with no completion: spin (yielding the core) for up to
-// kSpin after the last completion or the start, then sleep 20 us, then
-// 200 us once idle for long. An answer usually comes within the spin: a
-// sleep there costs a timer wake-up (~60-100 us with timer slack) per
-// message, which was most of a 4 KiB QD1 I/O's latency on one host. The
-// spin yields on every empty poll: on a loaded machine the peer (and
-// softndk's progress for it) needs the core; a spin that kept it for 50 us
-// made the QD1 p50 5x worse at load 14 (20 -> 115 us). The clock is read
-// every 8th empty poll only (it was a seventh of a spinning client's time).
-struct Backoff {
-  static constexpr auto kSpin = std::chrono::microseconds(200);
-  unsigned idle = 0, sleeps = 0;
-  bool spinning = true;
-  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
-  void hit() {
-    idle = sleeps = 0;
-    spinning = true;
-    since = std::chrono::steady_clock::now();
-  }
-  void wait() {
-    if (++idle < 64) return;
-    if (spinning && (idle % 8 || std::chrono::steady_clock::now() - since < kSpin)) {
-      std::this_thread::yield();
-      return;
-    }
-    spinning = false;
-    ++sleeps;
-    std::this_thread::sleep_for(std::chrono::microseconds(sleeps < 1024 ? 20 : 200));
-  }
-  // Time for the periodic work of an empty poll (timers, deadlines): every
-  // 64th while spinning, each time once sleeping (a sleep costs far more
-  // than the clock; timers such as the keepalive keep their precision).
-  bool periodic() const { return !spinning || idle % 64 == 0; }
-};
-
 }  // namespace
 
 Transport::Transport(tools::Adapter& a, const TransportConfig& cfg)
-    : a_(a), cfg_(cfg), reasm_(cfg.max_fragmented_size) {}
+    : a_(a), cfg_(cfg), reasm_(cfg.max_fragmented_size) {
+  pace_.hot_max = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::micro>(std::clamp(cfg.hot_spin_us, 0.0, 1e6)));
+}
+
+TransportStats Transport::stats() const {
+  TransportStats s = stats_;
+  s.poll_yields = pace_.yields;
+  s.poll_sleeps = pace_.sleeps;
+  s.poll_hot = pace_.hot_polls;
+  return s;
+}
 
 Transport::~Transport() {
   try {
@@ -115,20 +91,23 @@ void Transport::post_receive(uint32_t i) {
   ++posted_;
 }
 
+uint16_t Transport::grant_target() const {
+  // 3.1.5.9: the peer's CreditsRequested, never beyond the receives posted.
+  return std::min<uint16_t>(std::max<uint16_t>(receive_credit_target_, 1), posted_);
+}
+
 uint16_t Transport::credits_to_grant() const {
-  // 3.1.5.9: bring the peer's credits up to its target, never beyond the
-  // receives actually posted.
-  const uint16_t target =
-      std::min<uint16_t>(std::max<uint16_t>(receive_credit_target_, 1), posted_);
+  const uint16_t target = grant_target();
   return target > granted_ ? uint16_t(target - granted_) : 0;
 }
 
 uint32_t Transport::take_send_slot() {
   const auto deadline = tools::deadline_in(cfg_.timeout_s);
-  Backoff b;
+  Backoff b(pace_);
   while (free_send_.empty()) {
+    const uint64_t seen = answers_;
     if (poll_once())
-      b.hit();
+      b.hit(answers_ != seen);
     else
       b.wait();
     if (free_send_.empty() && conn_ && conn_->peer_disconnected())
@@ -146,9 +125,12 @@ uint32_t Transport::take_send_slot() {
 
 void Transport::post_send(std::span<const uint8_t> bytes, const uint32_t* invalidate_token) {
   const uint32_t i = take_send_slot();
-  uint8_t* dst = send_buf_->data() + size_t(i) * send_slot_size_;
-  std::memcpy(dst, bytes.data(), bytes.size());
-  NDK_SGE sge = send_buf_->sge(size_t(i) * send_slot_size_, bytes.size());
+  std::memcpy(send_buf_->data() + size_t(i) * send_slot_size_, bytes.data(), bytes.size());
+  post_slot(i, bytes.size(), invalidate_token);
+}
+
+void Transport::post_slot(uint32_t i, size_t length, const uint32_t* invalidate_token) {
+  NDK_SGE sge = send_buf_->sge(size_t(i) * send_slot_size_, length);
   NTSTATUS st;
   if (invalidate_token)
     st = qp_->get()->Dispatch->NdkSendAndInvalidate(qp_->get(), tag(kSendTag, i), &sge, 1, 0,
@@ -164,7 +146,7 @@ void Transport::post_send(std::span<const uint8_t> bytes, const uint32_t* invali
 void Transport::wait_for_credit(bool may_grant) {
   const auto deadline = tools::deadline_in(cfg_.timeout_s);
   bool waited = false;
-  Backoff b;
+  Backoff b(pace_);
   for (;;) {
     if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
     // The last credit only in a message that grants, or while the peer
@@ -172,8 +154,9 @@ void Transport::wait_for_credit(bool may_grant) {
     const bool grants = may_grant && credits_to_grant() > 0;
     if (send_credits_ > 1 || (send_credits_ == 1 && (grants || granted_ > 0))) break;
     if (!waited) ++stats_.credit_waits, waited = true;
+    const uint64_t seen = answers_;
     if (poll_once())
-      b.hit();
+      b.hit(answers_ != seen);
     else
       b.wait();
     if (conn_->peer_disconnected())
@@ -187,14 +170,21 @@ void Transport::wait_for_credit(bool may_grant) {
 void Transport::send_data_message(uint16_t flags, std::span<const uint8_t> payload,
                                   uint32_t remaining, const uint32_t* invalidate_token) {
   wait_for_credit(true);
+  // The message is built in its send slot: one copy of the payload (a
+  // 4 KiB READ answer was copied twice more, through a vector).
+  const uint32_t i = take_send_slot();
   const uint16_t grant = credits_to_grant();
   if (send_credits_ == 1) flags |= kFlagResponseRequested;  // refill us promptly
   DataHeader h{cfg_.send_credit_target, grant, flags, remaining, 0, 0};
-  std::vector<uint8_t> msg(kDataOffset + payload.size());
-  const size_t n = build_data_header(h, uint32_t(payload.size()), msg);
-  msg.resize(n + payload.size());
-  std::copy(payload.begin(), payload.end(), msg.begin() + n);
-  post_send(msg, invalidate_token);
+  uint8_t* slot = send_buf_->data() + size_t(i) * send_slot_size_;
+  const size_t n =
+      build_data_header(h, uint32_t(payload.size()), std::span<uint8_t>(slot, send_slot_size_));
+  if (n == 0 || n + payload.size() > send_slot_size_) {
+    free_send_.push_back(i);
+    fail(Error::kNone, "smbd: a segment larger than its send slot");
+  }
+  if (!payload.empty()) std::memcpy(slot + n, payload.data(), payload.size());
+  post_slot(i, n + payload.size(), invalidate_token);
   --send_credits_;
   granted_ = uint16_t(granted_ + grant);
   ++stats_.messages_sent;
@@ -233,12 +223,15 @@ unsigned Transport::poll_once(OtherCompletion other, void* other_arg) {
     const uintptr_t ctx = reinterpret_cast<uintptr_t>(r.RequestContext);
     const uint32_t idx = uint32_t(ctx & ~kTagMask);
     if ((ctx & kTagMask) == kRecvTag) {
+      ++answers_;
       handle_receive(r, idx);
     } else if ((ctx & kTagMask) == kSendTag) {
       free_send_.push_back(idx);
       if (r.Status != STATUS_SUCCESS && !ended_) fail_request("send", r.Status);
-    } else if (!(other && other(other_arg, r)) && !(handler_ && handler_(handler_arg_, r))) {
-      ++stats_.unclaimed_completions;
+    } else {
+      ++answers_;  // an RDMA transfer's: the peer's side of it is done
+      if (!(other && other(other_arg, r)) && !(handler_ && handler_(handler_arg_, r)))
+        ++stats_.unclaimed_completions;
     }
   }
   return n;
@@ -283,7 +276,7 @@ void Transport::handle_receive(const NDK_RESULT_EX& r, uint32_t slot) {
     const uint32_t inv = r.Type == NdkOperationTypeReceiveAndInvalidate
                              ? uint32_t(r.TypeSpecificCompletionOutput)
                              : 0;
-    ready_.emplace_back(reasm_.message(), inv);
+    ready_.emplace_back(reasm_.take(), inv);
   }
   post_receive(slot);
 }
@@ -292,8 +285,12 @@ void Transport::service() {
   if (ended_ || !negotiated_) return;
   const auto now = Clock::now();
   const uint16_t grant = credits_to_grant();
-  // Prompt grant when the peer runs low, or the answer it asked for.
-  const bool low = grant > 0 && granted_ <= receive_credit_target_ / 2;
+  // Prompt grant when the peer runs low (half of what we can grant it), or
+  // the answer it asked for. Half of what it asked for was wrong whenever it
+  // asked for more than twice our receives (ndk-smbd asks 64 of ndk-smb's
+  // 32, ksmbd 255): the peer always looked low, and every message it sent
+  // drew an empty grant back (two Sends per 4 KiB QD1 READ, not one).
+  const bool low = grant > 0 && granted_ <= grant_target() / 2;
   if ((response_owed_ || low) && send_credits_ > 0 &&
       (send_credits_ > 1 || grant > 0 || granted_ > 0)) {
     response_owed_ = false;
@@ -315,7 +312,7 @@ void Transport::service() {
 
 bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
                         uint32_t* invalidated) {
-  Backoff b;
+  Backoff b(pace_);
   for (;;) {
     if (!ready_.empty()) {
       *message = std::move(ready_.front().first);
@@ -325,12 +322,15 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
       return true;
     }
     if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+    const uint64_t seen = answers_;
     const bool got = poll_once() > 0;
     if (got) {
-      b.hit();
+      b.hit(answers_ != seen);
     } else {
       b.wait();
-      if (conn_->peer_disconnected() && poll_once() == 0 && ready_.empty()) {
+      // The disconnect event (a mutex) periodically too: it was ~4% of a
+      // server's samples at 4 KiB QD1, looked at on every empty poll.
+      if (b.periodic() && conn_->peer_disconnected() && poll_once() == 0 && ready_.empty()) {
         ended_ = true;
         end_reason_ = tools::with_end_cause("the peer disconnected", conn_.get());
         peer_gone_ = true;
@@ -348,14 +348,16 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
 
 bool Transport::poll_until(bool (*done)(void*), void* arg, OtherCompletion other, void* other_arg,
                            tools::Deadline deadline) {
-  Backoff b;
+  Backoff b(pace_);
   while (!done(arg)) {
     if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+    const uint64_t seen = answers_;
     if (poll_once(other, other_arg))
-      b.hit();
+      b.hit(answers_ != seen);
     else
       b.wait();
     if (done(arg)) break;
+    if (!b.periodic()) continue;  // the event and the clock: periodically
     if (conn_->peer_disconnected()) {
       // What the peer sent before its close comes first: drain once more.
       poll_once(other, other_arg);
@@ -405,10 +407,11 @@ void Transport::disconnect() {
 
 std::vector<uint8_t> Transport::wait_first_message(const char* what) {
   const auto deadline = tools::deadline_in(cfg_.negotiate_timeout_s);
-  Backoff b;
+  Backoff b(pace_);
   while (!first_seen_) {
+    const uint64_t seen = answers_;
     if (poll_once())
-      b.hit();
+      b.hit(answers_ != seen);
     else
       b.wait();
     if (first_seen_) break;

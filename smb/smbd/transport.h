@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "backoff.h"
 #include "error.h"
 #include "ird_ord.h"
 #include "ndkapp/session.h"
@@ -51,6 +52,20 @@ struct TransportConfig {
   double keepalive_timeout_s = 5;
   double negotiate_timeout_s = 5;  // 3.1.1.1 NegotiateTimer (SHOULD be 5 s)
   double timeout_s = 10;           // every other wait (credits, send slots, disconnect)
+  // The wait for an RDMA Read or Write of the peer's buffers (RdmaMover):
+  // the peer's side of the transfer. A peer that disconnects ends it at
+  // once; this bounds one that stays connected but does not move the data.
+  // Longer than timeout_s: a cifs guest under TCG on a loaded host took
+  // 14.5 s to send the 1 MiB Read Response of its first WRITE (the host had
+  // acknowledged every byte; the guest sent nothing for 5.6 s at a time),
+  // and the 10 s bound dropped a healthy connection (interop cifs_dd).
+  double transfer_timeout_s = 60;
+  // A wait for the peer whose previous answer came within this many
+  // microseconds spins without yielding its core for up to 4x that answer
+  // time + 4 us (at most this bound) before it yields on every empty poll
+  // (backoff.h). 0: always yield, as before (an opt-out for a host where
+  // the peer shares the core).
+  double hot_spin_us = 20;
   // Offered version range (initiator). 0x0100 is the only version; other
   // values exist to test a responder's refusal.
   uint16_t min_version = kVersion1, max_version = kVersion1;
@@ -75,6 +90,10 @@ struct TransportStats {
   uint64_t keepalives_sent = 0;                       // RESPONSE_REQUESTED on an idle connection
   uint64_t credit_waits = 0;                          // sends that had to wait for a credit
   uint64_t unclaimed_completions = 0;                 // not ours, no handler claimed them (dropped)
+  // The poll loops' empty polls past the first 64 of a wait (backoff.h):
+  uint64_t poll_hot = 0;     // kept the core (the peer answered promptly lately)
+  uint64_t poll_yields = 0;  // yielded it (sched_yield)
+  uint64_t poll_sleeps = 0;  // slept (the peer went quiet)
 };
 
 class TransportError : public std::runtime_error {
@@ -115,7 +134,7 @@ class Transport {
   void disconnect();
 
   const Negotiated& negotiated() const { return neg_; }
-  const TransportStats& stats() const { return stats_; }
+  TransportStats stats() const;
   bool ended() const { return ended_; }
   const std::string& end_reason() const { return end_reason_; }
   // The peer went (its disconnect event came, or the transport ended on
@@ -136,6 +155,7 @@ class Transport {
   // The bound of every wait for the peer (TransportConfig::timeout_s, the
   // user's --timeout): the RDMA channel's waits use it too.
   double timeout_s() const { return cfg_.timeout_s; }
+  double transfer_timeout_s() const { return cfg_.transfer_timeout_s; }
 
   // For the RDMA channel (same PD and QP; completions of its requests come
   // to the same CQ, with contexts the channel registered via on_other()).
@@ -167,9 +187,12 @@ class Transport {
   Transport(tools::Adapter& a, const TransportConfig& cfg);
   void setup_queues();
   void post_receive(uint32_t i);
+  uint16_t grant_target() const;  // what the peer may hold: min(its request, our receives)
   uint16_t credits_to_grant() const;
   // Sends one message (header + payload) consuming a credit unless `negotiate`.
   void post_send(std::span<const uint8_t> bytes, const uint32_t* invalidate_token);
+  // Posts send slot `i` (taken, filled with `length` bytes).
+  void post_slot(uint32_t i, size_t length, const uint32_t* invalidate_token);
   uint32_t take_send_slot();
   void send_data_message(uint16_t flags, std::span<const uint8_t> payload, uint32_t remaining,
                          const uint32_t* invalidate_token);
@@ -214,6 +237,8 @@ class Transport {
   std::chrono::steady_clock::time_point last_rx_;
   bool keepalive_pending_ = false;
   std::chrono::steady_clock::time_point keepalive_sent_;
+  Pace pace_;             // what the poll loops learned of the peer's answer times
+  uint64_t answers_ = 0;  // completions that came from the peer (not our Sends')
 };
 
 }  // namespace smbd

@@ -246,6 +246,18 @@ TEST(SmbdReassembly, JoinsSegmentsInOrder) {
   }
   EXPECT_EQ(r.message(), data);
   EXPECT_FALSE(r.in_progress());
+  // Moved out (the transport's way), then the next message reassembles
+  // from scratch, with nothing of the first left in it.
+  EXPECT_EQ(r.take(), data);
+  std::vector<uint8_t> second(2000, 0x42);
+  for (const auto& seg : segments(second, 1364)) {
+    smbd::DataMessage m;
+    ASSERT_EQ(smbd::parse_data_message(seg, 131072, &m), smbd::Error::kNone);
+    smbd::Error e;
+    r.add(m, &e);
+    ASSERT_EQ(e, smbd::Error::kNone);
+  }
+  EXPECT_EQ(r.take(), second);
 }
 
 TEST(SmbdReassembly, RejectsBrokenSequence) {
