@@ -48,7 +48,7 @@ struct ServerConfig {
   uint32_t write_chunk = 0;
   // A WRITE over the RDMA channel is read into a staging buffer, then
   // pwrite() (false), or straight into the file's page-cache pages through
-  // a mapped, registered window kept for the open's next WRITEs (true,
+  // a mapped, registered window the process keeps for the file (true,
   // file_window.h; where the file cannot be mapped for writing, the copy
   // anyway). Off by default: a window's first store to each page costs a
   // page fault, which on the measured host made WRITEs of fresh data

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 8u << 20));
   app.add_flag("--map-writes", o.map_writes,
                "RDMA Read a WRITE straight into the file's page cache through a mapped, "
-               "registered window kept for the open's next WRITEs (default: into a staging "
+               "registered window the process keeps per file (default: into a staging "
                "buffer, then pwrite; faster for rewrites, slower for fresh data)");
   app.add_option("--map-rewrites", o.map_rewrites,
                  "without --map-writes: map a WRITE once every page it covers has had this many "
