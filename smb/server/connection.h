@@ -48,7 +48,7 @@ struct ServerConfig {
   uint32_t write_chunk = 0;
   // A WRITE over the RDMA channel is read into a staging buffer, then
   // pwrite() (false), or straight into the file's page-cache pages through
-  // a mapped, registered window kept for the open's next WRITEs (true,
+  // a mapped, registered window the process keeps for the file (true,
   // file_window.h; where the file cannot be mapped for writing, the copy
   // anyway). Off by default: a window's first store to each page costs a
   // page fault, which on the measured host made WRITEs of fresh data
@@ -56,6 +56,13 @@ struct ServerConfig {
   // (docs/smb-direct.md, "Performance", fifth round). write_chunk > 0 takes
   // the pieced path instead.
   bool map_writes = false;
+  // Without map_writes: a WRITE over the RDMA channel is mapped as above
+  // once every page it covers has had this many WRITEs (0: never), counted
+  // per window of the file across opens and connections
+  // (file_window.h). The first WRITEs of a page (a file written once: cp,
+  // dd) are copied; a page rewritten again and again goes through the
+  // mapping, whose page fault it then pays once.
+  unsigned map_rewrites = 0;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
 };
@@ -151,8 +158,8 @@ class Connection {
   uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
   // write.cc
   uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
-  bool write_mapped(Open& o, uint64_t key, std::span<const smbd::BufferDescriptor> d, uint64_t off,
-                    uint32_t len, uint32_t* status);
+  bool write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off, uint32_t len,
+                    uint32_t* status);
   WriteWindows& windows();
   bool channel_valid_for_dialect(uint32_t channel) const;  // MS-SMB2 3.3.5.12/13
   uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);

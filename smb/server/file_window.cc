@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "file_window.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -107,119 +108,239 @@ void remove(int slot) {
 
 }  // namespace fault_guard
 
-WriteWindows::~WriteWindows() {
-  for (auto& w : w_) release(w);
+struct SharedWindow {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  uint64_t off = 0;  // the file byte the window starts at
+  // Per page of the window: WRITEs it had (saturating), under g_mu.
+  std::vector<uint8_t> writes;
+  // The mapping, made under g_mu by the first WRITE mapped into the window;
+  // `fd` (a duplicate) tells later whether the file was removed.
+  uint8_t* base = nullptr;
+  size_t len = 0;
+  int guard = -1, fd = -1;
+  std::atomic<bool> gone{false};  // replaced, removed, or cut: not to be used again
+  std::atomic<bool> cut{false};   // a store into it faulted (fault_guard)
+  uint64_t used = 0;
+  ~SharedWindow() {
+    if (base) {
+      fault_guard::remove(guard);
+      munmap(base, len);
+    }
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+namespace {
+
+// The process's windows (every connection's), least recently used first
+// to go.
+std::mutex g_mu;
+std::vector<std::shared_ptr<SharedWindow>> g_windows;
+uint64_t g_clock = 0;
+
+size_t window_span(uint32_t max_io) {
+  return size_t(WriteWindows::kWindowBytes +
+                (uint64_t(max_io) + page_size() - 1) / page_size() * page_size());
 }
 
-void WriteWindows::release(Window& w) {
+void sweep();
+
+// The window of `sb` (open as `fd`) starting at `start`, made (counts
+// only, no mapping) on a miss; null when the descriptor cannot be
+// duplicated. The window keeps a duplicate of the descriptor: while it is
+// kept, the inode cannot be reused by another file that would inherit its
+// counts. Under g_mu.
+std::shared_ptr<SharedWindow> window_of(int fd, const struct stat& sb, uint64_t start,
+                                        size_t span) {
+  for (auto& w : g_windows)
+    if (w->dev == sb.st_dev && w->ino == sb.st_ino && w->off == start && !w->gone) {
+      w->used = ++g_clock;
+      return w;
+    }
+  sweep();
+  const int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return nullptr;
+  auto w = std::make_shared<SharedWindow>();
+  w->fd = dup;
+  w->dev = sb.st_dev;
+  w->ino = sb.st_ino;
+  w->off = start;
+  w->writes.assign(span / page_size(), 0);
+  w->used = ++g_clock;
+  if (g_windows.size() >= WriteWindows::kSharedWindows) {
+    auto lru = std::min_element(g_windows.begin(), g_windows.end(),
+                                [](const auto& x, const auto& y) { return x->used < y->used; });
+    (*lru)->gone = true;  // connections holding it let it go at their next look
+    *lru = w;
+  } else {
+    g_windows.push_back(w);
+  }
+  return w;
+}
+
+// Forgets windows of files no longer linked anywhere (their descriptor
+// and mapping would keep the blocks) and those gone. Under g_mu.
+void sweep() {
+  std::erase_if(g_windows, [](const std::shared_ptr<SharedWindow>& w) {
+    struct stat sb {};
+    if (w->fd >= 0 && fstat(w->fd, &sb) == 0 && sb.st_nlink == 0) w->gone = true;
+    return w->gone.load();
+  });
+}
+
+}  // namespace
+
+WriteWindows::~WriteWindows() {
+  for (auto& r : regs_) release(r);
+}
+
+void WriteWindows::release(Reg& r) {
   const double tmo = t_.adapter().close_timeout();
   bool freed = true;
-  if (w.mr) {
+  if (r.mr) {
     auto* p = tools::Pending::try_make();
     if (p) {
-      NTSTATUS st = w.mr->Dispatch->NdkDeregisterMr(w.mr, &tools::Pending::on_request, p);
+      NTSTATUS st = r.mr->Dispatch->NdkDeregisterMr(r.mr, &tools::Pending::on_request, p);
       freed = tools::Pending::finish(p, st, tmo) != STATUS_IO_TIMEOUT;
     } else {
       freed = false;
     }
-    freed = tools::close_object(&w.mr->Header, w.mr->Dispatch->NdkCloseMr, tmo) && freed;
-    w.mr = nullptr;
+    freed = tools::close_object(&r.mr->Header, r.mr->Dispatch->NdkCloseMr, tmo) && freed;
+    r.mr = nullptr;
   }
   // A registration that would not go away in time keeps its pages mapped
-  // (as tools::Buffer does): the engine might still place into them.
-  if (w.base && freed) {
-    fault_guard::remove(w.guard);
-    munmap(w.base, w.len);
+  // (as tools::Buffer does): the engine might still place into them. The
+  // window is then never unmapped.
+  if (!freed && r.w) new std::shared_ptr<SharedWindow>(r.w);
+  r = Reg{};
+}
+
+bool WriteWindows::rewritten(int fd, const struct stat& sb, uint64_t off, uint32_t len,
+                             unsigned before) {
+  const uint64_t start = off / kWindowBytes * kWindowBytes;
+  const size_t span = window_span(max_io_);
+  if (len == 0 || off + len > start + span) return before == 0;
+  std::lock_guard<std::mutex> g(g_mu);
+  auto w = window_of(fd, sb, start, span);
+  if (!w) return false;
+  bool all = true;
+  const size_t first = (off - start) / page_size(), last = (off - start + len - 1) / page_size();
+  for (size_t i = first; i <= last && i < w->writes.size(); ++i) {
+    if (w->writes[i] < before) all = false;
+    if (w->writes[i] < 255) ++w->writes[i];
   }
-  w = Window{};
+  return all;
 }
 
 bool WriteWindows::faulted(const Sink& sink) {
-  for (auto it = w_.begin(); it != w_.end(); ++it) {
-    if (sink.at < it->base || sink.at >= it->base + it->len) continue;
-    if (!fault_guard::take_hit(it->guard)) return false;
+  for (auto it = regs_.begin(); it != regs_.end(); ++it) {
+    SharedWindow& w = *it->w;
+    if (sink.at < w.base || sink.at >= w.base + w.len) continue;
+    // Another connection's cut window is this WRITE's failure too: its
+    // pages may be anonymous ones now.
+    if (fault_guard::take_hit(w.guard)) w.cut = true;
+    if (!w.cut) return false;
+    if (!w.gone.exchange(true)) {
+      std::lock_guard<std::mutex> g(g_mu);
+      sweep();
+    }
     release(*it);
-    w_.erase(it);
+    regs_.erase(it);
     return true;
   }
   return false;
 }
 
-void WriteWindows::drop(uint64_t key) {
-  for (auto it = w_.begin(); it != w_.end();) {
-    if (it->key == key) {
+void WriteWindows::drop(uint64_t) {
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    sweep();
+  }
+  for (auto it = regs_.begin(); it != regs_.end();) {
+    if (it->w->gone) {
       release(*it);
-      it = w_.erase(it);
+      it = regs_.erase(it);
     } else {
       ++it;
     }
   }
 }
 
-bool WriteWindows::sink(uint64_t key, int fd, uint64_t off, uint32_t len, Sink* out) {
+bool WriteWindows::sink(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out) {
   const uint64_t start = off / kWindowBytes * kWindowBytes;
-  // Mapped max_io (whole pages) past the window's end: a WRITE starting in
-  // the window ends inside the mapping.
-  const size_t span =
-      size_t(kWindowBytes + (uint64_t(max_io_) + page_size() - 1) / page_size() * page_size());
+  const size_t span = window_span(max_io_);
   if (off + len > start + span) return false;  // a WRITE larger than max_io: not ours
-  for (auto& w : w_) {
-    if (w.key == key && w.off == start) {
-      w.used = ++clock_;
-      *out = {w.base + (off - start), w.token};
-      return true;
+  for (auto it = regs_.begin(); it != regs_.end(); ++it) {
+    SharedWindow& w = *it->w;
+    if (w.dev != sb.st_dev || w.ino != sb.st_ino || w.off != start) continue;
+    if (w.gone) {  // replaced or cut: map it anew
+      release(*it);
+      regs_.erase(it);
+      break;
+    }
+    it->used = ++clock_;
+    *out = {w.base + (off - start), it->token};
+    return true;
+  }
+  std::shared_ptr<SharedWindow> w;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    w = window_of(fd, sb, start, span);
+    if (!w) return false;
+    if (!w->base) {
+      // Mapped through this open's descriptor: it was opened for writing
+      // (the caller's fallocate succeeded on it).
+      void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(start));
+      if (m == MAP_FAILED) return false;
+      const int guard = fault_guard::add(m, span);
+      if (guard < 0) {  // unguarded, a cut file could end the server
+        munmap(m, span);
+        return false;
+      }
+      w->base = static_cast<uint8_t*>(m);
+      w->len = span;
+      w->guard = guard;
     }
   }
-  void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(start));
-  if (m == MAP_FAILED) return false;
-  Window nw;
-  nw.key = key;
-  nw.off = start;
-  nw.base = static_cast<uint8_t*>(m);
-  nw.len = span;
-  nw.used = ++clock_;
+  Reg r;
+  r.w = w;
+  r.used = ++clock_;
   tools::Adapter& a = t_.adapter();
   NDK_PD* pd = t_.pd().get();
   auto* p = new tools::Pending;
   NDK_OBJECT_HEADER* obj = nullptr;
-  NTSTATUS st = pd->Dispatch->NdkCreateMr(pd, FALSE, &tools::Pending::on_create, p, &nw.mr);
+  NTSTATUS st = pd->Dispatch->NdkCreateMr(pd, FALSE, &tools::Pending::on_create, p, &r.mr);
   st = tools::Pending::finish(p, st, a.timeout(), &obj);
-  if (!nw.mr) nw.mr = reinterpret_cast<NDK_MR*>(obj);
-  if (st != STATUS_SUCCESS || !nw.mr) {
-    nw.mr = nullptr;
-    release(nw);
+  if (!r.mr) r.mr = reinterpret_cast<NDK_MR*>(obj);
+  if (st != STATUS_SUCCESS || !r.mr) {
+    r.mr = nullptr;
     return false;
   }
-  MDL mdl{nullptr, nw.base, span};
+  MDL mdl{nullptr, w->base, w->len};
   p = new tools::Pending;
-  st = nw.mr->Dispatch->NdkRegisterMr(nw.mr, &mdl, span,
-                                      NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
-                                      &tools::Pending::on_request, p);
+  st = r.mr->Dispatch->NdkRegisterMr(r.mr, &mdl, w->len,
+                                     NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+                                     &tools::Pending::on_request, p);
   st = tools::Pending::finish(p, st, a.timeout());
   if (st != STATUS_SUCCESS) {
     // Not registered: closing the MR is all it needs (a device backend may
     // refuse a long-term pin of a file's pages; the pwrite() path serves).
-    tools::close_object(&nw.mr->Header, nw.mr->Dispatch->NdkCloseMr, a.close_timeout());
-    nw.mr = nullptr;
-    release(nw);
+    tools::close_object(&r.mr->Header, r.mr->Dispatch->NdkCloseMr, a.close_timeout());
+    r.mr = nullptr;
     return false;
   }
-  nw.token = nw.mr->Dispatch->NdkGetLocalTokenFromMr(nw.mr);
-  nw.guard = fault_guard::add(nw.base, nw.len);
-  if (nw.guard < 0) {  // unguarded, a cut file could end the server: copy instead
-    release(nw);
-    return false;
-  }
+  r.token = r.mr->Dispatch->NdkGetLocalTokenFromMr(r.mr);
   ++mapped_;
-  if (w_.size() >= kMaxWindows) {
-    auto lru = std::min_element(w_.begin(), w_.end(),
-                                [](const Window& x, const Window& y) { return x.used < y.used; });
+  if (regs_.size() >= kMaxWindows) {
+    auto lru = std::min_element(regs_.begin(), regs_.end(),
+                                [](const Reg& x, const Reg& y) { return x.used < y.used; });
     release(*lru);
-    *lru = nw;
+    *lru = r;
   } else {
-    w_.push_back(nw);
+    regs_.push_back(r);
   }
-  *out = {nw.base + (off - start), nw.token};
+  *out = {w->base + (off - start), r.token};
   return true;
 }
 

@@ -3,14 +3,18 @@
 // mapped MAP_SHARED (its page-cache pages) and registered as memory
 // regions, so that a WRITE's RDMA Read lands in the file with one copy
 // (out of the client) instead of two (out of the client into a staging
-// buffer, then pwrite() into the page cache). A few windows per
-// connection, reused across WRITEs: mmap, NdkRegisterMr and above all
-// munmap (a TLB shootdown on every CPU running one of the server's
-// threads) are paid once per window, not per WRITE. docs/smb-direct.md,
+// buffer, then pwrite() into the page cache). Windows are kept by the
+// process across WRITEs, opens and connections: mmap, the first store to
+// each page (a page fault), NdkRegisterMr and above all munmap (a TLB
+// shootdown on every CPU running one of the server's threads) are paid
+// once per window, not per WRITE. docs/smb-direct.md,
 // "WRITE straight into the page cache".
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "smbd/transport.h"
@@ -34,13 +38,25 @@ bool take_hit(int slot);
 void remove(int slot);
 }  // namespace fault_guard
 
+// One window of a file (by device and inode, not by open), kept by the
+// process for every connection's WRITEs: its mapping (made when a WRITE is
+// first mapped into it) and how many WRITEs each of its pages has had. A
+// page's first store through a new mapping is a page fault (on the
+// measured host ~20 us, against ~1 us to pwrite() the page), so the
+// mapping pays only for pages written again and again: it outlives the
+// open and the connection that made it (docs/smb-direct.md, "WRITE
+// straight into the page cache").
+struct SharedWindow;
+
 class WriteWindows {
  public:
   // Bytes of file each window starts in (aligned windows of this size,
   // each mapped max_io bytes longer so that any WRITE starting in it ends
-  // in it too), and the windows a connection keeps (least recently used
-  // replaced).
+  // in it too); the windows the process keeps (least recently used
+  // replaced: their mappings go once no connection holds them), and the
+  // windows a connection keeps registered.
   static constexpr uint64_t kWindowBytes = 32ull << 20;
+  static constexpr unsigned kSharedWindows = 8;
   static constexpr unsigned kMaxWindows = 4;
 
   WriteWindows(smbd::Transport& t, uint32_t max_io) : t_(t), max_io_(max_io) {}
@@ -48,40 +64,49 @@ class WriteWindows {
   WriteWindows(const WriteWindows&) = delete;
   WriteWindows& operator=(const WriteWindows&) = delete;
 
+  // Counts a WRITE of file bytes [off, off + len) of the file open as
+  // `fd` (described by `sb`), and says whether every page it covers had at least
+  // `before` WRITEs already (0: always true). The counts are the
+  // process's, across opens and connections, and go with their window
+  // when it is replaced.
+  bool rewritten(int fd, const struct stat& sb, uint64_t off, uint32_t len, unsigned before);
+
   struct Sink {
     uint8_t* at = nullptr;  // the file byte `off`, in the mapping
-    uint32_t token = 0;     // the window's local token
+    uint32_t token = 0;     // the window's local token on this connection
   };
-  // The sink of file bytes [off, off + len) of open `key` (descriptor
-  // `fd`), mapping and registering the window that holds them on a miss.
-  // False when the file cannot be mapped for writing (a read-only open, a
-  // file system without shared writable mappings) or the mapping cannot be
-  // registered: the caller takes the pwrite() path. The bytes must lie
-  // inside the file (extended first): a mapping's page past the end of the
-  // file is not there to write.
-  bool sink(uint64_t key, int fd, uint64_t off, uint32_t len, Sink* out);
+  // The sink of file bytes [off, off + len) of the file open as `fd`
+  // (described by `sb`), mapping the window that holds them (once for the
+  // process) and registering it on this connection on a miss. False when
+  // the file cannot be mapped for writing (a read-only open, a file system
+  // without shared writable mappings) or the mapping cannot be registered:
+  // the caller takes the pwrite() path. The bytes must lie inside the file
+  // (extended first): a mapping's page past the end of the file is not
+  // there to write.
+  bool sink(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out);
   // Whether a fault was caught in the window of `sink` (the file was cut
-  // under it while the data was placed): the window is dropped (pages of
-  // it are no longer the file's), the WRITE failed.
+  // under it while the data was placed, by this connection's WRITE or
+  // another's): the window is dropped for every connection (pages of it
+  // are no longer the file's), the WRITE failed.
   bool faulted(const Sink& sink);
-  // Forgets (deregisters, unmaps) the windows of open `key`: it is closed,
-  // or its size was set.
+  // An open of this connection is closed or its size set (`key`, unused:
+  // windows are the file's, not the open's). Windows of files removed
+  // meanwhile go, so that the process does not keep a deleted file's
+  // blocks.
   void drop(uint64_t key);
-  uint64_t mapped() const { return mapped_; }  // windows mapped so far
+  uint64_t mapped() const { return mapped_; }  // windows this connection registered
 
  private:
-  struct Window {
-    uint64_t key = 0, off = 0, used = 0;
-    uint8_t* base = nullptr;
-    size_t len = 0;
+  struct Reg {
+    std::shared_ptr<SharedWindow> w;
     NDK_MR* mr = nullptr;
     uint32_t token = 0;
-    int guard = -1;  // fault_guard slot
+    uint64_t used = 0;
   };
-  void release(Window& w);
+  void release(Reg& r);
   smbd::Transport& t_;
   uint32_t max_io_;
-  std::vector<Window> w_;
+  std::vector<Reg> regs_;
   uint64_t clock_ = 0, mapped_ = 0;
 };
 

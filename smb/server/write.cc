@@ -3,11 +3,12 @@
 // channel three ways:
 //  * copied (the default): the RDMA Read into a staging buffer, then
 //    pwrite() (two copies);
-//  * mapped (ServerConfig::map_writes): the file is extended and its blocks
-//    reserved first (fallocate), then the RDMA Read lands straight in the
-//    file's page-cache pages through a mapped, registered window
-//    (file_window.h): one copy, out of the client; where a file cannot be
-//    mapped for writing, copied;
+//  * mapped (ServerConfig::map_rewrites: pages written that many times
+//    before; ServerConfig::map_writes: every WRITE): the file is extended
+//    and its blocks reserved first (fallocate), then the RDMA Read lands
+//    straight in the file's page-cache pages through a mapped, registered
+//    window the process keeps (file_window.h): one copy, out of the
+//    client; where a file cannot be mapped for writing, copied;
 //  * in pieces (ServerConfig::write_chunk): each piece pwrite()n while the
 //    next ones are on the wire.
 #include "smb2/write.h"
@@ -52,10 +53,17 @@ WriteWindows& Connection::windows() {
 // The mapped path. False when it does not apply to this WRITE (nothing
 // done, the file as it was: the copy path serves it); true when it served
 // it, with its status in *status.
-bool Connection::write_mapped(Open& o, uint64_t key, std::span<const smbd::BufferDescriptor> d,
-                              uint64_t off, uint32_t len, uint32_t* status) {
+bool Connection::write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off,
+                              uint32_t len, uint32_t* status) {
   struct stat sb {};
   if (fstat(o.fd, &sb) != 0) return false;
+  // Copied unless every page of it was written map_rewrites times before
+  // (by any open or connection, as long as its window is kept): a page's
+  // first store through the mapping costs more than pwrite()ing it
+  // several times (docs/smb-direct.md, "WRITE straight into the page
+  // cache"). --map-writes maps every WRITE.
+  if (!windows().rewritten(o.fd, sb, off, len, cfg_.map_writes ? 0 : cfg_.map_rewrites))
+    return false;
   const uint64_t before = uint64_t(sb.st_size), made = std::max(before, off + len);
   // Blocks reserved and the size extended before any byte goes through the
   // mapping: a store into a hole that finds no free block, or into a page
@@ -72,7 +80,7 @@ bool Connection::write_mapped(Open& o, uint64_t key, std::span<const smbd::Buffe
     return false;
   }
   WriteWindows::Sink s;
-  if (!windows().sink(key, o.fd, off, len, &s)) {
+  if (!windows().sink(o.fd, sb, off, len, &s)) {
     restore_size(o.fd, before, made);
     o.mappable = false;  // no shared writable mapping, or it cannot be registered
     return false;
@@ -123,7 +131,6 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
   Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (o->dir) return nt::kInvalidDeviceRequest;
-  const uint64_t key = cur_file_.persistent;
   // Writes data to the file at rq.offset + at; 0 or the errno status.
   uint32_t failed = nt::kSuccess;
   auto put_at = [&](const uint8_t* p, size_t n, uint64_t at) {
@@ -146,8 +153,9 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     if (rq.offset > uint64_t(INT64_MAX) - len) return nt::kInvalidParameter;
     const uint64_t reads_before = mover().reads_posted();
     uint32_t st = nt::kSuccess;
-    if (cfg_.map_writes && cfg_.write_chunk == 0 && len > 0 && o->mappable &&
-        write_mapped(*o, key, d, rq.offset, len, &st)) {
+    const bool may_map = cfg_.map_writes || cfg_.map_rewrites > 0;
+    if (may_map && cfg_.write_chunk == 0 && len > 0 && o->mappable &&
+        write_mapped(*o, d, rq.offset, len, &st)) {
       if (st != nt::kSuccess) return st;
       put = len;
     } else {

@@ -230,6 +230,99 @@ TEST(SmbServerMappedWrite, ByDefaultCopies) {
   EXPECT_EQ(s.stats.rdma_reads.load(), 1u);
 }
 
+// CLOSE of `id`: its status.
+uint32_t close_file(Client& c, const std::array<uint8_t, 16>& id) {
+  std::vector<uint8_t> b(24, 0);
+  le::store16(b.data(), 24);
+  std::copy(id.begin(), id.end(), b.begin() + 8);
+  return c.call(smb2::kClose, b);
+}
+
+// Whether this process holds a descriptor or a mapping of a removed file
+// named `leaf` (the server's windows).
+bool holds_removed(const std::string& leaf) {
+  const std::string gone = leaf + " (deleted)";
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = fs::read_symlink(e.path(), ec);
+    if (!ec && target.string().find(gone) != std::string::npos) return true;
+  }
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(gone) != std::string::npos) return true;
+  return false;
+}
+
+// The server's configuration with pages mapped from their third WRITE on.
+server::ServerConfig rewrites() {
+  server::ServerConfig cfg = config(0);
+  cfg.map_rewrites = 2;
+  return cfg;
+}
+
+// --map-rewrites: a page's first WRITEs are copied, the ones after are
+// mapped; a WRITE with a page not written often enough is copied whole.
+// The bytes are right after every answer, whichever path took them.
+TEST(SmbServerMappedWrite, PagesRewrittenAreMappedTheFirstWritesCopied) {
+  ServedShare s(rewrites());
+  auto t = s.connect();
+  Client c(*t);
+  const auto id = open_new_file(c, "rewritten.bin");
+  smbd::BufferPool pool(*t, 1, 2 * kMiB, 2 * kMiB);
+  const fs::path path = s.dir.root / "export" / "rewritten.bin";
+  std::vector<uint8_t> want;
+  for (uint8_t pass = 0; pass < 4; ++pass) {
+    ASSERT_EQ(write_at(c, pool, id, 4096, kMiB + 5, &want, uint8_t(pass + 1)), nt::kSuccess);
+    EXPECT_TRUE(file_bytes(path) == want) << "pass " << int(pass);
+    EXPECT_EQ(s.stats.mapped_writes.load(), pass < 2 ? 0u : pass - 1u) << "pass " << int(pass);
+  }
+  // The last page of that range (written 4 times) and one never written.
+  ASSERT_EQ(write_at(c, pool, id, 4096 + kMiB, 8192, &want, 9), nt::kSuccess);
+  EXPECT_EQ(s.stats.mapped_writes.load(), 2u);
+  EXPECT_TRUE(file_bytes(path) == want);
+  // Past the end of the file, in a window never touched: copied.
+  ASSERT_EQ(write_at(c, pool, id, 40 * kMiB + 7, 3000, &want, 10), nt::kSuccess);
+  EXPECT_EQ(s.stats.mapped_writes.load(), 2u);
+  EXPECT_TRUE(file_bytes(path) == want);
+  EXPECT_EQ(s.stats.rdma_reads.load(), 6u);
+}
+
+// The counts and the mapping are the file's: another open on another
+// connection maps a range the first one rewrote. Once the file is removed
+// and its last open closed, the server keeps neither a descriptor nor a
+// mapping of it (its blocks are freed).
+TEST(SmbServerMappedWrite, WindowsOutliveTheOpenAndTheConnectionNotTheFile) {
+  ServedShare s(rewrites());
+  const fs::path path = s.dir.root / "export" / "kept.bin";
+  std::vector<uint8_t> want;
+  {
+    auto t = s.connect();
+    Client c(*t);
+    const auto id = open_new_file(c, "kept.bin");
+    smbd::BufferPool pool(*t, 1, kMiB, kMiB);
+    for (uint8_t pass = 0; pass < 3; ++pass)
+      ASSERT_EQ(write_at(c, pool, id, 0, kMiB, &want, uint8_t(pass + 1)), nt::kSuccess);
+    EXPECT_EQ(s.stats.mapped_writes.load(), 1u);
+    EXPECT_EQ(close_file(c, id), nt::kSuccess);
+  }
+  auto t = s.connect();  // after the first connection's end (ServedShare::connect)
+  Client c(*t);
+  const auto id = open_new_file(c, "kept.bin", 1);  // FILE_OPEN
+  smbd::BufferPool pool(*t, 1, kMiB, kMiB);
+  ASSERT_EQ(write_at(c, pool, id, 0, kMiB, &want, 4), nt::kSuccess);
+  EXPECT_EQ(s.stats.mapped_writes.load(), 2u);
+  EXPECT_TRUE(file_bytes(path) == want);
+  ASSERT_EQ(write_at(c, pool, id, 2 * kMiB, kMiB, &want, 5), nt::kSuccess);  // new pages
+  EXPECT_EQ(s.stats.mapped_writes.load(), 2u);
+  EXPECT_TRUE(file_bytes(path) == want);
+
+  fs::remove(path);
+  EXPECT_TRUE(holds_removed("kept.bin"));  // the open and the window
+  EXPECT_EQ(close_file(c, id), nt::kSuccess);
+  EXPECT_FALSE(holds_removed("kept.bin"));
+}
+
 }  // namespace
 
 namespace {

@@ -37,6 +37,7 @@ struct Options {
   bool guest = false, quiet = false, trace = false, map_writes = false;
   uint32_t max_io = 1u << 20, write_chunk = 0;
   unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
+  unsigned map_rewrites = smb::server::ServerConfig{}.map_rewrites;
   double duration = 0;
   double hot_spin_us = smbd::TransportConfig{}.hot_spin_us;
 };
@@ -70,8 +71,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 8u << 20));
   app.add_flag("--map-writes", o.map_writes,
                "RDMA Read a WRITE straight into the file's page cache through a mapped, "
-               "registered window kept for the open's next WRITEs (default: into a staging "
+               "registered window the process keeps per file (default: into a staging "
                "buffer, then pwrite; faster for rewrites, slower for fresh data)");
+  app.add_option("--map-rewrites", o.map_rewrites,
+                 "without --map-writes: map a WRITE once every page it covers has had this many "
+                 "WRITEs (counted per file window, across opens and connections); 0 never")
+      ->check(CLI::Range(0u, 255u));
   app.add_option("--max-connections", o.max_connections,
                  "established connections served at once (default 16)")
       ->check(CLI::Range(1u, 1024u));
@@ -116,6 +121,7 @@ int main(int argc, char** argv) {
     cfg.staging_buffers = o.staging_buffers;
     cfg.write_chunk = o.write_chunk;
     cfg.map_writes = o.map_writes;
+    cfg.map_rewrites = o.map_rewrites;
     cfg.trace = o.trace;
     if (!o.users.empty()) cfg.users = load_users(o.users);
     for (size_t i = 0; i < cfg.server_guid.size(); ++i)
