@@ -55,6 +55,22 @@ class SeqTable {
     return true;
   }
 
+  // The lowest live number; only when !empty().
+  uint64_t oldest() const { return lo_; }
+
+  // fn(seq, const T&) for every record numbered below `seq`, oldest first,
+  // each dropped after fn returns: the requests an RC send queue finished
+  // before the one whose completion came (unsignaled WQEs, docs/verbs.md
+  // "Flags"). fn must not touch the table.
+  template <class Fn>
+  void retire_before(uint64_t seq, Fn fn) {
+    while (count_ != 0 && lo_ < seq) {
+      const uint64_t q = lo_;
+      fn(q, static_cast<const T&>(slots_[q & (slots_.size() - 1)].value));
+      erase(q);
+    }
+  }
+
   // fn(seq, T&) for every record, oldest (lowest number) first.
   template <class Fn>
   void for_each(Fn fn) {

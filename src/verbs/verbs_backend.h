@@ -212,6 +212,7 @@ class VerbsConnection final : public provider::Connection,
   std::deque<SendWqes> batch_;
   provider::WorkRequest sq_wr_;               // post_sends_locked's scratch
   SeqTable<PostedRecord> sends_;              // by SQ sequence number (the wr_id)
+  SignalPolicy signal_;                       // silent successes: unsignaled WQEs
   SeqTable<provider::ReceiveRequest> recvs_;  // by n (the wr_id is kRecvBit | n)
   uint64_t next_recv_ = 0;
   std::shared_ptr<VerbsSrq> srq_;  // the QP's device SRQ, if any (set before qp_)

@@ -92,6 +92,7 @@ NTSTATUS VerbsConnection::create_qp() {
   // LOCAL_INV from user space goes with type-2 windows (verbs_map.h).
   lim_.local_inv = prov_->fr_support() == provider::Provider::FrSupport::kWindows;
   lim_.fence_local_ops = prov_->fence_local_ops();
+  signal_ = SignalPolicy(s.sq_depth);
   // Receives queued before the connection (the usual NDK order) go to the
   // device now, before the peer can send; later ones as they are posted.
   post_receives_locked();

@@ -132,9 +132,11 @@ void VerbsConnection::post_sends_locked() {
     }
     if (w.coalesce_inline && wr.inline_data != nullptr)
       w.sge[0].addr = reinterpret_cast<uintptr_t>(wr.inline_data);
-    // Every WQE is signaled: the object model keeps each request's record
-    // until its completion and suppresses the CQE of a silent success.
-    w.wr[w.count - 1].send_flags |= IBV_SEND_SIGNALED;
+    // A silent success goes unsignaled (build_send): its record is retired
+    // by the next completion of the queue (poll_locked), and SignalPolicy
+    // signals one of a long run anyway (the object model suppresses that
+    // CQE: the request is still silent).
+    if (signal_.signal(!w.signaled)) w.wr[w.count - 1].send_flags |= IBV_SEND_SIGNALED;
     PostedRecord& rec = sends_.insert(seq);
     rec.request_context = wr.context;
     rec.type = wr.type;
@@ -413,6 +415,18 @@ void VerbsConnection::poll_locked() {
           recvs_.erase(num);
         }
       } else {
+        // An RC send queue completes in posting order, and an error always
+        // has its own CQE (signaled or not), which comes first: the records
+        // older than this completion are unsignaled WQEs that succeeded
+        // (silent successes, build_send). Retired here, in order, before
+        // this one; they report no CQE (the object model drops a silent
+        // success's) but free their ring slots.
+        if (!sends_.empty() && sends_.oldest() < c.wr_id) {
+          sends_.retire_before(c.wr_id, [this](uint64_t seq, const PostedRecord& r) {
+            if (host_ != nullptr)
+              host_->sq_complete(seq, STATUS_SUCCESS, static_cast<ULONG>(r.length));
+          });
+        }
         const PostedRecord* rec = sends_.find(c.wr_id);
         if (rec == nullptr) continue;
         const uint64_t len = rec->length;

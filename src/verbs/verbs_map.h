@@ -290,6 +290,35 @@ struct SendWqes {
 // The WQEs are linked (wr[0].next = &wr[1]); wr[last].next is null.
 NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out);
 
+// Which silent-success requests still get a signaled WQE. NDK_OP_FLAG_
+// SILENT_SUCCESS is an unsignaled WQE (build_send), and an RC send queue
+// reports nothing for it: the backend retires its record (and the object
+// model frees its ring slot) when a later WQE of the queue completes.
+// A consumer that posts only silent requests would so fill its NDK send
+// queue with requests long done, where the software backend frees each
+// slot as its request completes; so every `every`-th WQE of an unbroken
+// run of unsignaled ones is signaled anyway (its CQE carries no NDK
+// completion: the object model suppresses a silent success). `every` is
+// half the NDK queue's depth: at most every - 1 done requests wait for a
+// later completion, and the device's own queue (kWqesPerRequest slots per
+// NDK request) can never fill with them either.
+class SignalPolicy {
+ public:
+  explicit SignalPolicy(uint32_t ndk_sq_depth = 1)
+      : every_(ndk_sq_depth / 2 > 1 ? ndk_sq_depth / 2 : 1) {}
+  // The request's WQE is signaled (true) or left unsignaled.
+  bool signal(bool silent) {
+    if (silent && ++run_ < every_) return false;
+    run_ = 0;
+    return true;
+  }
+  uint32_t every() const { return every_; }
+
+ private:
+  uint32_t every_;
+  uint32_t run_ = 0;  // unsignaled WQEs since the last signaled one
+};
+
 struct RecvWqe {
   ibv_recv_wr wr{};
   ibv_sge sge[kMaxSge]{};

@@ -111,6 +111,8 @@ CASES=(
   "verbs perf_rxe_read 420" "verbs perf_rxe_lat 480"
   # the same with -e on both tools (CQ notifications, not busy polling)
   "verbs perf_rxe_lat_event 420"
+  # the same with both tools signaling one Send in 100 (-t 128 -Q 100)
+  "verbs perf_rxe_lat_mod 420"
   # fast register, windows, invalidation, SRQs through the NDK API (issue 30)
   "verbs ndk_fr_rxe 180" "verbs ndk_fr_siw 240"
   # reconnect loops with the library's defaults (issue 32): siw's first-FPDU race

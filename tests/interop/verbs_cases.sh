@@ -300,6 +300,11 @@ case_wire_siw() {
 #   perf_rxe_lat_event  the same with -e on both tools: each waits for its
 #                  CQ's notification (ib_send_lat: ibv_get_cq_event;
 #                  ndkperf: NdkArmCq and the notification callback)
+#   perf_rxe_lat_mod  the same with -t 128 -Q 100 on both tools: one Send in
+#                  100 signaled (ndkperf: the others NDK_OP_FLAG_SILENT_SUCCESS,
+#                  unsignaled WQEs on the verbs backend). Without -t both
+#                  signal every Send: -Q is clamped to the TX depth, 1 for
+#                  the latency tests (perftest's force_dependecies)
 # perftest's MB/sec is MiB/s (2^20; "--report_gbits ... instead of
 # MiB/sec"); ndkperf's JSON mbps is 10^6 B/s: converted before the ratio.
 # Gated only against a gross regression, on the median pair: a TCG guest on
@@ -322,7 +327,7 @@ VPERF_BW_MIN=0.1
 # shellcheck disable=SC2016 # expanded in the guest
 VPERF_RETRY='retry() { local o=$1 e=$2; shift 2; for i in $(seq 1 40); do
     timeout 60 "$@" >"$o" 2>"$e" && return 0
-    grep -qi "refused\|Unable to perform rdma_client" "$o" "$e" || return 1; sleep 0.25; done; return 1; }'
+    grep -qi "refused\|Unable to perform rdma_client\|Couldn.t connect" "$o" "$e" || return 1; sleep 0.25; done; return 1; }'
 # vperf_measure TEST PERFTEST SIZE ITERS PORT COLUMN UNIT [FLAGS]: one interleaved
 # bracket on ports PORT+1 .. PORT+2*ROUNDS+1 (a run that measured nothing -
 # a perftest or ndkperf failure, seen under heavy host load - is run again
@@ -334,21 +339,28 @@ VPERF_RETRY='retry() { local o=$1 e=$2; shift 2; for i in $(seq 1 40); do
 vperf_measure() {
   local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 fl=${8:-} a=$VERBS_RXE_NET.1 r
   local k=$t # the runs' file tag: the test, and its flags if any
-  # Bandwidth: perftest's server busy-polls its handshake CQ through the
-  # data phase, ndkperf's sleeps on its CQ's notification; a second perftest
-  # series with its server in event mode (-e; the client busy-polls in both,
-  # as ndkperf's) puts both servers in the same wait mode (the fair pair).
-  # ib_write_bw refuses -e ("Events feature not available on WRITE verb"),
-  # so only read_bw has that pair (docs/verbs.md).
+  # Bandwidth: perftest's -R server waits for the client's end in its
+  # rdma_cm handshake, busy-polling that connection's receive CQ
+  # (rdma_read_keys: -e does not change it), ndkperf's sleeps on its CQ's
+  # notification. A second perftest series without -R (QPs connected over
+  # its TCP exchange: the server waits in a blocking read() of that socket;
+  # the same RC QPs and the same busy-polling client loop, on the IPv4
+  # RoCE v2 GID of rxe0) puts both servers asleep: the fair pair
+  # (docs/verbs.md "Bandwidth: like with like").
   local sfl=""
-  [ "$unit" != us ] && [ -z "$fl" ] && [ "$ib" = ib_read_bw ] && sfl=-e
+  [ "$unit" != us ] && [ -z "$fl" ] && sfl=tcp
   [ -n "$fl" ] && k=$t$(printf %s "$fl" | tr -c 'a-zA-Z0-9' _)
   VPERF_RC=0
   rm -f "$SHARE"/npc-"$k".*.json
   g_run 330 "$VPERF_RETRY
+    # rxe0's RoCE v2 GID of $a (perftest without -R: -x)
+    gx=0; for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do i=\${f##*/}
+      case \$(cat \$f) in 0000:0000:0000:0000:0000:ffff:*)
+        [ \"\$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/\$i 2>/dev/null)\" = 'RoCE v2' ] && { gx=\$i; break; } ;; esac; done
+    # ib PORT [CONNECT]: CONNECT is -R (rdma_cm, the default) or -x GID
     ib() { local k q v; for k in 0 1 2; do q=\$((\$1 + 100 * k))
-             timeout 60 $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl \${2:-} >ibs.\$q.txt 2>&1 &
-             retry ibc.\$q.txt ibc.\$q.err $ib -R -d rxe0 -p \$q -s $s -n $n -F $fl $a; wait
+             timeout 60 $ib \${2:--R} -d rxe0 -p \$q -s $s -n $n -F $fl >ibs.\$q.txt 2>&1 &
+             retry ibc.\$q.txt ibc.\$q.err $ib \${2:--R} -d rxe0 -p \$q -s $s -n $n -F $fl $a; wait
              v=\$(awk '\$1 == $s {print \$$col}' ibc.\$q.txt)
              # perftest's own settings, for the like-with-like line (stderr: not the figure)
              grep -E 'TX depth|CQ Moderation|Outstand reads|Mtu|Number of qps|Max inline' ibc.\$q.txt | tr -s ' \t' ' ' | sed 's/^/perftest-setting:/' >&2 || true
@@ -363,12 +375,12 @@ vperf_measure() {
              echo \"ndkperf on port \$q failed: \$(tail -n 2 npc-$k.\$2.err | tr '\n' ' ')\" >&2
            done; }
     echo \"base_0 \$(ib $((p + 1)))\"
-    if [ -n \"$sfl\" ]; then echo \"ebase_0 \$(ib $((p + 31)) $sfl)\"; fi
+    if [ -n \"$sfl\" ]; then echo \"ebase_0 \$(ib $((p + 31)) \"-x \$gx\")\"; fi
     for r in \$(seq 1 $VPERF_ROUNDS); do
       nd \$(($p + 2 * r)) \$r
       echo \"base_\$r \$(ib \$(($p + 2 * r + 1)))\"
       # (an if: a false test as the loop's last command would be the run's exit code)
-      if [ -n \"$sfl\" ]; then echo \"ebase_\$r \$(ib \$(($p + 2 * r + 31)) $sfl)\"; fi
+      if [ -n \"$sfl\" ]; then echo \"ebase_\$r \$(ib \$(($p + 2 * r + 31)) \"-x \$gx\")\"; fi
     done" >"$CDIR/perf.txt" 2>&1 || VPERF_RC=$?
   # (jq runs here: the guest has none)
   local q='[.. | objects | .mbps? // empty][0] // empty | . * 1000000 / 1048576'
@@ -383,7 +395,7 @@ vperf_measure() {
   # outstanding reads are its default, the device's max_qp_rd_atom).
   local pset nset
   pset=$(grep -o 'perftest-setting:.*' "$CDIR/perf.txt" | sort -u | sed 's/^perftest-setting: *//' | tr '\n' ';')
-  nset=$(jq -r '"tx_depth \(.config.tests[0].tx_depth // "?"), ord \([.. | objects | .ord? // empty][0] // "?"), inline \(.config.tests[0].inline_size // "?")"' \
+  nset=$(jq -r '"tx_depth \(.config.tests[0].tx_depth // "?"), ord \([.. | objects | .ord? // empty][0] // "?"), inline \(.config.tests[0].inline_size // "?"), cq_mod \(.results[0].cq_mod // "?")"' \
     "$CDIR/ndkperf.1.json" 2>/dev/null)
   echo "  perf| settings: $ib -R: ${pset:-?} ndkperf $t: ${nset:-?}; both $s B x $n"
   echo "verbs $t${fl:+ $fl} settings: $ib -R: ${pset:-?} ndkperf: ${nset:-?}; both $s B x $n" >>"$STATE/verbs-perf.txt"
@@ -405,12 +417,12 @@ vperf_measure() {
         if (!fair) continue
         ok = e[i - 1] > 0 && e[i] > 0 && d[i] > 0
         r = ok ? d[i] / ((e[i - 1] + e[i]) / 2) : ""
-        printf "fair pair %d ndkperf %s perftest (server -e) %s %s ratio %s\n", i, d[i], e[i - 1], e[i], ok ? sprintf("%.2f", r) : "none"
+        printf "fair pair %d ndkperf %s perftest without -R (server asleep) %s %s ratio %s\n", i, d[i], e[i - 1], e[i], ok ? sprintf("%.2f", r) : "none"
         if (ok) w[++m] = r
       }
       print "median " med(v, k)
-      # Both servers asleep in the data phase (perftest server -e): like with like.
-      if (fair) print "fair median " med(w, m) " (both servers sleeping: ndkperf / perftest with its server -e)"
+      # Both servers asleep in the data phase (perftest without -R): like with like.
+      if (fair) print "fair median " med(w, m) " (both servers asleep: ndkperf / perftest without -R)"
     }' "$CDIR/perf.txt" >"$CDIR/ratios.txt"
   local line
   while read -r line; do
@@ -432,7 +444,7 @@ vperf_gate() {
 # checks are on the last.
 vperf_bracket() {
   local t=$1 ib=$2 s=$3 n=$4 p=$5 col=$6 unit=$7 fl=${8:-} med max=$VPERF_LAT_MAX
-  [ -n "$fl" ] && max=$VPERF_LAT_MAX_EVENT
+  case " $fl " in *" -e "*) max=$VPERF_LAT_MAX_EVENT ;; esac
   need_vkit || return 0
   g_run 90 "$VERBS_RXE_SETUP" >/dev/null 2>&1 || true
   vperf_measure "$t" "$ib" "$s" "$n" "$p" "$col" "$unit" "$fl"
@@ -480,6 +492,12 @@ case_perf_rxe_lat() {
 # waiting thread (docs/verbs.md "Performance"). Gated at 20x
 # (VPERF_LAT_MAX_EVENT).
 case_perf_rxe_lat_event() { vperf_bracket send_lat ib_send_lat 64 1000 18900 5 us -e; }
+# CQ moderation as perftest has it (-Q, clamped to the TX depth -t): both
+# tools signal one Send in 100 on each side. ndkperf posts the others with
+# NDK_OP_FLAG_SILENT_SUCCESS, which the verbs backend posts unsignaled
+# (docs/verbs.md "Flags"); the default pair (perf_rxe_lat) signals every
+# Send in both tools.
+case_perf_rxe_lat_mod() { vperf_bracket send_lat ib_send_lat 64 1000 19300 5 us "-t 128 -Q 100"; }
 
 # Fast register, memory windows, invalidation and SRQs through the NDK API
 # on the verbs backend (softndk-verbs-ndk-exercise, src/verbs/

@@ -100,6 +100,31 @@ TEST(NdkperfE2e, SeveralQpsAndSmallTxDepth) {
   expect_sane(j["results"][0], 1000);
 }
 
+// send_lat -Q (perftest's CQ moderation): pings and pongs go
+// NDK_OP_FLAG_SILENT_SUCCESS but one in 8; a count that is no multiple of 8,
+// a time limit and event mode each end with every request accounted for
+// (the last ping is signaled; the server's Report covers its last pongs).
+TEST(NdkperfE2e, SendLatCqModeration) {
+  auto j =
+      run_json({"send_lat", "-t", "16", "-Q", "8", "-s", "64", "-n", "203", "--json", "--quiet"});
+  ASSERT_EQ(j["results"].size(), 1u);
+  expect_sane(j["results"][0], 203);
+  EXPECT_EQ(j["results"][0]["cq_mod"], 8);
+  EXPECT_EQ(j["results"][0]["tx_depth"], 16);
+  j = run_json(
+      {"send_lat", "-e", "-t", "16", "-Q", "8", "-s", "64", "-n", "100", "--json", "--quiet"});
+  expect_sane(j["results"][0], 100);
+  j = run_json({"send_lat", "-t", "16", "-Q", "8", "-s", "64", "-D", "0.3", "--json", "--quiet"});
+  const auto& d = j["results"][0];
+  EXPECT_FALSE(d.contains("error")) << d.dump();
+  EXPECT_GT(d["iterations"].get<uint64_t>(), 0u) << d.dump();
+  EXPECT_EQ(d["bytes"], d["bytes_sent"]) << d.dump();
+  // At the default depth of 1 there is nothing to moderate (perftest too).
+  j = run_json({"send_lat", "-Q", "8", "-s", "64", "-n", "50", "--json", "--quiet"});
+  expect_sane(j["results"][0], 50);
+  EXPECT_EQ(j["results"][0]["cq_mod"], 1);
+}
+
 TEST(NdkperfE2e, CrcOnAndMpaRevision) {
   auto j = run_json({"read_bw", "--crc", "on", "-s", "65536", "-n", "50", "--json", "--quiet"});
   expect_sane(j["results"][0], 50);

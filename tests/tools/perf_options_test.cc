@@ -32,6 +32,33 @@ TEST(PerfOptions, LoopbackIsTheDefaultWithoutHost) {
   EXPECT_EQ(tx_depth_for(o, o.tests[0]), 128u);
 }
 
+// -Q as perftest's: default 100, at most the TX depth (1 for the latency
+// tests unless -t), send_lat only.
+TEST(PerfOptions, CqModeration) {
+  PerfOptions o;
+  std::string t;
+  ASSERT_EQ(parse({"send_lat"}, o, t), -1) << t;
+  EXPECT_EQ(o.cq_mod, 100u);
+  EXPECT_EQ(tx_depth_for(o, o.tests[0]), 1u);
+  EXPECT_EQ(cq_mod_for(o, o.tests[0]), 1u);
+  PerfOptions deep;
+  ASSERT_EQ(parse({"send_lat", "-t", "128"}, deep, t), -1) << t;
+  EXPECT_EQ(tx_depth_for(deep, deep.tests[0]), 128u);
+  EXPECT_EQ(cq_mod_for(deep, deep.tests[0]), 100u);
+  PerfOptions clamp;
+  ASSERT_EQ(parse({"send_lat", "-t", "4", "-Q", "8"}, clamp, t), -1) << t;
+  EXPECT_EQ(cq_mod_for(clamp, clamp.tests[0]), 4u);
+  PerfOptions other;
+  ASSERT_EQ(parse({"write_lat", "-t", "16", "-Q", "8"}, other, t), -1) << t;
+  EXPECT_EQ(cq_mod_for(other, other.tests[0]), 1u);
+  PerfOptions sbw;
+  ASSERT_EQ(parse({"send_bw", "-Q", "8"}, sbw, t), -1) << t;
+  EXPECT_EQ(cq_mod_for(sbw, sbw.tests[0]), 1u);
+  PerfOptions bad;
+  EXPECT_EQ(parse({"send_lat", "-Q", "0"}, bad, t), 2);
+  EXPECT_NE(t.find("cq-mod"), std::string::npos) << t;
+}
+
 TEST(PerfOptions, ServerAndClientRoles) {
   PerfOptions s, c;
   std::string t;

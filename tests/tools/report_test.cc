@@ -74,6 +74,7 @@ TEST(Report, JsonIsValidAndComplete) {
   EXPECT_EQ(l["test"], "send_lat");
   EXPECT_EQ(l["tx_depth"], 1);
   EXPECT_EQ(l["inline_size"], 220);
+  EXPECT_EQ(l["cq_mod"], 1);
   ASSERT_EQ(j["config"]["tests"].size(), 2u);
   EXPECT_EQ(j["config"]["tests"][1]["inline_size"], 220);
   EXPECT_FALSE(j["config"].contains("inline_size"));

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace softndk::verbs {
@@ -90,6 +91,63 @@ TEST(SeqTable, InsertOfAFreedTopNumberAndBelowTheWindow) {
   int& again = t.insert(10);  // an existing record is returned, not reset
   EXPECT_EQ(again, 1);
   EXPECT_EQ(t.size(), 3u);
+}
+
+TEST(SeqTable, RetireBeforeTakesTheOlderRecordsInOrder) {
+  // The send path with silent successes: 20..24 unsignaled, 23 completed at
+  // post time (a gap), 25 signaled. Its CQE retires 20, 21, 22 and 24, oldest
+  // first, each with its own record, and leaves 25 and what came after it.
+  SeqTable<int> t;
+  for (uint64_t s = 20; s < 28; ++s) t.insert(s) = static_cast<int>(s) * 10;
+  EXPECT_TRUE(t.erase(23));
+  std::vector<std::pair<uint64_t, int>> seen;
+  auto note = [&seen](uint64_t q, const int& v) { seen.emplace_back(q, v); };
+  t.retire_before(25, note);
+  const std::vector<std::pair<uint64_t, int>> want{{20, 200}, {21, 210}, {22, 220}, {24, 240}};
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.oldest(), 25u);
+  ASSERT_NE(t.find(25), nullptr);
+  EXPECT_EQ(*t.find(25), 250);
+  // Nothing older than the oldest: nothing retired (a CQE for the oldest).
+  seen.clear();
+  t.retire_before(25, note);
+  t.retire_before(3, note);
+  EXPECT_TRUE(seen.empty());
+  EXPECT_EQ(t.size(), 3u);
+  // Past the newest: all of them, and the table is empty and reusable.
+  t.retire_before(1000, note);
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_TRUE(t.empty());
+  t.retire_before(2000, note);
+  EXPECT_EQ(seen.size(), 3u);
+  t.insert(2000) = 7;
+  EXPECT_EQ(t.oldest(), 2000u);
+  EXPECT_EQ(*t.find(2000), 7);
+}
+
+TEST(SeqTable, RetireBeforeAcrossRingWrapsAndGrowth) {
+  // One signaled WQE in 100 through a ring that starts at 16 slots: the
+  // window grows to 100 records, wraps many times, and each CQE retires
+  // exactly the 99 before it.
+  SeqTable<uint64_t> t;
+  uint64_t retired = 0, next = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 100; ++i, ++next) t.insert(next) = next;
+    const uint64_t signaled = next - 1;
+    uint64_t expect = signaled - 99;
+    t.retire_before(signaled, [&](uint64_t q, const uint64_t& v) {
+      EXPECT_EQ(q, expect);
+      EXPECT_EQ(v, expect);
+      ++expect;
+      ++retired;
+    });
+    EXPECT_EQ(expect, signaled);
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_TRUE(t.erase(signaled));
+  }
+  EXPECT_EQ(retired, 50u * 99u);
+  EXPECT_LE(t.capacity(), 128u);
 }
 
 TEST(SeqTable, ClaimKeepsTheSlotsOldContentsInsertClears) {

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace softndk::verbs {
 namespace {
 
@@ -68,6 +70,52 @@ TEST(BuildSend, FlagsMapToSendFlags) {
   EXPECT_FALSE(w.signaled);
   EXPECT_TRUE(w.deferred);
   EXPECT_EQ(w.sge[0].lkey, 0u);  // inline: the token is not used (NDKPI 2.3)
+}
+
+TEST(SignalPolicy, SilentSuccessesGoUnsignaledUpToHalfTheQueue) {
+  // NDK send queue of 128: a run of silent requests is cut by a signaled
+  // WQE every 64; a request that wants its completion is always signaled
+  // and starts the count again.
+  SignalPolicy p(128);
+  EXPECT_EQ(p.every(), 64u);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 63; ++i) EXPECT_FALSE(p.signal(true)) << round << " " << i;
+    EXPECT_TRUE(p.signal(true)) << round;
+  }
+  for (int i = 0; i < 40; ++i) EXPECT_FALSE(p.signal(true));
+  EXPECT_TRUE(p.signal(false));  // a completion wanted: signaled, run reset
+  for (int i = 0; i < 63; ++i) EXPECT_FALSE(p.signal(true));
+  EXPECT_TRUE(p.signal(true));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(p.signal(false));
+}
+
+TEST(SignalPolicy, ConsumerSignalsOneInNAsPerftestsCqMod) {
+  // ndkperf -Q 100 -t 128 (send queue 144: every 72): the consumer signals
+  // every 100th; the policy adds one in between. Never more than 71 done
+  // requests wait for a later completion.
+  SignalPolicy p(144);
+  unsigned signaled = 0, run = 0, longest = 0;
+  for (unsigned i = 1; i <= 1000; ++i) {
+    const bool s = p.signal(i % 100 != 0);
+    run = s ? 0 : run + 1;
+    longest = std::max(longest, run);
+    signaled += s ? 1 : 0;
+  }
+  EXPECT_EQ(signaled, 20u);  // 10 by the consumer, 10 by the policy
+  EXPECT_EQ(longest, 71u);
+}
+
+TEST(SignalPolicy, ShallowQueuesSignalEverything) {
+  for (uint32_t depth : {0u, 1u, 2u, 3u}) {
+    SignalPolicy p(depth);
+    EXPECT_EQ(p.every(), 1u) << depth;
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(p.signal(true)) << depth;
+  }
+  SignalPolicy four(4);  // every 2nd of a silent run
+  EXPECT_FALSE(four.signal(true));
+  EXPECT_TRUE(four.signal(true));
+  EXPECT_FALSE(four.signal(true));
+  EXPECT_TRUE(four.signal(true));
 }
 
 TEST(BuildSend, SendAndInvalidateWriteRead) {

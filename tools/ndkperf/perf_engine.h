@@ -38,6 +38,7 @@ struct EngineConfig {
   double duration = 0;
   unsigned qps = 1;
   unsigned tx_depth = 128;
+  unsigned cq_mod = 1;  // send_lat: one ping/pong in cq_mod signaled (cq_mod_for)
   unsigned inline_size = 0;
   bool events = false;
   bool shm_buffers = false;  // the RDMA buffer from SoftNdkAllocateSharedMemory

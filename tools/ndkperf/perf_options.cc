@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "ndkapp/size_text.h"
 #include "ndkapp/version.h"
@@ -60,6 +61,10 @@ int parse_perf_options(int argc, const char* const* argv, PerfOptions& o, std::s
   app.add_option("-D,--duration", o.duration, "seconds per size (instead of -n)")
       ->check(CLI::Range(0.01, 3600.0));
   app.add_option("-q,--qp", o.qps, "number of QPs (connections)")->check(CLI::Range(1u, 64u));
+  app.add_option("-Q,--cq-mod", o.cq_mod,
+                 "send_lat: signal one Send in this many, the others silent (default 100, "
+                 "at most the TX depth: 1 unless -t is given, as perftest)")
+      ->check(CLI::Range(1u, 1024u));
   app.add_option("-t,--tx-depth", o.tx_depth, "outstanding work requests per QP")
       ->check(CLI::Range(1u, 4096u));
   auto* inl = app.add_option("-I,--inline_size", o.inline_size,
@@ -197,8 +202,15 @@ uint64_t iters_for(const PerfOptions& o, Test) {
 }
 
 unsigned tx_depth_for(const PerfOptions& o, Test t) {
-  if (t.metric == Metric::Lat) return 1;
+  // The latency tests keep one request in flight whatever the depth; -t
+  // sizes the send queue (and with it -Q's ceiling), as perftest's.
+  if (t.metric == Metric::Lat) return o.tx_depth ? o.tx_depth : 1;
   return o.tx_depth ? o.tx_depth : 128;
+}
+
+unsigned cq_mod_for(const PerfOptions& o, Test t) {
+  if (t != Test{Op::Send, Metric::Lat}) return 1;
+  return std::max(1u, std::min(o.cq_mod, tx_depth_for(o, t)));
 }
 
 unsigned inline_for(const PerfOptions& o, Test t) {

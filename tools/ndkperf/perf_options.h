@@ -24,6 +24,10 @@ struct PerfOptions {
   double duration = 0;  // seconds per measured point; 0 = use iterations
   unsigned qps = 1;
   unsigned tx_depth = 0;  // 0 = default (128 bw, 1 lat)
+  // send_lat: one ping (pong) in cq_mod is signaled, the others are posted
+  // NDK_OP_FLAG_SILENT_SUCCESS; at most tx_depth, as perftest's -Q (its
+  // default 100, so 1 at the latency tests' default depth of 1).
+  unsigned cq_mod = 100;
   unsigned inline_size = 0;
   bool inline_given = false;  // -I on the command line (else inline_for's default)
   uint16_t port = 18515;
@@ -63,6 +67,9 @@ std::vector<Job> make_plan(const PerfOptions& o);
 std::vector<size_t> sizes_for(const PerfOptions& o, Test t);
 uint64_t iters_for(const PerfOptions& o, Test t);
 unsigned tx_depth_for(const PerfOptions& o, Test t);
+// The CQ moderation a test runs with: min(-Q, tx depth) for send_lat (as
+// perftest clamps it), 1 for the others.
+unsigned cq_mod_for(const PerfOptions& o, Test t);
 // Inline data size: -I if given; otherwise, like perftest, 220 bytes for the
 // Send and Write latency tests (its DEF_INLINE_WRITE) and none for the rest.
 inline constexpr unsigned kLatInlineDefault = 220;

@@ -28,7 +28,7 @@ std::string crc_text(int crc) { return crc < 0 ? "default" : crc ? "on" : "off";
 RunInfo::TestSettings settings_for(const std::string& test, const RunInfo& in) {
   for (const RunInfo::TestSettings& s : in.per_test)
     if (s.test == test) return s;
-  return {test, in.tx_depth, in.inline_size};
+  return {test, in.tx_depth, in.inline_size, 1};
 }
 
 // The header shows what the connection negotiated when the library told
@@ -54,6 +54,9 @@ void banner(std::ostringstream& os, const std::string& test, const RunInfo& in,
      << "\n";
   os << " Completions     : " << (in.events ? "events (CQ notification)" : "busy-poll")
      << "   Inline : " << inl << "   CRC : " << crc << "   MPA rev : " << rev << "\n";
+  // send_lat -Q: most Sends silent (NDK_OP_FLAG_SILENT_SUCCESS).
+  if (set.cq_mod > 1)
+    os << " CQ moderation   : " << set.cq_mod << " (one Send in " << set.cq_mod << " signaled)\n";
   // The path the data took (Connection::path_text; docs/samehost.md).
   if (!first.path.empty()) os << " Data path       : " << first.path << "\n";
   os << kRule;
@@ -178,6 +181,7 @@ nlohmann::json results_json(const std::vector<PerfResult>& results, const RunInf
     const RunInfo::TestSettings set = settings_for(r.test, in);
     j["tx_depth"] = set.tx_depth;
     j["inline_size"] = set.inline_size;
+    j["cq_mod"] = set.cq_mod;
     arr.push_back(std::move(j));
   }
   return {{"tool", "ndkperf"},

@@ -31,6 +31,7 @@ struct RunInfo {
   struct TestSettings {
     std::string test;
     unsigned tx_depth = 0, inline_size = 0;
+    unsigned cq_mod = 1;  // send_lat: one Send in cq_mod signaled (-Q)
   };
   std::vector<TestSettings> per_test;
 };

@@ -33,6 +33,7 @@ EngineConfig engine_config(const PerfOptions& o, Test t) {
   c.duration = o.duration;
   c.qps = o.qps;
   c.tx_depth = tx_depth_for(o, t);
+  c.cq_mod = cq_mod_for(o, t);
   c.inline_size = inline_for(o, t);
   c.events = o.events;
   c.shm_buffers = o.shm_buffers;
@@ -99,7 +100,7 @@ RunInfo run_info(const PerfOptions& o, const std::string& peer) {
   in.duration = o.duration;
   in.iters = o.tests.empty() ? 0 : iters_for(o, o.tests.front());
   for (Test t : o.tests)
-    in.per_test.push_back({test_name(t), tx_depth_for(o, t), inline_for(o, t)});
+    in.per_test.push_back({test_name(t), tx_depth_for(o, t), inline_for(o, t), cq_mod_for(o, t)});
   return in;
 }
 

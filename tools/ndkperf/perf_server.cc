@@ -240,7 +240,9 @@ class Server : public Side {
       // Pong: the same size back.
       NDK_SGE s = data_.sge(0, len);
       // Solicited: the client waits for the pong with a SOLICITED arm.
-      ULONG flags = kSolicit;
+      // -Q: silent but one in cq_mod, as the client's pings (perftest's
+      // server runs the same loop).
+      ULONG flags = kSolicit | moderate(q, true);
       if (len <= cfg_.inline_size) flags |= NDK_OP_FLAG_INLINE;
       check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, flags), "NdkSend", q);
       ++q.sq_out;

@@ -95,6 +95,12 @@ struct QpState {
   // send_lat's data phase: receives taken whose buffer is not re-posted
   // yet (Side::handle, repost_owed).
   unsigned recv_owed = 0;
+  // send_lat -Q (cq_mod > 1): pings (client) or pongs (server) go silent
+  // but one in cq_mod. Each signaled request on the QP records how many
+  // silent ones were posted since the one before (covers): its completion,
+  // which comes after theirs in queue order, stands for them too.
+  unsigned cq_mod = 1, silent_run = 0, silent = 0;
+  std::deque<unsigned> covers;
   uint64_t posted = 0, completed = 0, recv_msgs = 0, recv_bytes = 0;
   uint64_t done_bytes = 0;   // BytesTransferred of the completed data requests
   uint64_t credits = 0;      // client: cumulative credit from the server
@@ -144,6 +150,10 @@ class Side {
     q->index = index;
     q->rq_depth = rq_depth;
     q->sq_depth = cfg_.tx_depth + kCtrlSqRoom;
+    // Silent requests hold their send-queue slots until a later completion
+    // (on a device), so at most tx_depth - 1 of them: -Q is clamped to it.
+    if (cfg_.test == Test{Op::Send, Metric::Lat})
+      q->cq_mod = std::max(1u, std::min(cfg_.cq_mod, cfg_.tx_depth));
     q->rx = std::make_unique<tools::Buffer>(adapter_, pd_, std::max(max_, kCtrlSize),
                                             NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     q->ctrl = std::make_unique<tools::Buffer>(adapter_, pd_, kCtrlSlots * kCtrlSize,
@@ -169,6 +179,33 @@ class Side {
     if (st != STATUS_SUCCESS) throw ToolError("NdkReceive: " + tools::status_name(st));
   }
 
+  // The flags of a request about to be posted on `q` under -Q: silent if
+  // `may_be_silent` (a ping or pong) and not the cq_mod-th of a run, as
+  // perftest's run_iter_lat_send. Every request of a moderated QP goes
+  // through here (and is then posted): the covers queue stays in step.
+  static ULONG moderate(QpState& q, bool may_be_silent) {
+    if (q.cq_mod <= 1) return 0;
+    if (may_be_silent && ++q.silent_run < q.cq_mod) {
+      ++q.silent;
+      return NDK_OP_FLAG_SILENT_SUCCESS;
+    }
+    if (may_be_silent) q.silent_run = 0;
+    q.covers.push_back(q.silent);
+    q.silent = 0;
+    return 0;
+  }
+  // A send-queue completion on `q`: how many silent requests it stands for
+  // besides itself.
+  static unsigned covered(QpState& q) {
+    if (q.covers.empty()) return 0;
+    const unsigned n = q.covers.front();
+    q.covers.pop_front();
+    return n;
+  }
+  // The silent requests are the data requests of the side that sends them
+  // as such (the client's pings; the server's pongs are not counted as data).
+  bool silent_are_data_ = false;
+
   void check_posted(NTSTATUS st, const char* what, QpState& q) {
     if (st == STATUS_SUCCESS) return;
     if (q.conn && q.conn->peer_disconnected())
@@ -186,7 +223,8 @@ class Side {
     size_t off = (q.slot++ % kCtrlSlots) * kCtrlSize;
     encode_ctrl(m, q.ctrl->data() + off);
     NDK_SGE s = q.ctrl->sge(off, kCtrlSize);
-    check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, kSolicit), "NdkSend", q);
+    const ULONG flags = kSolicit | moderate(q, false);
+    check_posted(q.qp->send(rctx(q.index, kCtrl), &s, 1, flags), "NdkSend", q);
     ++q.sq_out;
   }
 
@@ -196,7 +234,8 @@ class Side {
     while (q.sq_out >= q.sq_depth)
       if (!pump_alive(dl)) quiet("the send queue stays full");
     NDK_SGE s = q.ctrl->sge(0, 0);
-    check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, kSolicit), "NdkSend", q);
+    const ULONG flags = kSolicit | moderate(q, false);
+    check_posted(q.qp->send(rctx(q.index, kEnd), &s, 0, flags), "NdkSend", q);
     ++q.sq_out;
   }
 
@@ -342,10 +381,23 @@ class Side {
         --q.data_out;
         ++q.completed;
         q.done_bytes += r.BytesTransferred;
+        retire_silent(q);
         break;
       default:
         --q.sq_out;
+        retire_silent(q);
         break;
+    }
+  }
+
+  // The silent requests a send-queue completion stands for (-Q).
+  void retire_silent(QpState& q) {
+    const unsigned n = covered(q);
+    if (n == 0) return;
+    q.sq_out -= n;
+    if (silent_are_data_) {
+      q.data_out -= n;
+      q.completed += n;
     }
   }
 
