@@ -24,8 +24,10 @@ smbd_start() {
   fi
   mkdir -p "$CDIR/export"
   echo "$SMB_USER:$SMB_PASS" >"$CDIR/users"
+  # --duration: past the longest case bound (600 s), so that a slow case
+  # is ended by its own checks, never by the server quitting under a mount.
   "$NDK_SMBD" --share "$CDIR/export" --users "$CDIR/users" -a 127.0.0.1 -p "$HT_SMB" \
-    --duration 280 --json "$CDIR/smbd.json" >"$CDIR/smbd.out" 2>"$CDIR/smbd.err" &
+    --duration 660 --json "$CDIR/smbd.json" >"$CDIR/smbd.out" 2>"$CDIR/smbd.err" &
   SMBD_PID=$!
   HOST_PIDS+=("$SMBD_PID")
   local end=$((SECONDS + 10))
