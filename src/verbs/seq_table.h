@@ -71,6 +71,21 @@ class SeqTable {
     }
   }
 
+  // The same for the records below `seq` that pred(const T&) accepts; the
+  // others stay (a signaled request waits for its own completion: siw
+  // completes a Read after the WQEs posted behind it).
+  template <class Pred, class Fn>
+  void retire_before(uint64_t seq, Pred pred, Fn fn) {
+    const uint64_t end = seq < hi_ ? seq : hi_;
+    for (uint64_t q = lo_; count_ != 0 && q < end; ++q) {
+      if (!live(q)) continue;
+      const T& v = slots_[q & (slots_.size() - 1)].value;
+      if (!pred(v)) continue;
+      fn(q, v);
+      erase(q);
+    }
+  }
+
   // fn(seq, T&) for every record, oldest (lowest number) first.
   template <class Fn>
   void for_each(Fn fn) {

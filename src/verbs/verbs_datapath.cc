@@ -136,8 +136,10 @@ void VerbsConnection::post_sends_locked() {
     // by the next completion of the queue (poll_locked), and SignalPolicy
     // signals one of a long run anyway (the object model suppresses that
     // CQE: the request is still silent).
-    if (signal_.signal(!w.signaled)) w.wr[w.count - 1].send_flags |= IBV_SEND_SIGNALED;
+    const bool signaled = signal_.signal(!w.signaled);
+    if (signaled) w.wr[w.count - 1].send_flags |= IBV_SEND_SIGNALED;
     PostedRecord& rec = sends_.insert(seq);
+    rec.signaled = signaled;
     rec.request_context = wr.context;
     rec.type = wr.type;
     rec.length = w.length;
@@ -415,17 +417,22 @@ void VerbsConnection::poll_locked() {
           recvs_.erase(num);
         }
       } else {
-        // An RC send queue completes in posting order, and an error always
-        // has its own CQE (signaled or not), which comes first: the records
-        // older than this completion are unsignaled WQEs that succeeded
-        // (silent successes, build_send). Retired here, in order, before
-        // this one; they report no CQE (the object model drops a silent
-        // success's) but free their ring slots.
+        // An RC send queue completes its WQEs as they finish, in posting
+        // order but for a Read (siw completes the WQEs behind a Read before
+        // its response lands; build_send signals every Read), and an error
+        // always has its own CQE (signaled or not), which comes first: the
+        // unsignaled records older than this completion are silent
+        // successes that finished. Retired here, in order, before this
+        // one; they report no CQE (the object model drops a silent
+        // success's) but free their ring slots. A signaled record waits for
+        // its own CQE.
         if (!sends_.empty() && sends_.oldest() < c.wr_id) {
-          sends_.retire_before(c.wr_id, [this](uint64_t seq, const PostedRecord& r) {
-            if (host_ != nullptr)
-              host_->sq_complete(seq, STATUS_SUCCESS, static_cast<ULONG>(r.length));
-          });
+          sends_.retire_before(
+              c.wr_id, [](const PostedRecord& r) { return !r.signaled; },
+              [this](uint64_t seq, const PostedRecord& r) {
+                if (host_ != nullptr)
+                  host_->sq_complete(seq, STATUS_SUCCESS, static_cast<ULONG>(r.length));
+              });
         }
         const PostedRecord* rec = sends_.find(c.wr_id);
         if (rec == nullptr) continue;

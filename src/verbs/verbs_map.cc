@@ -288,7 +288,13 @@ NTSTATUS build_send(const SendRequest& req, const QpLimits& lim, SendWqes* out) 
     nsge = 1;
   }
   out->deferred = (req.flags & NDK_OP_FLAG_DEFER) != 0;
-  out->signaled = (req.flags & NDK_OP_FLAG_SILENT_SUCCESS) == 0;
+  // A silent Read is signaled all the same: siw completes the WQEs after a
+  // Read as they are sent, before the Read's response has landed (the Read
+  // waits in its ORQ), so a later CQE does not prove the Read done, and the
+  // backend retires unsignaled records on a later CQE (poll_locked). Found
+  // by ndk-nvmet over kernel siw (interop verbs nvmet_siw: a WRITE's data
+  // taken before its Read Response landed).
+  out->signaled = (req.flags & NDK_OP_FLAG_SILENT_SUCCESS) == 0 || req.op == SendOp::kRead;
 
   unsigned send_flags = 0;
   if (out->signaled) send_flags |= IBV_SEND_SIGNALED;

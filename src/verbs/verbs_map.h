@@ -346,7 +346,8 @@ NTSTATUS status_of(ibv_wc_status s);
 struct PostedRecord {
   void* request_context = nullptr;
   NDK_OPERATION_TYPE type = NdkOperationTypeSend;
-  uint64_t length = 0;  // initiator: bytes posted; receive: capacity
+  uint64_t length = 0;   // initiator: bytes posted; receive: capacity
+  bool signaled = true;  // initiator: its last WQE asks for a CQE
 };
 
 // NDK_RESULT_EX of one completion. Receives report wc.byte_len; initiator

@@ -126,6 +126,29 @@ TEST(SeqTable, RetireBeforeTakesTheOlderRecordsInOrder) {
   EXPECT_EQ(*t.find(2000), 7);
 }
 
+TEST(SeqTable, RetireBeforeLeavesTheRecordsThePredicateKeeps) {
+  // siw's order: a signaled Read (10), then silent Writes (11, 12) and a
+  // signaled Send (13) whose CQE comes before the Read's. The Send's CQE
+  // retires 11 and 12 only; the Read waits for its own.
+  SeqTable<bool> t;  // the value: signaled
+  t.insert(10) = true;
+  t.insert(11) = false;
+  t.insert(12) = false;
+  t.insert(13) = true;
+  std::vector<uint64_t> seen;
+  t.retire_before(
+      13, [](const bool& signaled) { return !signaled; },
+      [&seen](uint64_t q, const bool&) { seen.push_back(q); });
+  EXPECT_EQ(seen, (std::vector<uint64_t>{11, 12}));
+  EXPECT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.oldest(), 10u);
+  EXPECT_NE(t.find(10), nullptr);
+  EXPECT_NE(t.find(13), nullptr);
+  EXPECT_TRUE(t.erase(13));
+  EXPECT_TRUE(t.erase(10));
+  EXPECT_TRUE(t.empty());
+}
+
 TEST(SeqTable, RetireBeforeAcrossRingWrapsAndGrowth) {
   // One signaled WQE in 100 through a ring that starts at 16 slots: the
   // window grows to 100 records, wraps many times, and each CQE retires

@@ -166,9 +166,17 @@ TEST(BuildSend, ReadWithLocalInvalidateIsReadThenFencedLocalInv) {
   EXPECT_EQ(w.wr[1].invalidate_rkey, 0x3301u);
   EXPECT_EQ(w.wr[1].send_flags, static_cast<unsigned>(IBV_SEND_FENCE | IBV_SEND_SIGNALED));
   EXPECT_EQ(w.wr[1].wr_id, 9u);
+  // Silent all the same: a Read is always signaled (siw completes the WQEs
+  // behind a Read before its response lands, so no later CQE may retire it).
   r.flags |= NDK_OP_FLAG_SILENT_SUCCESS;
   ASSERT_EQ(build_send(r, lim(), &w), STATUS_SUCCESS);
-  EXPECT_EQ(w.wr[1].send_flags, static_cast<unsigned>(IBV_SEND_FENCE));
+  EXPECT_TRUE(w.signaled);
+  EXPECT_EQ(w.wr[1].send_flags, static_cast<unsigned>(IBV_SEND_FENCE | IBV_SEND_SIGNALED));
+  r.flags = NDK_OP_FLAG_SILENT_SUCCESS;
+  ASSERT_EQ(build_send(r, lim(), &w), STATUS_SUCCESS);
+  ASSERT_EQ(w.count, 1u);
+  EXPECT_TRUE(w.signaled);
+  EXPECT_NE(w.wr[0].send_flags & IBV_SEND_SIGNALED, 0u);
 }
 
 TEST(BuildSend, InvalidateIsLocalInvWithoutSges) {
