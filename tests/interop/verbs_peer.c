@@ -383,11 +383,36 @@ static int run_passive(struct peer* p, int die_after) {
     }
     if (!got || wc.status != IBV_WC_SUCCESS) {
       if (!ev[0]) ev = async_event(p);
-      printf("{\"op\": \"serve\", \"end\": \"%s\", \"flushed\": %d, \"async_event\": \"%s\"}\n",
-             p->flushed ? ibv_wc_status_str(p->first_error)
-             : ev[0]    ? "async event"
-                        : "timeout",
-             p->flushed, ev);
+      /* siw raises the event from its receive path and sends its Terminate
+         later, from a CM work item (SIW_CM_WORK_CLOSE_LLP), which then
+         reports the close (RDMA_CM_EVENT_DISCONNECTED). Tearing the QP down
+         before that work ran closes the socket with no Terminate sent: a
+         loaded guest once did. So wait for the close, bounded. */
+      const char* cm = "";
+      double cm_ms = -1, t0 = now_ms();
+      if (ev[0]) {
+        int fl = fcntl(p->ch->fd, F_GETFL);
+        if (fl >= 0) fcntl(p->ch->fd, F_SETFL, fl | O_NONBLOCK);
+        while (!cm[0] && now_ms() - t0 < 20000) {
+          struct rdma_cm_event* ce;
+          if (rdma_get_cm_event(p->ch, &ce) == 0) {
+            if (ce->event == RDMA_CM_EVENT_DISCONNECTED) {
+              cm = "RDMA_CM_EVENT_DISCONNECTED";
+              cm_ms = now_ms() - t0;
+            }
+            rdma_ack_cm_event(ce);
+          } else {
+            usleep(10000);
+          }
+        }
+      }
+      printf(
+          "{\"op\": \"serve\", \"end\": \"%s\", \"flushed\": %d, \"async_event\": \"%s\""
+          ", \"cm_event\": \"%s\", \"cm_wait_ms\": %.0f}\n",
+          p->flushed ? ibv_wc_status_str(p->first_error)
+          : ev[0]    ? "async event"
+                     : "timeout",
+          p->flushed, ev, cm, cm_ms);
       return 0;
     }
     struct ivx_ctrl c;
