@@ -177,6 +177,20 @@ case_limits_siw_active() {
 }
 
 # ---- Send with Invalidate ----
+# FILE OP ATTEMPT: did siw's Terminate reach softndk in this attempt of a
+# case that provokes one? siw sends Terminates "best effort"
+# (siw_send_terminate): on a loaded TCG guest it once closed the connection
+# with a FIN only, no Terminate (docs/compatibility.md, note 9). Such cases therefore provoke
+# the error up to three times and assert on the last attempt; every attempt
+# is still checked for what softndk must do without a Terminate.
+siw_terminated() {
+  if jtrue "$1" "map(select(.op == \"$2\")) | .[0].terminate_received != null and .[0].terminate_received != \"none\""; then
+    return 0
+  fi
+  echo "  info  attempt $3: siw closed without a Terminate (best effort in siw; note 9)"
+  return 1
+}
+
 # softndk -> siw: NdkSendAndInvalidate naming the rkey of verbs_peer's
 # ibv_reg_mr buffer. siw invalidates any MR of the QP's PD on a Send with
 # Invalidate, but never says so to user space: siw_rqe_complete() fills the
@@ -190,14 +204,19 @@ case_sendinv_ndk_to_siw() {
   t0=$(now)
   need_verbs_peer || return 0
   ALLOW_TRUNCATED=1
-  g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
-  timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,sendinv,invread --size 65536 \
-    >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
-  sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
-  g_wait "$job" "$(partner_wait)" || true
-  g_out "$job" | sed 's/^/  verbs| /' | tee "$CDIR/verbs.txt" >/dev/null
-  jq -r 'select(.local_port != null) | .local_port' "$CDIR/peer.json" >>"$CDIR/cap.ports" 2>/dev/null || true
+  local attempt
+  for attempt in 1 2 3; do
+    rc=0
+    g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
+    g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+    timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,sendinv,invread --size 65536 \
+      >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
+    sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
+    g_wait "$job" "$(partner_wait)" || true
+    g_out "$job" | sed 's/^/  verbs| /' | tee "$CDIR/verbs.txt" >/dev/null
+    jq -r 'select(.local_port != null) | .local_port' "$CDIR/peer.json" >>"$CDIR/cap.ports" 2>/dev/null || true
+    siw_terminated "$CDIR/peer.json" invread "$attempt" && break
+  done
   check "ndk_peer rc 0" test $rc -eq 0
   check "write verified by both sides" jtrue "$CDIR/peer.json" 'map(select(.op == "write")) | length == 1 and .[0].ok == true'
   check "sendinv: NdkSendAndInvalidate completed, siw verified the 64 B" jtrue "$CDIR/peer.json" 'map(select(.op == "sendinv")) | length == 1 and .[0].ok == true and .[0].sendinv == "STATUS_SUCCESS"'
@@ -273,15 +292,22 @@ case_terminate_ndk_to_siw() {
   t0=$(now)
   need_verbs_peer || return 0
   ALLOW_TRUNCATED=1
-  g_bg job "./verbs_peer server -p $G_SRV -s 4096 -r passive"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
-  timeout 60 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops badwrite --size 4096 \
-    >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
-  sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
-  g_wait "$job" "$(partner_wait)" || true
-  g_out "$job" | sed 's/^/  verbs| /' | tee "$CDIR/verbs.txt" >/dev/null
-  check "softndk received a Terminate (DDP layer, tagged buffer error, invalid STag: 0x1x00)" jtrue "$CDIR/peer.json" 'map(select(.op == "badwrite")) | .[0].terminate_received != null and .[0].terminate_received != "none"'
-  check "softndk flushed the QP (later work completed with an error)" jtrue "$CDIR/peer.json" 'map(select(.op == "badwrite")) | .[0].flushed == true'
+  local attempt flushed=1
+  for attempt in 1 2 3; do
+    g_bg job "./verbs_peer server -p $G_SRV -s 4096 -r passive"
+    g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+    timeout 60 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops badwrite --size 4096 \
+      >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
+    sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
+    g_wait "$job" "$(partner_wait)" || true
+    g_out "$job" | sed 's/^/  verbs| /' | tee "$CDIR/verbs.txt" >/dev/null
+    # With or without siw's Terminate, every attempt must flush softndk's QP.
+    jtrue "$CDIR/peer.json" 'map(select(.op == "badwrite")) | .[0].flushed == true' || flushed=0
+    siw_terminated "$CDIR/peer.json" badwrite "$attempt" && break
+  done
+  check "ndk_peer rc 0" test $rc -eq 0
+  check "softndk received a Terminate (DDP layer, tagged buffer error, invalid STag: 0x1x00)" jtrue "$CDIR/peer.json" 'map(select(.op == "badwrite")) | .[0].terminate_received == "layer1/etype1/code0x00"'
+  check "softndk flushed the QP (later work completed with an error), every attempt" test $flushed -eq 1
   cap_window "$t0"
   cap_has "siw's Terminate" 'R->I .*Terminate'
 }

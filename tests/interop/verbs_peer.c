@@ -387,7 +387,8 @@ static int run_passive(struct peer* p, int die_after) {
          later, from a CM work item (SIW_CM_WORK_CLOSE_LLP), which then
          reports the close (RDMA_CM_EVENT_DISCONNECTED). Tearing the QP down
          before that work ran closes the socket with no Terminate sent: a
-         loaded guest once did. So wait for the close, bounded. */
+         loaded guest may (docs/compatibility.md, note 9). So wait for the close,
+         bounded. */
       const char* cm = "";
       double cm_ms = -1, t0 = now_ms();
       if (ev[0]) {
