@@ -153,10 +153,14 @@ EOF
   local t0 rc=0 out
   t0=$(now)
   log "starting VM $name (group $GROUP): --fwd $hp_rping:$G_RPING --fwd $hp_srv:$G_SRV --to-host $G_TOHOST_A:$ht_a --to-host $G_TOHOST_B:$ht_b ${extra[*]}"
+  # Readiness bound: a TCG guest boots in 24-100 s here (host load 1-14) but took
+  # 101 s of kernel boot alone at host load 24-30, past the 150 s this was
+  # (3 groups failed at once). 330 s keeps `up` inside its 480 s ctest
+  # timeout with the 60 s agent wait below.
   out=$("$SIW_PEER" start --name "$name" --share "$SHARE" --pcap "$d/eth0.pcap" \
     --fwd "$hp_rping:$G_RPING" --fwd "$hp_srv:$G_SRV" \
     --to-host "$G_TOHOST_A:$ht_a" --to-host "$G_TOHOST_B:$ht_b" \
-    --ready-port "$G_RPING" --ready-timeout 150 --timeout "$(vm_lifetime "$GROUP")" "${extra[@]}" \
+    --ready-port "$G_RPING" --ready-timeout 330 --timeout "$(vm_lifetime "$GROUP")" "${extra[@]}" \
     -- 'exec bash /share/agent.sh' 2>"$d/start.log") || rc=$?
   sed 's/^/  siw-peer| /' "$d/start.log"
   if [ $rc != 0 ]; then
