@@ -67,7 +67,7 @@ case_ndkping_server() {
   need_ndkping || return 0
   timeout 200 "$NDKPING" -s -a 127.0.0.1 -p "$HT_B" -P -v >"$CDIR/ndkping-s.txt" 2>&1 &
   HOST_PIDS+=("$!")
-  sleep 1
+  host_listening "$HT_B" 30 || check "ndkping -s listening on $HT_B within 30 s" false
   for sc in "64 10" "4000 5" "65000 2"; do
     s=${sc% *}
     c=${sc#* }
@@ -103,7 +103,7 @@ case_rdma_ndk_active() {
   t0=$(now)
   need_verbs_peer || return 0
   g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   rc=0
   timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,read,send --size 65536 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
@@ -191,7 +191,7 @@ case_sendinv_ndk_to_siw() {
   need_verbs_peer || return 0
   ALLOW_TRUNCATED=1
   g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,sendinv,invread --size 65536 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
@@ -274,7 +274,7 @@ case_terminate_ndk_to_siw() {
   need_verbs_peer || return 0
   ALLOW_TRUNCATED=1
   g_bg job "./verbs_peer server -p $G_SRV -s 4096 -r passive"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   timeout 60 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops badwrite --size 4096 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
@@ -313,7 +313,7 @@ case_badpeer_reject() {
   t0=$(now)
   need_verbs_peer || return 0
   g_bg job "./verbs_peer server -p $G_SRV -r reject"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   timeout 60 "$NDK_PEER" connect "127.0.0.1:$HP_SRV" --pd-len 8 >"$CDIR/peer.json" 2>"$CDIR/peer.err" || true
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
   g_wait "$job" "$(partner_wait)" || true
@@ -334,7 +334,7 @@ case_badpeer_reset() {
   # verbs_peer exits abruptly in the middle of a stream of Sends (-r die):
   # siw tears the connection down under softndk's posted work.
   g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r die"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   timeout 90 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops stream --size 65536 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || true
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
