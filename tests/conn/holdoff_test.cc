@@ -85,7 +85,7 @@ TEST_F(Holdoff, ConnectionIsReportedOnlyAfterTheHoldoff) {
   const Bytes fpdu = {0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   f.insert(f.end(), fpdu.begin(), fpdu.end());
   start(f);
-  auto r = done_.wait(5000ms);
+  auto r = done_.wait(30000ms);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, STATUS_SUCCESS) << status_name(r->status);
   auto t = replied_.wait(0ms);
@@ -100,13 +100,15 @@ TEST_F(Holdoff, ConnectionIsReportedOnlyAfterTheHoldoff) {
 TEST_F(Holdoff, LongValuesAreCapped) {
   settings_.initiator_holdoff = 60000ms;  // capped to kMaxHoldoff (2 s)
   start(reply_1_1());
-  auto r = done_.wait(8000ms);
+  // Upper bounds far below the uncapped 60 s, not a few seconds above the
+  // cap: the same test once took 10 s under ASan on a loaded host.
+  auto r = done_.wait(30000ms);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, STATUS_SUCCESS) << status_name(r->status);
   auto t = replied_.wait(0ms);
   ASSERT_TRUE(t);
   EXPECT_GE(done_at_ - *t, ConnSettings::kMaxHoldoff - 10ms);
-  EXPECT_LT(done_at_ - *t, ConnSettings::kMaxHoldoff + 3000ms);
+  EXPECT_LT(done_at_ - *t, 30000ms);
   if (r->connection) r->connection->abort();
 }
 
@@ -154,7 +156,7 @@ TEST_F(Holdoff, PeerCloseDuringTheHoldoffReachesTheConnection) {
   start(reply_1_1());
   peer_.join();
   sock_ = RawSocket();  // FIN during the hold-off
-  auto r = done_.wait(5000ms);
+  auto r = done_.wait(30000ms);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, STATUS_SUCCESS) << status_name(r->status);
   // The FIN waited in the socket; the connection reports it once watched.
