@@ -67,12 +67,24 @@ case_ndkping_server() {
   need_ndkping || return 0
   timeout 200 "$NDKPING" -s -a 127.0.0.1 -p "$HT_B" -P -v >"$CDIR/ndkping-s.txt" 2>&1 &
   HOST_PIDS+=("$!")
-  sleep 1
+  host_listening "$HT_B" 30 || check "ndkping -s listening on $HT_B within 30 s" false
   for sc in "64 10" "4000 5" "65000 2"; do
     s=${sc% *}
     c=${sc#* }
     rc=0
     g_run 100 "rping -c -a $TO_HOST_IP -p $G_TOHOST_B -C $c -S $s -V -v" >"$CDIR/rping-$s.txt" 2>&1 || rc=$?
+    # siw's connect gave up before softndk's MPA Reply reached it (siw's
+    # fixed MPA timer, ETIMEDOUT): seen once at host load 40-50 with
+    # ndkping -s's accept logged and the client never sending its first
+    # ping. Retried once and reported KNOWN; a softndk that never answers
+    # fails the retry too.
+    if [ $rc -ne 0 ] && grep -q 'RDMA_CM_EVENT_UNREACHABLE, error -110' "$CDIR/rping-$s.txt" &&
+      ! grep -q 'ping data: rdma-ping-' "$CDIR/rping-$s.txt"; then
+      known "rping -S $s: siw's connect timed out before softndk's MPA Reply (retried; host load $(cut -d' ' -f1 /proc/loadavg))"
+      mv "$CDIR/rping-$s.txt" "$CDIR/rping-$s.first.txt"
+      rc=0
+      g_run 100 "rping -c -a $TO_HOST_IP -p $G_TOHOST_B -C $c -S $s -V -v" >"$CDIR/rping-$s.txt" 2>&1 || rc=$?
+    fi
     sed 's/^/  rping| /' "$CDIR/rping-$s.txt" | tail -n 3
     # rping's own teardown race (rdma-core 44): after the DISCONNECT event
     # its main thread destroys the event channel while its cm thread still
@@ -103,7 +115,7 @@ case_rdma_ndk_active() {
   t0=$(now)
   need_verbs_peer || return 0
   g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   rc=0
   timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,read,send --size 65536 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
@@ -208,7 +220,7 @@ case_sendinv_ndk_to_siw() {
   for attempt in 1 2 3; do
     rc=0
     g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r passive"
-    g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+    g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
     timeout 120 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops write,sendinv,invread --size 65536 \
       >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
     sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
@@ -295,7 +307,7 @@ case_terminate_ndk_to_siw() {
   local attempt flushed=1
   for attempt in 1 2 3; do
     g_bg job "./verbs_peer server -p $G_SRV -s 4096 -r passive"
-    g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+    g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
     timeout 60 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops badwrite --size 4096 \
       >"$CDIR/peer.json" 2>"$CDIR/peer.err" || rc=$?
     sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
@@ -339,7 +351,7 @@ case_badpeer_reject() {
   t0=$(now)
   need_verbs_peer || return 0
   g_bg job "./verbs_peer server -p $G_SRV -r reject"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   timeout 60 "$NDK_PEER" connect "127.0.0.1:$HP_SRV" --pd-len 8 >"$CDIR/peer.json" 2>"$CDIR/peer.err" || true
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"
   g_wait "$job" "$(partner_wait)" || true
@@ -360,7 +372,7 @@ case_badpeer_reset() {
   # verbs_peer exits abruptly in the middle of a stream of Sends (-r die):
   # siw tears the connection down under softndk's posted work.
   g_bg job "./verbs_peer server -p $G_SRV -s 65536 -r die"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   timeout 90 "$NDK_PEER" rdma "127.0.0.1:$HP_SRV" --ops stream --size 65536 \
     >"$CDIR/peer.json" 2>"$CDIR/peer.err" || true
   sed 's/^/  peer| /' "$CDIR/peer.json" "$CDIR/peer.err"

@@ -33,8 +33,28 @@ vm_alive() {
     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$run/"
 }
 
+# A host port for the group's lifetime, picked at random below the kernel's
+# ephemeral range (tests/util/free_port.h does the same for the C++ tests):
+# a bind(0) port is an ephemeral one, which any connect() on the host (the
+# suite's loopback tests run beside the VM groups, ConnScale alone opens
+# 1000 connections) may take as its local port before the case's listener
+# binds it, up to an hour later for the --to-host ports.
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(500):
+    p = random.randrange(20000, low) if low - 20000 >= 1000 else 0
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        pass
+    finally:
+        s.close()
+'
 }
 
 # ---- guest agent (scripts dropped into share/req) ----
@@ -86,17 +106,33 @@ case_cleanup() {
 
 # How long to let a guest partner finish: briefly if the host side already
 # failed to set up or connect (then the guest side has nothing to wait for).
+# Otherwise up to 30 s: after an error verbs_peer waits (up to 20 s) for
+# siw's close event before it reports, and a TCG guest on a loaded host runs
+# that late; a partner killed before it printed fails the case's siw-side
+# checks. The wait ends when the partner does.
 partner_wait() {
   if jq -e -s 'map(select((.op == "connect" or .op == "setup" or .op == "listen") and .ok == false)) | length > 0' \
     "$CDIR/peer.json" >/dev/null 2>&1; then
     echo 2
   else
-    echo 15
+    echo 30
   fi
 }
-# A host listener must have come up before the guest connects to it.
+# A host process's TCP listener on 127.0.0.1:PORT, waited for (at most
+# SECS): a fixed pause before the guest connects is too short for a
+# program starting on a loaded host.
+host_listening() { # PORT SECS
+  local end=$((SECONDS + $2))
+  until ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.1
+  done
+}
+# A host listener must have come up before the guest connects to it
+# (bounded by 60 s: a host peer starting at host load 70-100 gets a few
+# percent of a core; the wait ends as soon as the listener is up).
 listener_ready() {
-  local end=$((SECONDS + 10))
+  local end=$((SECONDS + 60))
   until [ -e "$CDIR/ready" ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
   if [ ! -e "$CDIR/ready" ]; then
     sleep 0.5

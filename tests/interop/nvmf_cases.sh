@@ -32,7 +32,9 @@ nvmet_start() {
     --duration 280 --json "$CDIR/nvmet.json" "$@" >"$CDIR/nvmet.out" 2>"$CDIR/nvmet.err" &
   NVMET_PID=$!
   HOST_PIDS+=("$NVMET_PID")
-  local end=$((SECONDS + 10))
+  # Its start-up line, waited for up to 60 s (a server starting on a host
+  # at load 70-100 gets a few percent of a core; ends as soon as it is up).
+  local end=$((SECONDS + 60))
   until grep -q 'ndk-nvmet:' "$CDIR/nvmet.out" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.1; done
   sed 's/^/  nvmet| /' "$CDIR/nvmet.out"
   check "ndk-nvmet listening" grep -q "on 127.0.0.1:$HT_A" "$CDIR/nvmet.out"

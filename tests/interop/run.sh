@@ -69,8 +69,8 @@ CASES=(
   # data path: ndkping <-> rping, verbs_peer (libibverbs/librdmacm on siw)
   "stock ndkping_client 240" "stock ndkping_server 240" "stock ndkping_reconnect 300"
   "stock rdma_ndk_active 180" "stock rdma_siw_active 180" "stock limits_siw_active 180"
-  "stock sendinv_ndk_to_siw 120" "stock sendinv_siw_to_ndk 120"
-  "stock terminate_ndk_to_siw 120" "stock terminate_siw_to_ndk 120"
+  "stock sendinv_ndk_to_siw 300" "stock sendinv_siw_to_ndk 120"
+  "stock terminate_ndk_to_siw 300" "stock terminate_siw_to_ndk 120"
   "stock badpeer_reject 90" "stock badpeer_reset 120" "stock badpeer_terminate 120"
   # the WDK sample driver (ndksock.so) as client -> its server on siw (wdk_cases.sh)
   "stock wdk_ndksock_client 120"

@@ -51,19 +51,39 @@ rdma res show cm_id | grep 5445
 }
 
 # ksmbd 6.1.192 deadlocks its RDMA CM handler when a connection arrives
-# while the previous one's memory caches (named after its transport's
-# address, which the new one may reuse) are still in /sys/kernel/slab: the
-# cache creation fails with EEXIST and the error path destroys the cm_id
-# from inside its own event handler (hung iw_cm_wq; no SMB Direct
-# connection works again until reboot; docs/smb-direct.md, quirks). So a
-# new connection waits until ksmbd has no smb_direct cache left, checked in
-# the guest, at most ~3 s (in the 13:02 run the full-length wait made the
-# group take 18 min: the names can outlive the connection). The check is a
-# bash glob, not `ls | grep`: in a guest starved by a loaded host the two
-# processes per check made the 60 checks take ~30 s (smb_vs_cifs, 6
-# connections).
+# while the previous one's memory caches are being destroyed: its receive
+# cache (smb_direct_resp_%p, 1472-byte objects) is a cache of its own,
+# whose sysfs entry is the SLUB unique id :0001472; a new connection that
+# creates its cache before the old one's sysfs directory is gone fails with
+# EEXIST ("sysfs: cannot create duplicate filename"), and the error path
+# destroys the cm_id from inside its own event handler (hung iw_cm_wq; no
+# SMB Direct connection works again until reboot; docs/smb-direct.md,
+# quirks). So a new connection waits until that cache is gone: no
+# /sys/kernel/slab/smb_direct_resp_* alias link still resolves (a link
+# dangles once its cache's sysfs directory is removed; seen in the guest:
+# resolving while a mount was up, dangling ~1 s after its umount). The
+# request pool's links (smb_direct_rqst_pool_*) are not checked: that cache
+# merges into a shared 256-byte one that lives for good. At most 60 checks,
+# ~3 s. (It used to wait until /sys/kernel/slab had no smb_direct_* name at
+# all, which never happens after the first connection: SLUB leaves alias
+# links behind; so it always ran all 60 checks, ~20-30 s per connection at
+# host load 16-20. /proc/slabinfo would say the same, but one read of it
+# took ~1.2 s in the TCG guest.) Guest shell code, bash builtins only (a
+# process per check is slow in a loaded TCG guest): the function settle,
+# 0 when settled.
+SMB_SETTLE_FN='settle() {
+  local i f rest
+  for i in $(seq 1 60); do
+    rest=0
+    for f in /sys/kernel/slab/smb_direct_resp_*; do [ -e "$f" ] && rest=1; done
+    [ $rest = 0 ] && return 0
+    sleep 0.05
+  done
+  return 1
+}'
 smb_settle() {
-  g_run 30 "for i in \$(seq 1 60); do compgen -G '/sys/kernel/slab/smb_direct_*' >/dev/null || exit 0; sleep 0.05; done; exit 1" >/dev/null 2>&1 || true
+  g_run 30 "$SMB_SETTLE_FN
+settle" >/dev/null 2>&1 || true
 }
 
 # ndk-smb against the forwarded port. SMB OUTFILE ARGS...: stdout in
@@ -458,7 +478,7 @@ guest_smb() {
   shift
   rm -f "$SHARE/$name" "$SHARE/$name".*
   g_run 200 "cd /tmp
-settle() { for i in \$(seq 1 60); do compgen -G '/sys/kernel/slab/smb_direct_*' >/dev/null && sleep 0.05 || return 0; done; }
+$SMB_SETTLE_FN
 one() { settle; $VKIT timeout 150 /share/vkit/ndk-smb --stats --fr-register $(uargs) //10.0.2.15/share $* >/share/$name 2>/share/$name.err; }
 one; rc=\$?
 if [ \$rc = 3 ] && grep -q 'disconnected before its negotiate response' /share/$name.err; then

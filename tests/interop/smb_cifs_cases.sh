@@ -30,7 +30,9 @@ smbd_start() {
     --duration 660 --json "$CDIR/smbd.json" >"$CDIR/smbd.out" 2>"$CDIR/smbd.err" &
   SMBD_PID=$!
   HOST_PIDS+=("$SMBD_PID")
-  local end=$((SECONDS + 10))
+  # Its start-up line, waited for up to 60 s (a server starting on a host
+  # at load 70-100 gets a few percent of a core; ends as soon as it is up).
+  local end=$((SECONDS + 60))
   until grep -q 'ndk-smbd:' "$CDIR/smbd.out" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.1; done
   sed 's/^/  smbd| /' "$CDIR/smbd.out"
   check "ndk-smbd listening" grep -q "127.0.0.1:$HT_SMB" "$CDIR/smbd.out"

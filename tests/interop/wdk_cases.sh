@@ -17,7 +17,7 @@ case_wdk_ndksock_client() {
     return 0
   fi
   g_bg job "./verbs_peer ndksock-server $G_SRV"
-  g_run 30 "wait-listen $G_SRV 25" >/dev/null || true
+  g_run 50 "wait-listen $G_SRV 45" >/dev/null || true
   # The driver's client: host interface lo, local 127.0.0.1, the server
   # behind the VM's forwarded port (library defaults).
   timeout 120 "$WDK_RUN" "$NDKSOCK_SO" --timeout 90 -- client lo 127.0.0.1 127.0.0.1 "$HP_SRV" \

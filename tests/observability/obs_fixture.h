@@ -8,9 +8,11 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -301,16 +303,67 @@ class ObsTest : public ::testing::Test {
   uint16_t port_ = 0;
 };
 
-// Runs a shell command and returns its standard output.
-inline std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return "popen failed";
+// A shell command's standard output, standard error and how it ended.
+struct CmdResult {
+  std::string out, err;
+  int status = -1;  // the wait status (pclose); -1: not started
+  bool ok() const { return status == 0; }
+  // "exit N" / "signal N" / "not started", and its standard error.
+  std::string how() const {
+    std::string h = status == -1          ? std::string("not started")
+                    : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                          : "exit " + std::to_string(WEXITSTATUS(status));
+    return err.empty() ? h : h + ", stderr: " + err;
+  }
+};
+
+// Runs a shell command; its standard error is kept (in a scratch file), so
+// a failing tool says why instead of looking like empty output.
+inline CmdResult run_cmd(const std::string& cmd) {
+  CmdResult r;
+  const std::string errf = (std::filesystem::temp_directory_path() /
+                            ("softndk-obs-stderr-" + std::to_string(::getpid()) + ".txt"))
+                               .string();
+  FILE* f = ::popen((cmd + " 2>" + errf).c_str(), "r");
+  if (f == nullptr) {
+    r.err = std::string("popen: ") + std::strerror(errno);
+    return r;
+  }
   char buf[4096];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  ::pclose(f);
-  return out;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  r.status = ::pclose(f);
+  if (FILE* e = std::fopen(errf.c_str(), "r")) {
+    while ((n = std::fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
+    std::fclose(e);
+  }
+  std::filesystem::remove(errf);
+  return r;
+}
+
+// Runs a shell command and returns its standard output.
+inline std::string run(const std::string& cmd) { return run_cmd(cmd + " 2>/dev/null").out; }
+
+// The packet records in a pcap file, counted without tshark: -1 if the
+// file is missing or its header or a record is cut short.
+inline long pcap_records(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return -1;
+  uint8_t h[24];
+  long n = std::fread(h, 1, sizeof h, f) == sizeof h ? 0 : -1;
+  uint8_t rec[16];
+  size_t got;
+  while (n >= 0 && (got = std::fread(rec, 1, sizeof rec, f)) > 0) {
+    uint32_t incl = 0;
+    std::memcpy(&incl, rec + 8, sizeof incl);  // host order, like the writer's magic
+    if (got != sizeof rec || std::fseek(f, static_cast<long>(incl), SEEK_CUR) != 0)
+      n = -1;
+    else
+      ++n;
+  }
+  if (n >= 0 && std::ftell(f) != static_cast<long>(std::filesystem::file_size(path))) n = -1;
+  std::fclose(f);
+  return n;
 }
 
 inline std::vector<std::string> lines(const std::string& s) {
