@@ -209,7 +209,25 @@ class VerbsConnection final : public provider::Connection,
   provider::QpHost* host_ = nullptr;  // null once stopped
   bool attached_ = false;
   QpLimits lim_;
+  // The WQEs of the post being built: the first batch_n_ of batch_, kept
+  // from post to post (a deque leaves its elements in place as it grows, so
+  // the SGE pointers into them hold). Each post reuses them: no node
+  // allocated, freed and cleared per request (batch_add).
   std::deque<SendWqes> batch_;
+  size_t batch_n_ = 0;
+  SendWqes& batch_add() {
+    if (batch_n_ == batch_.size()) batch_.emplace_back();
+    SendWqes& w = batch_[batch_n_++];
+    // What a builder may leave as it was (build_bind writes wr[0] only);
+    // the SGEs are written up to the count a WQE names.
+    w.wr[0].next = w.wr[1].next = nullptr;
+    w.count = 0;
+    w.deferred = false;
+    w.signaled = true;
+    w.coalesce_inline = false;
+    w.length = 0;
+    return w;
+  }
   provider::WorkRequest sq_wr_;               // post_sends_locked's scratch
   SeqTable<PostedRecord> sends_;              // by SQ sequence number (the wr_id)
   SignalPolicy signal_;                       // silent successes: unsignaled WQEs

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -102,6 +103,21 @@ NTSTATUS VerbsConnection::create_qp() {
 void VerbsConnection::fill_addresses() {
   facts_.local = address_of(rdma_get_local_addr(id_));
   facts_.peer = address_of(rdma_get_peer_addr(id_));
+  if (!prov_->trace() || qp_ == nullptr) return;
+  // SOFTNDK_VERBS_TRACE: the transport attributes rdma_cm gave the QP (the
+  // ACK timeout decides what a lost or late ACK costs: docs/verbs.md
+  // "Performance", a perftest run without rdma_cm sets its own).
+  ibv_qp_attr a{};
+  ibv_qp_init_attr ia{};
+  const int mask = IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_PATH_MTU |
+                   IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  if (ibv_query_qp(qp_, &a, mask, &ia) == 0)
+    std::fprintf(stderr,
+                 "softndk verbs trace: qp 0x%x established: timeout %u retry_cnt %u rnr_retry %u "
+                 "path_mtu %d max_rd_atomic %u max_dest_rd_atomic %u min_rnr_timer %u "
+                 "max_inline %u\n",
+                 qp_->qp_num, a.timeout, a.retry_cnt, a.rnr_retry, 128 << a.path_mtu,
+                 a.max_rd_atomic, a.max_dest_rd_atomic, a.min_rnr_timer, ia.cap.max_inline_data);
 }
 
 void VerbsConnection::start_connect(provider::ConnectArgs args,

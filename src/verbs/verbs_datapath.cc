@@ -27,7 +27,7 @@ void VerbsConnection::rq_posted() {
 
 void VerbsConnection::post_sends_locked() {
   if (host_ == nullptr || qp_ == nullptr || !attached_) return;
-  batch_.clear();
+  batch_n_ = 0;
   // The connection's scratch request (sq_start fills what it uses): no
   // zeroing of a whole SGL per post.
   provider::WorkRequest& wr = sq_wr_;
@@ -82,9 +82,9 @@ void VerbsConnection::post_sends_locked() {
         }
         [[fallthrough]];
       case NdkOperationTypeBind: {
-        SendWqes& w = batch_.emplace_back();
+        SendWqes& w = batch_add();
         if (!build_window_bind(wr, seq, &w)) {
-          batch_.pop_back();
+          --batch_n_;
           continue;
         }
         PostedRecord& rec = sends_.insert(seq);
@@ -123,10 +123,10 @@ void VerbsConnection::post_sends_locked() {
     req.remote_addr = wr.remote_addr;
     req.remote_token = wr.remote_token;
     req.wr_id = seq;
-    SendWqes& w = batch_.emplace_back();
+    SendWqes& w = batch_add();
     NTSTATUS st = build_send(req, lim_, &w);
     if (st != STATUS_SUCCESS) {
-      batch_.pop_back();
+      --batch_n_;
       host_->sq_complete(seq, st, 0);
       continue;
     }
@@ -174,19 +174,20 @@ void trace_wc(uint32_t qpn, const ibv_wc& c) {
 }  // namespace
 
 void VerbsConnection::post_batch_locked() {
-  if (batch_.empty()) return;
-  for (size_t i = 0; i + 1 < batch_.size(); ++i)
+  if (batch_n_ == 0) return;
+  for (size_t i = 0; i + 1 < batch_n_; ++i)
     batch_[i].wr[batch_[i].count - 1].next = &batch_[i + 1].wr[0];
   if (prov_->trace()) {
-    for (const SendWqes& w : batch_)
-      for (uint32_t k = 0; k < w.count; ++k) trace_post(qp_->qp_num, w.wr[k]);
+    for (size_t i = 0; i < batch_n_; ++i)
+      for (uint32_t k = 0; k < batch_[i].count; ++k) trace_post(qp_->qp_num, batch_[i].wr[k]);
   }
   ibv_send_wr* bad = nullptr;
   int rc = ibv_post_send(qp_, &batch_[0].wr[0], &bad);
   if (rc != 0) {
     // The WQE at `bad` and those after it never reached the device.
     bool failed = false;
-    for (SendWqes& w : batch_) {
+    for (size_t i = 0; i < batch_n_; ++i) {
+      SendWqes& w = batch_[i];
       if (&w.wr[0] == bad) failed = true;
       if (!failed) continue;
       uint64_t s = w.wr[0].wr_id;
@@ -195,7 +196,7 @@ void VerbsConnection::post_batch_locked() {
           s, rc == ENOMEM ? STATUS_INSUFFICIENT_RESOURCES : STATUS_CONNECTION_INVALID, 0);
     }
   }
-  batch_.clear();
+  batch_n_ = 0;
 }
 
 // The degraded mode (SOFTNDK_OPEN_FLAG_FR_REGISTER, provider.h v3): a

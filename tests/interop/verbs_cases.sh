@@ -313,7 +313,7 @@ case_wire_siw() {
 # is recorded, not asserted; a median 10x off fails (latency was 4-230x
 # perftest's while the backend thread took every completion) if it is that
 # far off again in a second, fresh bracket.
-VPERF_ROUNDS=3
+VPERF_ROUNDS=${VPERF_ROUNDS:-3} # more pairs for a hand run; the cases use 3
 VPERF_LAT_MAX=10
 # Event mode (-e) swings more with the host's load (ndkperf's two wake-ups
 # per notification against perftest's one: a median pair of 9.1 with an
@@ -347,6 +347,12 @@ vperf_measure() {
   # the same RC QPs and the same busy-polling client loop, on the IPv4
   # RoCE v2 GID of rxe0) puts both servers asleep: the fair pair
   # (docs/verbs.md "Bandwidth: like with like").
+  # Its QPs get the ACK timeout rdma_cm gives ndkperf's (and perftest -R's)
+  # QPs on rxe0 in the guest: -u 19, 4.096 us x 2^19 = 2.1 s (what
+  # SOFTNDK_VERBS_TRACE prints at ESTABLISHED), not perftest's own 14
+  # (67 ms). A late ACK (a starved TCG vCPU) then costs both tools the same
+  # retransmission: one is 2.1 s of a 1-3 s run. rxe's completer_retry_err
+  # is printed per run (docs/verbs.md "Fair brackets").
   local sfl=""
   [ "$unit" != us ] && [ -z "$fl" ] && sfl=tcp
   [ -n "$fl" ] && k=$t$(printf %s "$fl" | tr -c 'a-zA-Z0-9' _)
@@ -358,29 +364,39 @@ vperf_measure() {
       case \$(cat \$f) in 0000:0000:0000:0000:0000:ffff:*)
         [ \"\$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/\$i 2>/dev/null)\" = 'RoCE v2' ] && { gx=\$i; break; } ;; esac; done
     # ib PORT [CONNECT]: CONNECT is -R (rdma_cm, the default) or -x GID
-    ib() { local k q v; for k in 0 1 2; do q=\$((\$1 + 100 * k))
+    # rxe's retransmission timeouts so far (a run's share is printed with it)
+    rtx() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/completer_retry_err 2>/dev/null || echo 0; }
+    ib() { local k q v r0; for k in 0 1 2; do q=\$((\$1 + 100 * k)); r0=\$(rtx)
              timeout 60 $ib \${2:--R} -d rxe0 -p \$q -s $s -n $n -F $fl >ibs.\$q.txt 2>&1 &
              retry ibc.\$q.txt ibc.\$q.err $ib \${2:--R} -d rxe0 -p \$q -s $s -n $n -F $fl $a; wait
+             echo \"retransmission timeouts: $ib \${2:--R} port \$q: \$((\$(rtx) - r0))\" >&2
              v=\$(awk '\$1 == $s {print \$$col}' ibc.\$q.txt)
              # perftest's own settings, for the like-with-like line (stderr: not the figure)
              grep -E 'TX depth|CQ Moderation|Outstand reads|Mtu|Number of qps|Max inline' ibc.\$q.txt | tr -s ' \t' ' ' | sed 's/^/perftest-setting:/' >&2 || true
              [ -n \"\$v\" ] && { echo \"\$v\"; return 0; }
              echo \"$ib on port \$q gave no figure: \$(tail -n 1 ibc.\$q.txt ibc.\$q.err | tr '\n' ' ')\" >&2
            done; }
-    nd() { local k q; for k in 0 1 2; do q=\$((\$1 + 100 * k))
-             timeout 60 $VKIT ./vkit/ndkperf $t --server -d $a -p \$q -s $s -n $n $fl --quiet >nps-$k.\$2.txt 2>&1 &
-             retry npc-$k.\$2.json npc-$k.\$2.err $VKIT ./vkit/ndkperf $t $a -d $a -p \$q -s $s -n $n $fl --json --quiet
+    nd() { local k q r0; for k in 0 1 2; do q=\$((\$1 + 100 * k)); r0=\$(rtx)
+             timeout 60 $VKIT ./vkit/ndkperf $t --server -d $a -p \$q -s $s -n $n $fl \$ninl --quiet >nps-$k.\$2.txt 2>&1 &
+             retry npc-$k.\$2.json npc-$k.\$2.err $VKIT ./vkit/ndkperf $t $a -d $a -p \$q -s $s -n $n $fl \$ninl --json --quiet
              local c=\$?; wait
+             echo \"retransmission timeouts: ndkperf $t port \$q: \$((\$(rtx) - r0))\" >&2
              [ \$c -eq 0 ] && return 0
              echo \"ndkperf on port \$q failed: \$(tail -n 2 npc-$k.\$2.err | tr '\n' ' ')\" >&2
            done; }
     echo \"base_0 \$(ib $((p + 1)))\"
-    if [ -n \"$sfl\" ]; then echo \"ebase_0 \$(ib $((p + 31)) \"-x \$gx\")\"; fi
+    # ndkperf inlines what perftest inlines: perftest prints its Max inline
+    # data (0 on rxe: its device table does not know rxe, ctx_set_max_inline,
+    # and it refuses -I there); ndkperf's default for send_lat is 220.
+    ninl=''; if [ $unit = us ]; then
+      ninl=\$(cat ibc.$((p + 1)).txt ibc.$((p + 101)).txt ibc.$((p + 201)).txt 2>/dev/null | grep 'Max inline data' | head -n 1 | tr -dc 0-9)
+      ninl=\"-I \${ninl:-0}\"; fi
+    if [ -n \"$sfl\" ]; then echo \"ebase_0 \$(ib $((p + 31)) \"-x \$gx -u 19\")\"; fi
     for r in \$(seq 1 $VPERF_ROUNDS); do
       nd \$(($p + 2 * r)) \$r
       echo \"base_\$r \$(ib \$(($p + 2 * r + 1)))\"
       # (an if: a false test as the loop's last command would be the run's exit code)
-      if [ -n \"$sfl\" ]; then echo \"ebase_\$r \$(ib \$(($p + 2 * r + 31)) \"-x \$gx\")\"; fi
+      if [ -n \"$sfl\" ]; then echo \"ebase_\$r \$(ib \$(($p + 2 * r + 31)) \"-x \$gx -u 19\")\"; fi
     done" >"$CDIR/perf.txt" 2>&1 || VPERF_RC=$?
   # (jq runs here: the guest has none)
   local q='[.. | objects | .mbps? // empty][0] // empty | . * 1000000 / 1048576'

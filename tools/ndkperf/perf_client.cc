@@ -149,8 +149,9 @@ class Client : public Side {
     return done_iters < want;
   }
 
-  void progress(const Clock::time_point& t0, size_t size, uint64_t iters) {
-    auto now = Clock::now();
+  // `now`: the caller's clock read, if it has one (the latency loop's).
+  void progress(const Clock::time_point& t0, size_t size, uint64_t iters,
+                Clock::time_point now = Clock::now()) {
     if (now < next_progress_) return;
     tools::watchdog_kick();
     double el = std::chrono::duration<double>(now - t0).count();
@@ -235,10 +236,21 @@ class Client : public Side {
     // (a time limit is looked at once per round trip): the last ping is
     // signaled under -Q, so its completion accounts for every silent one.
     bool last = !running(t0, 0, want);
+    // One clock read per round trip, at its post, as perftest's latency
+    // tests take it (tposted[i]): sample i runs from round trip i's post to
+    // round trip i+1's (the last one's to its reply), so the loop's own work
+    // between a reply and the next post is in the figure, as in perftest's.
+    uint64_t prev = 0;
     for (uint64_t i = 0; !last; ++i) {
       last = !running(t0, i + 1, want);
-      Deadline stall = deadline_in(cfg_.timeout);
-      uint64_t start = now_ns();
+      // Set when a wait first needs it (pump_alive); write_lat's spin
+      // compares it with the clock itself.
+      Deadline stall = Side::kQuietUnset;
+      const Clock::time_point at = Clock::now();
+      const uint64_t start = ns_of(at);
+      if (i > 0) samples.push_back(start - prev);
+      prev = start;
+      progress(t0, size, i, at);
       switch (cfg_.test.op) {
         case Op::Send: {
           uint64_t before = q.recv_msgs;
@@ -256,6 +268,7 @@ class Client : public Side {
           break;
         }
         case Op::Write: {
+          stall = deadline_in(cfg_.timeout);
           tag = static_cast<uint8_t>(tag % 255 + 1);
           data_.data()[size - 1] = tag;
           check_posted(post_data(q, size), "NdkWrite", q);
@@ -283,9 +296,8 @@ class Client : public Side {
           break;
         }
       }
-      samples.push_back(now_ns() - start);
-      progress(t0, size, i + 1);
     }
+    if (prev != 0) samples.push_back(now_ns() - prev);
     // Reap the last Write/Send completions so every posted request is counted.
     Deadline dl = deadline_in(cfg_.timeout);
     while (q.data_out > 0)
