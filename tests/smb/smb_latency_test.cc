@@ -153,7 +153,11 @@ TEST(SmbLatency, Qd1InlineReadsAllocateNothingPerIo) {
     g_counting = false;
     EXPECT_EQ(bad, 0u) << "view " << view;
     EXPECT_EQ(short_reads, 0u);
-    EXPECT_EQ(g_allocs.load(), 0u) << "view " << view;
+    // None per I/O (that would be >= 2000; before, ~4 per I/O and side).
+    // Not exactly 0: softndk's CQ progress (Cq::run_progress, called from
+    // our polls) occasionally arms a reactor timer on these threads, more
+    // often on a loaded host (0 on a calm one, 18-22 at load 25).
+    EXPECT_LT(g_allocs.load(), uint64_t(kIos / 10)) << "view " << view;
   }
   EXPECT_EQ(s.client->stats().inline_reads, 2u * 2050u);
   EXPECT_EQ(s.share.stats.inline_reads - before, 2u * 2050u);
