@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # smb_ab_qd1.sh - A/B of two builds' ndk-smbd + ndk-smb on the 4 KiB QD1
-# random-read latency (p50), interleaved pair by pair on 127.0.0.1
+# random-read latency (p50 and p99), interleaved pair by pair on 127.0.0.1,
+# then the medians and the B/A ratios
 # (docs/smb-direct.md, "Performance on one host").
 #
 #   bench/smb/smb_ab_qd1.sh A_DIR B_DIR [-r PAIRS] [-D SECS]
@@ -54,14 +55,24 @@ for i in 0 1; do
 done
 timeout 120 "$(bin "$B" ndk-smb)" -U bench -P Bench-pw-1 --bs 1M "//127.0.0.1:$((PORT + 1))/share" \
   bench b.bin --rw write --size 16M --runtime 0 >/dev/null
-p50() {  # DIR PORT
+lat() {  # DIR PORT -> "P50 P99"
   timeout $((DUR + 60)) "$(bin "$1" ndk-smb)" -U bench -P Bench-pw-1 --bs 4k --iodepth 1 \
     "//127.0.0.1:$2/share" bench b.bin --rw randread --size 16M --runtime "$DUR" |
-    sed -n 's/.*p50=\([0-9.]*\).*/\1/p'
+    sed -n 's/.*p50=\([0-9.]*\), p99=\([0-9.]*\).*/\1 \2/p'
 }
-echo "pair A_p50_us B_p50_us load"
+echo "pair A_p50_us A_p99_us B_p50_us B_p99_us load"
+ROWS=()
 for ((i = 1; i <= PAIRS; i++)); do
-  a=$(p50 "$A" "$PORT")
-  b=$(p50 "$B" $((PORT + 1)))
+  a=$(lat "$A" "$PORT")
+  b=$(lat "$B" $((PORT + 1)))
   echo "$i $a $b $(cut -d' ' -f1 /proc/loadavg)"
+  ROWS+=("$a $b")
 done
+printf '%s\n' "${ROWS[@]}" | python3 -c '
+import statistics as st, sys
+r = [[float(x) for x in l.split()] for l in sys.stdin if l.strip()]
+m = [st.median(c) for c in zip(*r)]
+print(f"medians: A p50 {m[0]:.0f} us, p99 {m[1]:.0f} us; B p50 {m[2]:.0f} us, p99 {m[3]:.0f} us")
+print(f"ratio B/A: p50 {m[2] / m[0]:.2f}x (pairs " + ", ".join(f"{x[2] / x[0]:.2f}" for x in r) +
+      f"), p99 {m[3] / m[1]:.2f}x (pairs " + ", ".join(f"{x[3] / x[1]:.2f}" for x in r) + ")")'
+

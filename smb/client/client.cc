@@ -228,12 +228,21 @@ void Client::connect(tools::Adapter& a, const tools::SockAddr& local, const tool
     slot_mem_.assign(std::max(1u, o_.slots), std::vector<uint8_t>());
   }
   io_size_ = io;
+  // Room for every slot's I/O and response up front: none grows per I/O.
+  io_.reserve(slots());
+  stash_.reserve(slots() + 2);
 }
 
 std::vector<uint8_t> Client::header_only() {
   std::vector<uint8_t> m;
   smb2::append_header(smb2::Header{}, &m);
   return m;
+}
+
+std::vector<uint8_t>& Client::request_buffer() {
+  req_.clear();
+  smb2::append_header(smb2::Header{}, &req_);
+  return req_;
 }
 
 uint64_t Client::send(std::vector<uint8_t>& msg, uint16_t command, uint32_t len) {
@@ -260,9 +269,7 @@ uint64_t Client::send(std::vector<uint8_t>& msg, uint16_t command, uint32_t len)
   if ((signing_ || tree_connect_311) && command != smb2::kNegotiate &&
       command != smb2::kSessionSetup)
     h.flags |= smb2::kFlagSigned;
-  std::vector<uint8_t> hdr;
-  smb2::append_header(h, &hdr);
-  std::copy(hdr.begin(), hdr.end(), msg.begin());
+  smb2::store_header(h, msg.data());
   if (h.flags & smb2::kFlagSigned) {
     smb2::sign(signing_key_, msg);
     ++stats_.signed_sent;
@@ -275,7 +282,13 @@ uint64_t Client::send(std::vector<uint8_t>& msg, uint16_t command, uint32_t len)
 }
 
 void Client::receive_one(const char* what, uint64_t id) {
-  std::vector<uint8_t> m;
+  // A free entry of the stash: its vector's capacity takes the message
+  // (receive() swaps), so that a steady exchange allocates nothing.
+  size_t slot = 0;
+  while (slot < stash_.size() && stash_[slot].held) ++slot;
+  if (slot == stash_.size()) stash_.emplace_back();
+  Response& r = stash_[slot];
+  std::vector<uint8_t>& m = r.msg;
   uint32_t inv = 0;
   const double tmo = o_.timeout_s;
   if (!t_->receive(&m, tools::deadline_in(tmo), &inv)) {
@@ -284,7 +297,8 @@ void Client::receive_one(const char* what, uint64_t id) {
                   what, id == UINT64_MAX ? "" : (", message id " + std::to_string(id)).c_str());
     throw ClientError(kExitTransport, b);
   }
-  Response r;
+  r.h = smb2::Header{};
+  r.bad_signature = false;
   if (auto e = smb2::parse_header(m, &r.h); e != smb2::ParseError::kNone)
     protocol_error(std::string("a message that is no SMB2 response: ") + smb2::parse_error_name(e));
   if (!(r.h.flags & smb2::kFlagResponse)) protocol_error("the server sent a request");
@@ -313,11 +327,12 @@ void Client::receive_one(const char* what, uint64_t id) {
                    " response on a signed session");
   }
   r.invalidated = inv;
-  r.msg = std::move(m);
   const uint64_t mid = r.h.message_id;
-  if (stash_.count(mid)) protocol_error("two responses to message id " + std::to_string(mid));
+  for (const Response& o : stash_)
+    if (o.held && o.h.message_id == mid)
+      protocol_error("two responses to message id " + std::to_string(mid));
   if (in_flight_) --in_flight_;
-  stash_.emplace(mid, std::move(r));
+  r.held = true;
 }
 
 // Linux ksmbd (6.1.192 as in the interop VM, and the iov-based signing of
@@ -340,12 +355,13 @@ bool Client::ksmbd_rdma_read_signature(const smb2::Header& h, std::span<const ui
   return true;
 }
 
-Client::Response Client::wait(uint64_t id, uint16_t command) {
+const Client::Response& Client::wait(uint64_t id, uint16_t command) {
   for (;;) {
-    auto it = stash_.find(id);
+    auto it = std::find_if(stash_.begin(), stash_.end(),
+                           [id](const Response& r) { return r.held && r.h.message_id == id; });
     if (it != stash_.end()) {
-      Response r = std::move(it->second);
-      stash_.erase(it);
+      const Response& r = *it;
+      it->held = false;  // taken: its entry is reused by a later receive
       if (r.h.command != command)
         protocol_error(std::string("answer to ") + command_name(command) + " is a " +
                        command_name(r.h.command) + " response");

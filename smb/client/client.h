@@ -109,10 +109,17 @@ class Client {
   // each): fill slot_data() and start a WRITE, or start a READ and find the
   // bytes there after finish(). finish() returns the bytes moved (a READ
   // at or past the end of file: 0).
+  //
+  // With `data`, a READ's bytes are not copied: *data is where they are,
+  // the slot's buffer (RDMA channel) or the response message itself
+  // (inline READ), valid until the next call into the Client; the slot's
+  // buffer is then left as it was. Without it an inline READ's bytes are
+  // copied into the slot. None of these calls allocates memory once the
+  // first few I/Os have run (no allocation per I/O).
   uint8_t* slot_data(unsigned slot);
   uint64_t start_read(const smb2::FileId& f, uint64_t offset, uint32_t len, unsigned slot);
   uint64_t start_write(const smb2::FileId& f, uint64_t offset, uint32_t len, unsigned slot);
-  uint32_t finish(uint64_t id);
+  uint32_t finish(uint64_t id, std::span<const uint8_t>* data = nullptr);
 
   // TREE_DISCONNECT, LOGOFF, SMB Direct disconnect; bounded, errors ignored.
   void logoff();
@@ -123,6 +130,7 @@ class Client {
     smb2::Header h;
     uint32_t invalidated = 0;
     bool bad_signature = false;  // a failure whose signature did not verify (receive_one)
+    bool held = false;           // in stash_: received, not yet taken by wait()
   };
   struct Io {
     unsigned slot = 0;
@@ -136,14 +144,18 @@ class Client {
   // Fills in the header of `msg` (its first 64 bytes), signs it when the
   // session signs, sends it; returns its MessageId.
   uint64_t send(std::vector<uint8_t>& msg, uint16_t command, uint32_t len_for_charge = 0);
-  // The response to `id` (interim STATUS_PENDING answers skipped).
-  Response wait(uint64_t id, uint16_t command);
+  // The response to `id` (interim STATUS_PENDING answers skipped): an
+  // entry of stash_, valid until the next receive.
+  const Response& wait(uint64_t id, uint16_t command);
   // wait() + status check: a failure status becomes a ClientError.
   Response call(std::vector<uint8_t>& msg, uint16_t command, uint32_t len_for_charge = 0);
   void receive_one(const char* what, uint64_t id);
   bool ksmbd_rdma_read_signature(const smb2::Header& h, std::span<const uint8_t> m);
   [[noreturn]] void status_error(uint16_t command, uint32_t status, const char* what);
   std::vector<uint8_t> header_only();
+  // req_, cleared to a blank header: the READ/WRITE requests are built in
+  // it (its capacity reused; no allocation per I/O).
+  std::vector<uint8_t>& request_buffer();
 
   Options o_;
   std::unique_ptr<smbd::Transport> t_;
@@ -163,8 +175,11 @@ class Client {
   bool has_signing_key_ = false;  // an authenticated (not guest) session
   smb2::Key16 signing_key_{};
   smb2::Hash512 preauth_{};
-  std::map<uint64_t, Response> stash_;
-  std::map<uint64_t, Io> io_;
+  // Responses received and not yet taken; the entries keep their
+  // messages' capacity for later ones (receive() swaps vectors).
+  std::vector<Response> stash_;
+  std::vector<std::pair<uint64_t, Io>> io_;  // I/Os started, by MessageId (a few: slots)
+  std::vector<uint8_t> req_;
   std::vector<std::string> notes_;
   Stats stats_;
 };

@@ -134,7 +134,7 @@ uint8_t* Client::slot_data(unsigned slot) {
 
 uint64_t Client::start_read(const smb2::FileId& f, uint64_t offset, uint32_t len, unsigned slot) {
   if (len > io_size_ || slot >= slots()) throw ClientError(kExitLocal, "read beyond a slot");
-  auto m = header_only();
+  auto& m = request_buffer();
   smb2::ReadRequest rq;
   rq.length = len;
   rq.offset = offset;
@@ -153,13 +153,13 @@ uint64_t Client::start_read(const smb2::FileId& f, uint64_t offset, uint32_t len
   }
   smb2::append_read_request(rq, &m);
   const uint64_t id = send(m, smb2::kRead, len);
-  io_.emplace(id, io);
+  io_.emplace_back(id, io);
   return id;
 }
 
 uint64_t Client::start_write(const smb2::FileId& f, uint64_t offset, uint32_t len, unsigned slot) {
   if (len > io_size_ || slot >= slots()) throw ClientError(kExitLocal, "write beyond a slot");
-  auto m = header_only();
+  auto& m = request_buffer();
   smb2::WriteRequest rq;
   rq.offset = offset;
   rq.file_id = f;
@@ -179,16 +179,17 @@ uint64_t Client::start_write(const smb2::FileId& f, uint64_t offset, uint32_t le
   }
   smb2::append_write_request(rq, &m);
   const uint64_t id = send(m, smb2::kWrite, len);
-  io_.emplace(id, io);
+  io_.emplace_back(id, io);
   return id;
 }
 
-uint32_t Client::finish(uint64_t id) {
-  auto it = io_.find(id);
+uint32_t Client::finish(uint64_t id, std::span<const uint8_t>* data) {
+  auto it = std::find_if(io_.begin(), io_.end(), [id](const auto& e) { return e.first == id; });
   if (it == io_.end()) throw ClientError(kExitLocal, "finish of an I/O that was not started");
   const Io io = it->second;
-  Response r = wait(id, io.read ? smb2::kRead : smb2::kWrite);
-  io_.erase(id);
+  io_.erase(it);
+  if (data) *data = {};
+  const Response& r = wait(id, io.read ? smb2::kRead : smb2::kWrite);
   // The slot's exposure ends with the reply, whatever its status: checks the
   // token a Send with Invalidate named, or invalidates locally.
   if (io.rdma) {
@@ -210,10 +211,16 @@ uint32_t Client::finish(uint64_t id) {
       if (rs.data_remaining > io.len) protocol_error("READ: DataRemaining beyond the buffer");
       ++stats_.rdma_reads;
       stats_.rdma_read_bytes += rs.data_remaining;
+      if (data) *data = {slot_data(io.slot), rs.data_remaining};
       return rs.data_remaining;
     }
     if (rs.data.size() > io.len) protocol_error("READ: more data than asked for");
-    std::memcpy(slot_data(io.slot), rs.data.data(), rs.data.size());
+    // Handed over where it is (the message stays in stash_ until the next
+    // receive), or copied into the slot for a caller that wants it there.
+    if (data)
+      *data = rs.data;
+    else
+      std::memcpy(slot_data(io.slot), rs.data.data(), rs.data.size());
     ++stats_.inline_reads;
     return uint32_t(rs.data.size());
   }

@@ -152,13 +152,13 @@ void print_stats(const Client& c) {
       " signatures_verified=%" PRIu64 " ksmbd_read_signatures=%" PRIu64
       " unverified_errors=%" PRIu64 " smbd_messages_sent=%" PRIu64
       " smbd_messages_received=%" PRIu64 " poll_hot=%" PRIu64 " poll_yields=%" PRIu64
-      " poll_sleeps=%" PRIu64 "\n",
+      " poll_switches=%" PRIu64 " poll_sleeps=%" PRIu64 "\n",
       path_text(c).c_str(), dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
       c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
       s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads, s.inline_writes,
       c.remote_invalidations(), c.local_invalidations(), s.signed_sent, s.signatures_verified,
       s.ksmbd_read_signatures, s.unverified_errors, ts.messages_sent, ts.messages_received,
-      ts.poll_hot, ts.poll_yields, ts.poll_sleeps);
+      ts.poll_hot, ts.poll_yields, ts.poll_switches, ts.poll_sleeps);
 }
 
 void cmd_ls(Client& c, const std::string& path) {
@@ -216,12 +216,13 @@ void cmd_get(Client& c, const std::string& remote, const std::string& local, uns
     }
     const P p = q.front();
     q.pop_front();
-    const uint32_t n = c.finish(p.id);
+    std::span<const uint8_t> data;  // where the bytes arrived: no copy into the slot
+    const uint32_t n = c.finish(p.id, &data);
     if (n != p.len)
       throw ClientError(kExitStatus, "short READ of " + remote + " at " + std::to_string(p.off) +
                                          ": " + std::to_string(n) + " of " + std::to_string(p.len) +
                                          " bytes (file changed?)");
-    if (pwrite(fd, c.slot_data(p.slot), n, off_t(p.off)) != ssize_t(n) && fd != 1)
+    if (pwrite(fd, data.data(), n, off_t(p.off)) != ssize_t(n) && fd != 1)
       throw ClientError(kExitLocal, "write to " + local + ": " + strerror(errno));
   }
   c.close(f);

@@ -77,6 +77,7 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
   try {
     while (!stop) {
       if (!t_.receive(&msg, softndk::tools::deadline_in(0.5))) continue;
+      if (read_in_place(msg)) continue;  // file_ops.cc: a lone inline READ
       // The compound, request by request (MS-SMB2 3.3.5.2.7).
       std::vector<uint8_t> resp;
       uint32_t inv = 0;

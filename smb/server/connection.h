@@ -156,6 +156,9 @@ class Connection {
   uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  // A lone inline READ answered in its send slot (file_ops.cc); false:
+  // nothing sent, the general path answers it.
+  bool read_in_place(std::span<const uint8_t> msg);
   // write.cc
   uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
   bool write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off, uint32_t len,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 #include "connection.h"
 #include "file_window.h"
@@ -18,6 +19,7 @@
 #include "smb2/create.h"
 #include "smb2/flush.h"
 #include "smb2/ioctl.h"
+#include "smb2/keys.h"
 #include "smb2/read.h"
 #include "smbd/buffer_descriptor.h"
 #include "smbd/le.h"
@@ -280,6 +282,79 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
     append_read_response(rs, out);
   }
   return nt::kSuccess;
+}
+
+// A lone inline READ answered from its send slot: the file's bytes are
+// pread() straight into the registered send buffer behind the response's
+// header and fixed part, signed there when the request was, and posted as
+// one SMB Direct segment: one copy of the data, no heap allocation. The
+// general path (serve() -> dispatch() -> read()) built the same response
+// in three vectors (pread buffer, body, response: two more 4 KiB copies
+// and about four allocations per READ; docs/smb-direct.md, "Latency").
+// Anything else (a compound, an RDMA channel, a failure status, a
+// response larger than one segment, a signature that does not verify)
+// returns false with nothing sent, and serve() takes the general path,
+// which gives it its answer (a READ is repeatable: its pread() again).
+bool Connection::read_in_place(std::span<const uint8_t> msg) {
+  Header h;
+  if (!negotiated_ || parse_header(msg, &h) != ParseError::kNone || h.command != kRead ||
+      h.next_command != 0 || (h.flags & (kFlagResponse | kFlagRelated)))
+    return false;
+  auto s = sessions_.find(h.session_id);
+  if (s == sessions_.end() || !s->second.valid) return false;
+  auto t = trees_.find(h.tree_id);
+  if (t == trees_.end() || t->second.ipc) return false;
+  // 3.3.5.2.4, as signature_ok(): a signed request of a session with a key
+  // must verify; one that does not is the general path's to count and
+  // refuse. Its response is signed (3.3.4.1.1).
+  const bool sign = (h.flags & kFlagSigned) && s->second.has_key;
+  if (sign && !verify(s->second.signing_key, msg)) return false;
+  ReadRequest rq;
+  if (parse_read_request(msg, &rq) != ParseError::kNone || rq.channel != kChannelNone) return false;
+  constexpr size_t kHead = kHeaderSize + kReadResponseHeadSize;
+  if (rq.length == 0 || kHead + rq.length > t_.send_capacity() || rq.length > cfg_.max_io ||
+      rq.offset > uint64_t(INT64_MAX) - rq.length)
+    return false;
+  // What serve() sets for a request that is not related (find_open checks
+  // the session).
+  cur_session_ = h.session_id;
+  cur_tree_ = h.tree_id;
+  cur_file_ = kNoFileId;
+  Open* o = find_open(rq.file_id);
+  if (!o || o->dir) return false;
+  const std::span<uint8_t> slot = t_.begin_send();
+  uint8_t* data = slot.data() + kHead;
+  size_t got = 0;
+  while (got < rq.length) {
+    const ssize_t k = pread(o->fd, data + got, rq.length - got, off_t(rq.offset + got));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    got += size_t(k);
+  }
+  if (got == 0 || got < rq.minimum_count) {  // an error or the end of the file
+    t_.abandon_send();
+    return false;
+  }
+  Header rh = h;
+  rh.flags = kFlagResponse;
+  rh.status = nt::kSuccess;
+  rh.signature = {};
+  rh.credits = uint16_t(std::clamp<uint16_t>(h.credits, 1, 128));  // as serve()
+  store_header(rh, slot.data());
+  store_read_response_head(ReadResponse{}, uint32_t(got), slot.data() + kHeaderSize);
+  const std::span<uint8_t> resp = slot.first(kHead + got);
+  if (sign) {
+    le::store32(resp.data() + 16, le::load32(resp.data() + 16) | kFlagSigned);
+    smb2::sign(s->second.signing_key, resp);
+    ++stats_.signed_responses;
+  }
+  ++stats_.inline_reads;
+  stats_.bytes_read += got;
+  if (cfg_.trace)
+    std::fprintf(stderr, "ndk-smbd: cmd %u mid %llu -> 0x%08x (%zu bytes, in place)\n", h.command,
+                 (unsigned long long)h.message_id, nt::kSuccess, resp.size() - kHeaderSize);
+  t_.commit_send(resp.size());
+  return true;
 }
 
 }  // namespace smb::server

@@ -26,7 +26,10 @@ const char* parse_error_name(ParseError e) {
 void append_header(const Header& h, std::vector<uint8_t>* out) {
   const size_t at = out->size();
   out->resize(at + kHeaderSize);
-  uint8_t* p = out->data() + at;
+  store_header(h, out->data() + at);
+}
+
+void store_header(const Header& h, uint8_t* p) {
   p[0] = 0xFE, p[1] = 'S', p[2] = 'M', p[3] = 'B';
   le::store16(p + 4, 64);
   le::store16(p + 6, h.credit_charge);

@@ -61,6 +61,9 @@ enum class ParseError : uint8_t {
 const char* parse_error_name(ParseError e);
 
 void append_header(const Header& h, std::vector<uint8_t>* out);
+// The same 64 bytes at p (a message built in place, e.g. in a registered
+// send buffer).
+void store_header(const Header& h, uint8_t* p);
 ParseError parse_header(std::span<const uint8_t> msg, Header* out);
 
 // Whether [off, off + len) lies within a message of `size` bytes (64-bit sum).

@@ -51,13 +51,17 @@ ParseError parse_read_request(std::span<const uint8_t> msg, ReadRequest* r) {
 }
 
 void append_read_response(const ReadResponse& r, std::vector<uint8_t>* out) {
-  uint8_t* p = grow(out, 16);
+  store_read_response_head(r, uint32_t(r.data.size()), grow(out, kReadResponseHeadSize));
+  out->insert(out->end(), r.data.begin(), r.data.end());
+}
+
+void store_read_response_head(const ReadResponse& r, uint32_t data_length, uint8_t* p) {
   le::store16(p, 17);
-  p[2] = uint8_t(kHeaderSize + 16);  // DataOffset: right after the fixed part
-  le::store32(p + 4, uint32_t(r.data.size()));
+  p[2] = uint8_t(kHeaderSize + kReadResponseHeadSize);  // DataOffset: after the fixed part
+  p[3] = 0;
+  le::store32(p + 4, data_length);
   le::store32(p + 8, r.data_remaining);
   le::store32(p + 12, r.flags);
-  out->insert(out->end(), r.data.begin(), r.data.end());
 }
 
 ParseError parse_read_response(std::span<const uint8_t> msg, ReadResponse* r) {

@@ -41,6 +41,11 @@ struct ReadResponse {
 void append_read_request(const ReadRequest& r, std::vector<uint8_t>* out);
 ParseError parse_read_request(std::span<const uint8_t> msg, ReadRequest* out);
 void append_read_response(const ReadResponse& r, std::vector<uint8_t>* out);
+// The fixed part of a READ response (16 bytes) at p, for data_length bytes
+// that follow it (DataOffset 80: right after the fixed part): a response
+// whose data is placed in its send buffer directly.
+inline constexpr size_t kReadResponseHeadSize = 16;
+void store_read_response_head(const ReadResponse& r, uint32_t data_length, uint8_t* p);
 ParseError parse_read_response(std::span<const uint8_t> msg, ReadResponse* out);
 
 }  // namespace smb::smb2

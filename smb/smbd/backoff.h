@@ -16,13 +16,20 @@
 //   answer time + 4 us (at most the bound), then yield. A yield hands the
 //   core to any other runnable task for up to a scheduler slice, and at
 //   4 KiB QD1 the switches were 40-45% of both processes' samples;
-// - later, only after we yielded, or never (the wait went to sleep): the
-//   peer needs our core (a loaded host, both on one CPU) or is idle; every
-//   empty poll yields. A
+// - later, only after a yield that ran another task, or never (the wait
+//   went to sleep): the peer needs our core (a loaded host, both on one
+//   CPU) or is idle; every empty poll yields. A
 //   spin that kept the core for 50 us made the QD1 p50 5x worse at load 14
 //   (20 -> 115 us): the peer could not run to answer. The hot spin is
 //   bounded by the last answer time, so one slow answer switches it off
 //   for the next wait.
+// A yield that returns at once (within kSwitched) ran nobody: no other task
+// wanted this CPU, so the peer runs on a core of its own and the answer's
+// time is its own pace. Counting such yields as "the yield let the peer
+// run" switched the hot spin off for good after the first answer slower
+// than the free polls (~3 us): every later wait yielded first, so every
+// later answer came "after a yield" (sched_yield costs ~1.4 us here even
+// when it returns at once).
 // The clock is read every 8th empty poll only (it was a seventh of a
 // spinning client's time).
 #pragma once
@@ -40,7 +47,8 @@ struct Pace {
   Clock::duration answer = Clock::duration::max();  // the last wait's, max: unknown or idle
   Clock::duration hot_max{};                        // the bound of a hot spin; 0: never
   uint64_t yields = 0;                              // empty polls that yielded the core
-  uint64_t sleeps = 0;                              // empty polls that slept
+  uint64_t switches = 0;   // those yields that ran another task (took kSwitched or more)
+  uint64_t sleeps = 0;     // empty polls that slept
   uint64_t hot_polls = 0;  // empty polls past the first 64 that kept the core
 };
 
@@ -59,6 +67,9 @@ class BasicBackoff {
   static constexpr auto kSpin = std::chrono::microseconds(200);
   static constexpr unsigned kFreePolls = 64;   // empty polls before any of the rules
   static constexpr unsigned kLongIdle = 1024;  // sleeps of 20 us before the 200 us ones
+  // A yield at least this long ran another task on our CPU (an idle one
+  // returns in ~1.4 us on the measured host, 2.9 us at p99).
+  static constexpr auto kSwitched = std::chrono::microseconds(10);
 
   explicit BasicBackoff(Pace& p) : pace_(p), since_(Env::now()), hot_for_(budget(p)) {}
 
@@ -78,10 +89,11 @@ class BasicBackoff {
     spinning_ = true;
     if (!answer) return;
     const auto now = Env::now();
-    // An answer that came only after we yielded may have needed our core
-    // (both ends on one CPU: the yield let the peer run): it earns no hot
-    // spin, or the next wait would keep the core from the peer (measured:
-    // QD1 p50 30-39 us against 24 us with yields, at load 11).
+    // An answer that came only after a yield ran another task may have
+    // needed our core (both ends on one CPU: the yield let the peer run):
+    // it earns no hot spin, or the next wait would keep the core from the
+    // peer (measured: QD1 p50 30-39 us against 24 us with yields, at load
+    // 11).
     pace_.answer = yielded_ ? Clock::duration::max() : now - since_;
     yielded_ = false;
     hot_ = true;
@@ -107,8 +119,12 @@ class BasicBackoff {
           ++pace_.hot_polls;
         } else {
           ++pace_.yields;
-          yielded_ = true;
+          const auto t0 = Env::now();
           Env::yield();
+          if (Env::now() - t0 >= kSwitched) {
+            ++pace_.switches;
+            yielded_ = true;
+          }
         }
         return;
       }
@@ -131,7 +147,7 @@ class BasicBackoff {
   Pace& pace_;
   unsigned idle_ = 0, sleeps_ = 0;
   bool spinning_ = true, hot_ = true;
-  bool yielded_ = false;  // since the start or the last answer
+  bool yielded_ = false;  // a yield ran another task, since the start or the last answer
   Clock::time_point since_;
   Clock::duration hot_for_;
 };

@@ -25,6 +25,13 @@ class Reassembler {
   const std::vector<uint8_t>& message() const { return buf_; }
   // The completed message, moved out (no copy; message() is empty after).
   std::vector<uint8_t> take() { return std::move(buf_); }
+  // The completed message swapped into *out; out's old vector (cleared)
+  // becomes the buffer of the next message, so that its capacity is reused
+  // instead of allocating one per message.
+  void take(std::vector<uint8_t>* out) {
+    out->swap(buf_);
+    buf_.clear();
+  }
   // Bytes the peer still owes for the message being reassembled.
   uint32_t expected_remaining() const { return remaining_; }
   bool in_progress() const { return in_progress_; }

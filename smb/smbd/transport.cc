@@ -46,6 +46,7 @@ Transport::Transport(tools::Adapter& a, const TransportConfig& cfg)
 TransportStats Transport::stats() const {
   TransportStats s = stats_;
   s.poll_yields = pace_.yields;
+  s.poll_switches = pace_.switches;
   s.poll_sleeps = pace_.sleeps;
   s.poll_hot = pace_.hot_polls;
   return s;
@@ -81,6 +82,7 @@ void Transport::setup_queues() {
   send_buf_ = std::make_unique<tools::Buffer>(a_, *pd_, size_t(send_slot_size_) * send_slots_,
                                               NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
   for (uint32_t i = send_slots_; i-- > 0;) free_send_.push_back(i);
+  ready_.resize(4);
   for (uint32_t i = 0; i < cfg_.receive_credits; ++i) post_receive(i);
 }
 
@@ -167,32 +169,81 @@ void Transport::wait_for_credit(bool may_grant) {
   }
 }
 
-void Transport::send_data_message(uint16_t flags, std::span<const uint8_t> payload,
-                                  uint32_t remaining, const uint32_t* invalidate_token) {
+uint8_t* Transport::reserve_segment() {
+  if (reserved_slot_ >= 0)
+    throw TransportError(Error::kNone, "smbd: a message is already being built in a send slot");
   wait_for_credit(true);
-  // The message is built in its send slot: one copy of the payload (a
-  // 4 KiB READ answer was copied twice more, through a vector).
-  const uint32_t i = take_send_slot();
+  reserved_slot_ = take_send_slot();
+  return send_buf_->data() + size_t(reserved_slot_) * send_slot_size_;
+}
+
+void Transport::post_reserved(uint16_t flags, uint32_t payload_length, uint32_t remaining,
+                              const uint32_t* invalidate_token) {
+  const uint32_t i = uint32_t(reserved_slot_);
+  reserved_slot_ = -1;
+  // The grant is decided now, not when the slot was reserved: receives
+  // completed meanwhile may have left the peer with fewer of our credits.
   const uint16_t grant = credits_to_grant();
   if (send_credits_ == 1) flags |= kFlagResponseRequested;  // refill us promptly
   DataHeader h{cfg_.send_credit_target, grant, flags, remaining, 0, 0};
   uint8_t* slot = send_buf_->data() + size_t(i) * send_slot_size_;
-  const size_t n =
-      build_data_header(h, uint32_t(payload.size()), std::span<uint8_t>(slot, send_slot_size_));
-  if (n == 0 || n + payload.size() > send_slot_size_) {
+  const size_t n = build_data_header(h, payload_length, std::span<uint8_t>(slot, send_slot_size_));
+  if (n == 0 || (payload_length && n != kDataOffset) || n + payload_length > send_slot_size_) {
     free_send_.push_back(i);
     fail(Error::kNone, "smbd: a segment larger than its send slot");
   }
-  if (!payload.empty()) std::memcpy(slot + n, payload.data(), payload.size());
-  post_slot(i, n + payload.size(), invalidate_token);
+  post_slot(i, n + payload_length, invalidate_token);
   --send_credits_;
   granted_ = uint16_t(granted_ + grant);
   ++stats_.messages_sent;
-  if (payload.empty())
+  if (payload_length == 0)
     ++stats_.empty_sent;
   else
     ++stats_.segments_sent;
-  if (flags & kFlagResponseRequested && payload.empty()) ++stats_.keepalives_sent;
+  if (flags & kFlagResponseRequested && payload_length == 0) ++stats_.keepalives_sent;
+}
+
+void Transport::send_data_message(uint16_t flags, std::span<const uint8_t> payload,
+                                  uint32_t remaining, const uint32_t* invalidate_token) {
+  // The message is built in its send slot: one copy of the payload (a
+  // 4 KiB READ answer was copied twice more, through a vector).
+  uint8_t* slot = reserve_segment();
+  if (payload.size() > send_capacity()) {
+    abandon_send();
+    fail(Error::kNone, "smbd: a segment larger than its send slot");
+  }
+  if (!payload.empty()) std::memcpy(slot + kDataOffset, payload.data(), payload.size());
+  post_reserved(flags, uint32_t(payload.size()), remaining, invalidate_token);
+}
+
+uint32_t Transport::send_capacity() const {
+  return std::min<uint32_t>(segment_capacity(neg_.max_send_size),
+                            send_slot_size_ > kDataOffset ? send_slot_size_ - kDataOffset : 0);
+}
+
+std::span<uint8_t> Transport::begin_send() {
+  if (ended_) throw TransportError(Error::kNone, "smbd: connection ended: " + end_reason_);
+  if (!negotiated_) throw TransportError(Error::kNone, "smbd: begin_send before negotiation");
+  uint8_t* slot = reserve_segment();
+  return {slot + kDataOffset, send_capacity()};
+}
+
+void Transport::commit_send(size_t length, const uint32_t* invalidate_token) {
+  if (reserved_slot_ < 0)
+    throw TransportError(Error::kNone, "smbd: commit_send without begin_send");
+  if (length == 0 || length > send_capacity() || length > neg_.max_fragmented_send_size) {
+    abandon_send();
+    throw TransportError(Error::kNone, "smbd: commit_send of " + std::to_string(length) +
+                                           " bytes (1.." + std::to_string(send_capacity()) +
+                                           " fit in one segment)");
+  }
+  post_reserved(0, uint32_t(length), 0, invalidate_token);
+}
+
+void Transport::abandon_send() {
+  if (reserved_slot_ < 0) return;
+  free_send_.push_back(uint32_t(reserved_slot_));
+  reserved_slot_ = -1;
 }
 
 void Transport::send(std::span<const uint8_t> message, const uint32_t* invalidate_token) {
@@ -276,9 +327,24 @@ void Transport::handle_receive(const NDK_RESULT_EX& r, uint32_t slot) {
     const uint32_t inv = r.Type == NdkOperationTypeReceiveAndInvalidate
                              ? uint32_t(r.TypeSpecificCompletionOutput)
                              : 0;
-    ready_.emplace_back(reasm_.take(), inv);
+    push_ready(inv);
   }
   post_receive(slot);
+}
+
+void Transport::push_ready(uint32_t invalidated) {
+  if (ready_count_ == ready_.size()) {
+    // More messages waiting than ever before: a larger ring, in order.
+    std::vector<Ready> bigger(std::max<size_t>(4, 2 * ready_.size()));
+    for (size_t k = 0; k < ready_count_; ++k)
+      bigger[k] = std::move(ready_[(ready_head_ + k) % ready_.size()]);
+    ready_.swap(bigger);
+    ready_head_ = 0;
+  }
+  Ready& r = ready_[(ready_head_ + ready_count_) % ready_.size()];
+  reasm_.take(&r.message);  // a swap: the ring's old vector becomes the next buffer
+  r.invalidated = invalidated;
+  ++ready_count_;
 }
 
 void Transport::service() {
@@ -314,10 +380,14 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
                         uint32_t* invalidated) {
   Backoff b(pace_);
   for (;;) {
-    if (!ready_.empty()) {
-      *message = std::move(ready_.front().first);
-      if (invalidated) *invalidated = ready_.front().second;
-      ready_.pop_front();
+    if (ready_count_) {
+      // Swapped, not moved: the caller's old vector stays in the ring and
+      // carries a later message (no allocation per message).
+      Ready& r = ready_[ready_head_];
+      message->swap(r.message);
+      if (invalidated) *invalidated = r.invalidated;
+      ready_head_ = (ready_head_ + 1) % ready_.size();
+      --ready_count_;
       service();
       return true;
     }
@@ -330,7 +400,7 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
       b.wait();
       // The disconnect event (a mutex) periodically too: it was ~4% of a
       // server's samples at 4 KiB QD1, looked at on every empty poll.
-      if (b.periodic() && conn_->peer_disconnected() && poll_once() == 0 && ready_.empty()) {
+      if (b.periodic() && conn_->peer_disconnected() && poll_once() == 0 && !ready_count_) {
         ended_ = true;
         end_reason_ = tools::with_end_cause("the peer disconnected", conn_.get());
         peer_gone_ = true;
@@ -341,7 +411,7 @@ bool Transport::receive(std::vector<uint8_t>* message, tools::Deadline deadline,
     // are looked at periodically (Backoff::periodic).
     if (got || b.periodic()) {
       service();
-      if (ready_.empty() && Clock::now() > deadline) return false;
+      if (!ready_count_ && Clock::now() > deadline) return false;
     }
   }
 }

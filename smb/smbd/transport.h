@@ -20,7 +20,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -91,9 +90,10 @@ struct TransportStats {
   uint64_t credit_waits = 0;                          // sends that had to wait for a credit
   uint64_t unclaimed_completions = 0;                 // not ours, no handler claimed them (dropped)
   // The poll loops' empty polls past the first 64 of a wait (backoff.h):
-  uint64_t poll_hot = 0;     // kept the core (the peer answered promptly lately)
-  uint64_t poll_yields = 0;  // yielded it (sched_yield)
-  uint64_t poll_sleeps = 0;  // slept (the peer went quiet)
+  uint64_t poll_hot = 0;       // kept the core (the peer answered promptly lately)
+  uint64_t poll_yields = 0;    // yielded it (sched_yield)
+  uint64_t poll_switches = 0;  // of those, yields that ran another task (backoff.h)
+  uint64_t poll_sleeps = 0;    // slept (the peer went quiet)
 };
 
 class TransportError : public std::runtime_error {
@@ -124,9 +124,23 @@ class Transport {
   // `invalidate_token` set, its last segment is a Send with Invalidate of
   // that token (SMB2 READ/WRITE answer for an RDMA_V1_INVALIDATE channel).
   void send(std::span<const uint8_t> message, const uint32_t* invalidate_token = nullptr);
+  // A message built in place, in its registered send slot (no copy): waits
+  // for a send credit and a free slot like send(), and returns the slot's
+  // payload area (send_capacity() bytes, never less than 128 - 24). Fill a
+  // prefix, then commit_send() it (one segment) or abandon_send() it; until
+  // then the slot and the credit are reserved and nothing else may send.
+  // A message that does not fit in one segment goes through send().
+  std::span<uint8_t> begin_send();
+  void commit_send(size_t length, const uint32_t* invalidate_token = nullptr);
+  void abandon_send();
+  // Upper-layer bytes one segment carries (what begin_send() offers).
+  uint32_t send_capacity() const;
   // The next whole upper-layer message; false when `deadline` passed first.
   // `invalidated` (optional) gets the token the peer invalidated with the
   // message's last segment (0: a plain Send).
+  // *message is swapped with the transport's buffer, not reallocated: a
+  // caller that passes the same vector each time (its capacity comes back
+  // as the buffer of a later message) receives without a heap allocation.
   bool receive(std::vector<uint8_t>* message, tools::Deadline deadline,
                uint32_t* invalidated = nullptr);
   // Graceful end; idempotent. After a protocol error the transport already
@@ -194,13 +208,20 @@ class Transport {
   // Posts send slot `i` (taken, filled with `length` bytes).
   void post_slot(uint32_t i, size_t length, const uint32_t* invalidate_token);
   uint32_t take_send_slot();
+  // The credit and the slot of one segment (begin_send(), send_data_message()).
+  uint8_t* reserve_segment();
+  // Posts the reserved slot with its data header; the payload is already at
+  // kDataOffset.
+  void post_reserved(uint16_t flags, uint32_t payload_length, uint32_t remaining,
+                     const uint32_t* invalidate_token);
   void send_data_message(uint16_t flags, std::span<const uint8_t> payload, uint32_t remaining,
                          const uint32_t* invalidate_token);
   void wait_for_credit(bool will_grant);
   // One pass over the CQ; returns the number of completions handled.
   unsigned poll_once(OtherCompletion other = nullptr, void* other_arg = nullptr);
   void handle_receive(const NDK_RESULT_EX& r, uint32_t slot);
-  void service();  // prompt grants, keepalive answers and the idle timer
+  void push_ready(uint32_t invalidated);  // the reassembled message, to the ring
+  void service();                         // prompt grants, keepalive answers and the idle timer
   [[noreturn]] void fail(Error code, const std::string& why);
   // A send or receive completed with an error: fail() with the reason.
   [[noreturn]] void fail_request(const char* what, NTSTATUS status);
@@ -230,7 +251,15 @@ class Transport {
   bool ended_ = false;
   bool peer_gone_ = false;  // ended because the peer disconnected
   std::string end_reason_;
-  std::deque<std::pair<std::vector<uint8_t>, uint32_t>> ready_;  // message, invalidated token
+  // Whole messages not yet taken by receive(): a ring whose vectors keep
+  // their capacity (no allocation per message; see receive()).
+  struct Ready {
+    std::vector<uint8_t> message;
+    uint32_t invalidated = 0;
+  };
+  std::vector<Ready> ready_;
+  size_t ready_head_ = 0, ready_count_ = 0;
+  int64_t reserved_slot_ = -1;  // begin_send()'s, until commit_send()/abandon_send()
   std::vector<uint8_t> first_;  // the negotiate message, before negotiation
   bool first_seen_ = false;
   Reassembler reasm_;

@@ -20,8 +20,14 @@ struct FakePoll {
   static inline Pace::Clock::time_point t{};
   static inline unsigned yields = 0, sleeps = 0;
   static inline microseconds last_sleep{};
+  // How long a yield takes: 0 (the default) or a few us, it returned at
+  // once (no other task); kSwitched or more, another task ran.
+  static inline microseconds yield_takes{};
   static Pace::Clock::time_point now() { return t; }
-  static void yield() { ++yields; }
+  static void yield() {
+    ++yields;
+    t += yield_takes;
+  }
   static void sleep(microseconds d) {
     ++sleeps;
     last_sleep = d;
@@ -38,6 +44,7 @@ class SmbdBackoff : public ::testing::Test {
     FakePoll::t = Pace::Clock::time_point{} + std::chrono::seconds(1);
     FakePoll::yields = FakePoll::sleeps = 0;
     FakePoll::last_sleep = {};
+    FakePoll::yield_takes = {};
   }
   static void advance(microseconds d) { FakePoll::t += d; }
   static Pace pace(microseconds answer, microseconds hot_max) {
@@ -170,15 +177,17 @@ TEST_F(SmbdBackoff, OwnSendCompletionKeepsThePace) {
   EXPECT_TRUE(b.spinning());
 }
 
-// An answer that came only after the wait yielded earns no hot spin,
-// however quick: the yield may be what let the peer run (one CPU for both).
-TEST_F(SmbdBackoff, AnswerAfterAYieldEarnsNoHotSpin) {
+// An answer that came only after a yield that ran another task earns no
+// hot spin, however quick: the yield may be what let the peer run (one CPU
+// for both).
+TEST_F(SmbdBackoff, AnswerAfterAYieldThatRanAnotherTaskEarnsNoHotSpin) {
   Pace p;  // no answer yet: yields from the first poll past the free ones
   p.hot_max = microseconds(20);
   Backoff b(p);
+  FakePoll::yield_takes = Backoff::kSwitched;
   waits(b, kFree);
   ASSERT_EQ(p.yields, 1u);
-  advance(microseconds(1));
+  EXPECT_EQ(p.switches, 1u);
   b.hit();
   EXPECT_EQ(p.answer, Pace::Clock::duration::max());
   EXPECT_EQ(b.hot_for(), microseconds(0));
@@ -188,6 +197,66 @@ TEST_F(SmbdBackoff, AnswerAfterAYieldEarnsNoHotSpin) {
   b.hit();
   EXPECT_EQ(p.answer, microseconds(2));
   EXPECT_EQ(b.hot_for(), microseconds(12));
+}
+
+// Yields that return at once ran nobody: the peer has a core of its own
+// and its answer time, yields included, is its pace. The first version
+// counted every yield, so one answer slower than the free polls (~3 us)
+// switched the hot spin off for good: each later wait yielded before its
+// answer, and each such answer earned no hot spin.
+TEST_F(SmbdBackoff, AnswerAfterQuickYieldsKeepsThePace) {
+  Pace p;  // unknown pace: the first wait yields past the free polls
+  p.hot_max = microseconds(20);
+  FakePoll::yield_takes = microseconds(1);
+  {
+    Backoff b(p);
+    waits(b, kFree - 1 + 3);  // three quick yields: 3 us
+    ASSERT_EQ(p.yields, 3u);
+    EXPECT_EQ(p.switches, 0u);
+    b.hit();
+    EXPECT_EQ(p.answer, microseconds(3));
+    EXPECT_EQ(b.hot_for(), microseconds(16));
+  }
+  // The next wait keeps the core (hot polls, no yield) until its answer.
+  Backoff b(p);
+  waits(b, kFree - 1 + 100);
+  EXPECT_EQ(p.hot_polls, 100u);
+  EXPECT_EQ(p.yields, 3u);
+  advance(microseconds(4));
+  b.hit();
+  EXPECT_EQ(p.answer, microseconds(4));
+  EXPECT_EQ(b.hot_for(), microseconds(20));
+}
+
+// A peer that stops answering costs at most the spin: the hot part ends at
+// its budget, the yields at kSpin, then the loop sleeps, and the waits
+// after that start cold (no hot poll at all) however quick the peer was
+// before: an idle connection does not burn a core.
+TEST_F(SmbdBackoff, IdlePeerEndsTheSpinAndTheNextWaitStartsCold) {
+  Pace p = pace(microseconds(2), microseconds(20));
+  FakePoll::yield_takes = microseconds(1);
+  {
+    Backoff b(p);
+    const auto t0 = FakePoll::t;
+    unsigned polls = 0;
+    while (FakePoll::sleeps == 0 && polls < 100000) {
+      b.wait();
+      ++polls;
+      if (b.spinning() && p.yields == 0 && polls % 8 == 0) advance(microseconds(1));
+    }
+    ASSERT_EQ(FakePoll::sleeps, 1u);
+    // Hot for the budget (12 us), then yields until kSpin (200 us).
+    EXPECT_GT(p.hot_polls, 0u);
+    EXPECT_LE(FakePoll::t - t0, Backoff::kSpin + microseconds(30));
+    EXPECT_EQ(p.answer, Pace::Clock::duration::max());  // the pace is forgotten
+    waits(b, 50);
+    EXPECT_EQ(FakePoll::sleeps, 51u);  // and it keeps sleeping
+  }
+  const uint64_t hot = p.hot_polls;
+  Backoff b(p);
+  EXPECT_EQ(b.hot_for(), microseconds(0));
+  waits(b, 1000);
+  EXPECT_EQ(p.hot_polls, hot);
 }
 
 // The opt-out: hot_spin_us 0 (Pace::hot_max 0) never keeps the core.

@@ -97,6 +97,49 @@ TEST(SmbdTransport, NegotiatesAndEchoes) {
   EXPECT_EQ(h.server_result.get(), "");
 }
 
+// A message built in its send slot (begin_send/commit_send: the server's
+// in-place READ answers): what arrives is what was written there; a slot
+// given back (abandon_send) or refused (an empty or oversized commit) is
+// free again, 100 times over the 32 slots; misuse is an error that leaves
+// the connection up.
+TEST(SmbdTransport, MessageBuiltInItsSendSlot) {
+  Harness h;
+  TransportConfig cfg;
+  auto c = h.start(cfg, cfg, echo);
+  EXPECT_EQ(c->send_capacity(), 8192u - 24u);
+  const uint64_t sent0 = c->stats().segments_sent;
+  for (size_t n : {1ul, 100ul, 8168ul}) {
+    const auto msg = pattern(n, uint8_t(n));
+    auto slot = c->begin_send();
+    ASSERT_EQ(slot.size(), c->send_capacity());
+    std::copy(msg.begin(), msg.end(), slot.begin());
+    c->commit_send(n);
+    std::vector<uint8_t> back;
+    ASSERT_TRUE(c->receive(&back, tools::deadline_in(10))) << n;
+    EXPECT_EQ(back, msg) << n;
+  }
+  for (int i = 0; i < 100; ++i) {
+    c->begin_send();
+    c->abandon_send();
+  }
+  c->abandon_send();  // nothing reserved: nothing to do
+  c->begin_send();
+  EXPECT_THROW(c->begin_send(), smbd::TransportError);  // one at a time
+  EXPECT_THROW(c->commit_send(0), smbd::TransportError);
+  EXPECT_THROW(c->commit_send(1), smbd::TransportError);  // the refused commit freed it
+  c->begin_send();
+  EXPECT_THROW(c->commit_send(c->send_capacity() + 1), smbd::TransportError);
+  EXPECT_FALSE(c->ended());
+  EXPECT_EQ(c->stats().segments_sent - sent0, 3u);  // the refused ones sent nothing
+  const auto msg = pattern(70000, 9);               // fragmented through send(): every slot is free
+  c->send(msg);
+  std::vector<uint8_t> back;
+  ASSERT_TRUE(c->receive(&back, tools::deadline_in(10)));
+  EXPECT_EQ(back, msg);
+  c->disconnect();
+  EXPECT_EQ(h.server_result.get(), "");
+}
+
 TEST(SmbdTransport, FragmentsUnderTightCredits) {
   Harness h;
   TransportConfig cfg;
