@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "write_pipeline.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -118,6 +119,7 @@ bool WritePipeline::finish(double timeout_s) {
 }
 
 void WritePipeline::run(std::shared_ptr<Shared> s) {
+  pthread_setname_np(pthread_self(), "ndk-smbd-write");  // in profiles and top -H
   std::unique_lock<std::mutex> lk(s->mu);
   for (;;) {
     s->work.wait(lk, [&] { return s->stop || !s->queue.empty(); });

@@ -79,9 +79,10 @@ smb2::FileId file_id(const std::array<uint8_t, 16>& id) {
 
 class Depth : public testing::TestWithParam<unsigned> {};
 
-// 40 WRITEs of 1 MiB over a 16 MiB file, four outstanding, each from its
-// own client buffer: WRITE k and k + 16 go to the same place, so the file
-// holds the last 16 only if the WRITEs reached it in the order sent. A
+// 24 WRITEs of 1 MiB over an 8 MiB file, four outstanding, each from its
+// own client buffer: WRITEs k, k + 8 and k + 16 go to the same place, so
+// the file holds the last 8 only if the WRITEs reached it in the order
+// sent. A
 // READ sent right behind the last WRITE (before any of the last answers)
 // gets that WRITE's bytes, and is answered after every WRITE before it.
 TEST_P(Depth, ManyWritesAtDepthFourLandInOrderAndAReadBehindSeesThem) {
@@ -89,7 +90,7 @@ TEST_P(Depth, ManyWritesAtDepthFourLandInOrderAndAReadBehindSeesThem) {
   auto t = s.connect();
   Client c(*t);
   const auto id = open_new_file(c, "pipe.bin");
-  constexpr unsigned kN = 40, kSpan = 16, kQd = 4;
+  constexpr unsigned kN = 24, kSpan = 8, kQd = 4;
   smbd::BufferPool pool(*t, kQd + 1, kMiB);  // slot kQd: the READ's sink
   std::vector<uint8_t> want(size_t(kSpan) * kMiB, 0);
   std::map<uint64_t, unsigned> slot_of;  // message id -> slot
@@ -142,7 +143,7 @@ TEST_P(Depth, ManyWritesAtDepthFourLandInOrderAndAReadBehindSeesThem) {
   EXPECT_EQ(std::memcmp(pool.data(kQd), want.data() + last_at, kMiB), 0)
       << "the READ behind the WRITEs did not see the last one";
   EXPECT_TRUE(file_bytes(s.dir.root / "export" / "pipe.bin") == want)
-      << "the file is not the last 16 WRITEs' bytes";
+      << "the file is not the last 8 WRITEs' bytes";
   EXPECT_EQ(s.stats.rdma_reads.load(), kN);
   EXPECT_EQ(s.stats.pipelined_writes.load(), GetParam() ? kN : 0u);
   EXPECT_EQ(s.stats.bytes_written.load(), uint64_t(kN) * kMiB);
