@@ -24,8 +24,7 @@ struct WritePipeline::Shared {
   bool abandoned = false;  // finish() gave up: the WRITEs still queued are skipped
 };
 
-WritePipeline::WritePipeline(tools::Adapter& a, tools::Pd& pd, uint32_t buffer_size,
-                             unsigned depth)
+WritePipeline::WritePipeline(tools::Adapter& a, tools::Pd& pd, uint32_t buffer_size, unsigned depth)
     : s_(std::make_shared<Shared>()), slots_(s_->slots) {
   slots_.resize(std::max(1u, depth));
   for (auto& sl : slots_)
@@ -49,12 +48,9 @@ int WritePipeline::free_slot() const {
 
 uint8_t* WritePipeline::data(int slot) const { return slots_[size_t(slot)].buf->data(); }
 
-uint32_t WritePipeline::token(int slot) const {
-  return slots_[size_t(slot)].buf->local_token();
-}
+uint32_t WritePipeline::token(int slot) const { return slots_[size_t(slot)].buf->local_token(); }
 
-void WritePipeline::submit(int slot, int fd, uint64_t offset, uint32_t len,
-                           const Answer& answer) {
+void WritePipeline::submit(int slot, int fd, uint64_t offset, uint32_t len, const Answer& answer) {
   {
     std::lock_guard<std::mutex> g(s_->mu);
     Slot& sl = slots_[size_t(slot)];

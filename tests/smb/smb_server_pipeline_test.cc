@@ -105,7 +105,8 @@ TEST_P(Depth, ManyWritesAtDepthFourLandInOrderAndAReadBehindSeesThem) {
     std::memcpy(want.data() + size_t(k % kSpan) * kMiB, p, kMiB);
     d[slot] = pool.expose(slot, kMiB, false);
     slot_of[c.mid] = slot;
-    send_request(c, smb2::kWrite, c.mid++, write_body(id, uint64_t(k % kSpan) * kMiB, kMiB, d[slot]));
+    send_request(c, smb2::kWrite, c.mid++,
+                 write_body(id, uint64_t(k % kSpan) * kMiB, kMiB, d[slot]));
   };
   auto take_write_answer = [&]() {
     Answer a = next_answer(c);
