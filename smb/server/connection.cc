@@ -21,6 +21,7 @@
 #include "smb2/session_setup.h"
 #include "smb2/tree_connect.h"
 #include "smbd/le.h"
+#include "write_pipeline.h"
 
 namespace smb::server {
 
@@ -61,6 +62,8 @@ Connection::Connection(const ServerConfig& cfg, const Share& share, smbd::Transp
     : cfg_(cfg), share_(share), t_(t), stats_(stats) {}
 
 Connection::~Connection() {
+  // The WRITEs in flight use the opens' descriptors: written first.
+  if (pipe_) end_writes();
   for (auto& [k, o] : opens_) {
     share_.locks().release({this, k});
     if (o.fd >= 0) ::close(o.fd);
@@ -73,11 +76,30 @@ smbd::RdmaMover& Connection::mover() {
 }
 
 std::string Connection::serve(const std::atomic<bool>& stop) {
+  std::string why = serve_requests(stop);
+  end_writes();
+  return why;
+}
+
+std::string Connection::serve_requests(const std::atomic<bool>& stop) {
   std::vector<uint8_t> msg;
   try {
     while (!stop) {
-      if (!t_.receive(&msg, softndk::tools::deadline_in(0.5))) continue;
-      if (read_in_place(msg)) continue;  // file_ops.cc: a lone inline READ
+      // WRITEs in flight (write_pipeline.h): answer those written; with
+      // every bounce buffer taken nothing else can be served before one
+      // finishes (a WRITE needs a buffer, any other request waits for them
+      // all); otherwise look for the next request for a moment only, so
+      // that the next WRITE written is answered soon.
+      double wait = 0.5;
+      if (pipe_ && pipe_->in_flight()) {
+        answer_writes(pipe_->free_slot() < 0 ? 1 : 0);
+        if (pipe_->in_flight()) wait = 50e-6;
+      }
+      if (!t_.receive(&msg, softndk::tools::deadline_in(wait))) continue;
+      // A lone inline READ is answered in its send slot (file_ops.cc), but
+      // only with no WRITE in flight: the general path first drains them, so
+      // that the READ sees their data.
+      if (!(pipe_ && pipe_->in_flight()) && read_in_place(msg)) continue;
       // The compound, request by request (MS-SMB2 3.3.5.2.7).
       std::vector<uint8_t> resp;
       uint32_t inv = 0;
@@ -122,6 +144,11 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
           off += h.next_command;
           continue;
         }
+        // A request other than a WRITE that may be pipelined is served once
+        // the connection's WRITEs in flight are written: it sees their
+        // data (READ, FLUSH, CLOSE, SET_INFO) or may end their open.
+        single_ = off == 0 && h.next_command == 0;
+        if (pipe_ && pipe_->in_flight() && !(h.command == kWrite && single_)) answer_writes(2);
         // The signing key of the session the request names, as the request
         // found it: a LOGOFF ends the session, yet its response is signed
         // like any response to a signed request (MS-SMB2 3.3.4.1.1), with
@@ -129,6 +156,13 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         std::optional<smb2::Key16> request_key;
         if (auto s0 = sessions_.find(cur_session_); s0 != sessions_.end() && s0->second.has_key)
           request_key = s0->second.signing_key;
+        if (h.command == kWrite && single_) {
+          // What its answer needs should the WRITE go to the pipeline: the
+          // header as built, the key to sign it with (a WRITE does not
+          // change the session).
+          std::copy_n(resp.begin() + ptrdiff_t(at), later_header_.size(), later_header_.begin());
+          later_key_ = (h.flags & kFlagSigned) ? request_key : std::nullopt;
+        }
         if (related && related_status != nt::kSuccess)
           st = related_status;  // the failure of the request it depends on (3.3.5.2.7.2)
         else if (!signature_ok(h, m))
@@ -136,6 +170,13 @@ std::string Connection::serve(const std::atomic<bool>& stop) {
         else
           st = dispatch(h, m, &body, &inv);
         if (fatal_) return fatal_reason_;
+        if (deferred_) {
+          // In the pipeline: answered once written (answer_writes), with
+          // the header built above and the key of the request's session.
+          deferred_ = false;
+          resp.resize(at);
+          break;
+        }
         if (cfg_.trace)
           std::fprintf(stderr, "ndk-smbd: cmd %u mid %llu%s -> 0x%08x (%zu bytes)\n", h.command,
                        (unsigned long long)h.message_id, related ? " related" : "", st,

@@ -11,13 +11,16 @@
 // status of MS-SMB2 3.3.5.22 (nothing is ever granted), an FSCTL other than
 // validate-negotiate the status of 3.3.5.15, and a command code SMB2 does
 // not define ends the connection (3.3.5.2.6). One thread serves a
-// connection.
+// connection; a worker of its own writes its pipelined WRITEs
+// (write_pipeline.h).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,6 +66,14 @@ struct ServerConfig {
   // dd) are copied; a page rewritten again and again goes through the
   // mapping, whose page fault it then pays once.
   unsigned map_rewrites = 0;
+  // A WRITE over the RDMA channel is RDMA-Read into one of this many bounce
+  // buffers (max_io bytes each, per connection) and pwrite()n by a worker
+  // thread while the connection serves the next request: up to this many
+  // WRITEs of a connection in flight, each answered when written
+  // (write_pipeline.h). 0: read and write each WRITE in turn on the
+  // connection's thread, as before. Applies to the copy path only
+  // (write_chunk 0, map_writes off, map_rewrites 0).
+  unsigned write_pipeline = 2;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
 };
@@ -89,9 +100,14 @@ struct ServerStats {
   // Mapped WRITEs failed because another process cut the file under their
   // window while the data was placed (file_window.h, fault_guard).
   std::atomic<uint64_t> mapped_write_faults{0};
+  // WRITEs handed to a connection's write pipeline (ServerConfig::
+  // write_pipeline), and those that first waited for one in flight to
+  // finish because every bounce buffer was taken.
+  std::atomic<uint64_t> pipelined_writes{0}, pipeline_waits{0};
 };
 
 class WriteWindows;
+class WritePipeline;
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws
 // std::runtime_error naming the file and line.
@@ -164,6 +180,19 @@ class Connection {
   bool write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off, uint32_t len,
                     uint32_t* status);
   WriteWindows& windows();
+  // write_pipeline.h: whether this WRITE may go through the pipeline (a
+  // request alone in its message, the copy path), the pipeline (null when
+  // it cannot be had), a WRITE handed to it (the response is sent later),
+  // and the answers of those finished: `wait` 0 none, 1 the oldest, 2 all.
+  bool may_pipeline() const;
+  WritePipeline* pipeline();
+  uint32_t write_pipelined(int fd, std::span<const smbd::BufferDescriptor> d, uint64_t off,
+                           uint32_t len, uint32_t* inv);
+  void answer_writes(int wait);
+  // The serve loop, and the end of every way out of it: the WRITEs in
+  // flight written, and answered while the transport lasts.
+  std::string serve_requests(const std::atomic<bool>& stop);
+  void end_writes();
   bool channel_valid_for_dialect(uint32_t channel) const;  // MS-SMB2 3.3.5.12/13
   uint32_t query_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t set_info(std::span<const uint8_t> m, std::vector<uint8_t>* out);
@@ -183,6 +212,15 @@ class Connection {
   ServerStats& stats_;
   std::unique_ptr<smbd::RdmaMover> mover_;
   std::unique_ptr<WriteWindows> windows_;  // after mover_: released first
+  std::unique_ptr<WritePipeline> pipe_;    // after them: its buffers go first
+  bool pipe_failed_ = false;               // could not be set up: one WRITE at a time
+  // The request being served is alone in its message (no compound): a
+  // WRITE of it may be answered later; its answer's header and key.
+  bool single_ = false;
+  bool deferred_ = false;  // the WRITE just served went to the pipeline
+  std::array<uint8_t, 64> later_header_{};
+  std::optional<smb2::Key16> later_key_;
+  std::vector<uint8_t> answer_;  // an answer being built (reused)
   bool negotiated_ = false;
   uint16_t dialect_ = 0;
   uint32_t client_caps_ = 0;

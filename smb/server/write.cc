@@ -11,6 +11,10 @@
 //    client; where a file cannot be mapped for writing, copied;
 //  * in pieces (ServerConfig::write_chunk): each piece pwrite()n while the
 //    next ones are on the wire.
+// The copy path is pipelined (ServerConfig::write_pipeline, the default):
+// the RDMA Read lands in one of a few bounce buffers, a worker thread
+// pwrite()s it while the connection serves the next request, and the
+// WRITE is answered once written (write_pipeline.h).
 #include "smb2/write.h"
 
 #include <fcntl.h>
@@ -23,8 +27,11 @@
 #include "connection.h"
 #include "file_window.h"
 #include "nt_status.h"
+#include "smb2/error_response.h"
 #include "smb2/read.h"
 #include "smbd/buffer_descriptor.h"
+#include "smbd/le.h"
+#include "write_pipeline.h"
 
 namespace smb::server {
 
@@ -44,6 +51,117 @@ void restore_size(int fd, uint64_t before, uint64_t made) {
 }
 
 }  // namespace
+
+bool Connection::may_pipeline() const {
+  return single_ && cfg_.write_pipeline > 0 && cfg_.write_chunk == 0 && !cfg_.map_writes &&
+         cfg_.map_rewrites == 0 && !pipe_failed_;
+}
+
+WritePipeline* Connection::pipeline() {
+  if (!pipe_ && !pipe_failed_) {
+    try {
+      pipe_ =
+          std::make_unique<WritePipeline>(t_.adapter(), t_.pd(), cfg_.max_io, cfg_.write_pipeline);
+    } catch (const std::exception& e) {
+      // No buffers or no thread: WRITEs one at a time, as without it.
+      pipe_failed_ = true;
+      std::fprintf(stderr, "ndk-smbd: no write pipeline (%s): WRITEs served one at a time\n",
+                   e.what());
+    }
+  }
+  return pipe_.get();
+}
+
+// The RDMA Read of a WRITE into a free bounce buffer (answering the oldest
+// WRITE in flight first when every one is taken), then the WRITE handed to
+// the pipeline's worker: kSuccess with deferred_ set (answered later), or
+// the status of a WRITE that failed before (answered now).
+uint32_t Connection::write_pipelined(int fd, std::span<const smbd::BufferDescriptor> d,
+                                     uint64_t off, uint32_t len, uint32_t* inv) {
+  WritePipeline& p = *pipe_;
+  int slot = p.free_slot();
+  if (slot < 0) {
+    ++stats_.pipeline_waits;
+    answer_writes(1);
+    slot = p.free_slot();
+    if (slot < 0) throw smbd::TransportError(smbd::Error::kNone, "write pipeline: no free buffer");
+  }
+  const uint64_t reads_before = mover().reads_posted();
+  try {
+    mover().acquire();  // the staging buffer's bookkeeping carries the Reads
+    mover().read_into(d, len, p.data(slot), p.token(slot));
+  } catch (const smbd::TransportError&) {
+    throw;
+  } catch (const std::exception&) {
+    return nt::kIoDeviceError;
+  }
+  ++stats_.rdma_reads;
+  ++stats_.pipelined_writes;
+  stats_.rdma_descriptors += d.size();
+  stats_.rdma_read_requests += mover().reads_posted() - reads_before;
+  WritePipeline::Answer a;
+  a.header = later_header_;
+  a.key = later_key_;
+  a.invalidate = *inv;
+  *inv = 0;  // with the answer
+  p.submit(slot, fd, off, len, a);
+  deferred_ = true;
+  return nt::kSuccess;
+}
+
+void Connection::answer_writes(int wait) {
+  if (!pipe_) return;
+  std::vector<WritePipeline::Done> done;
+  // A pwrite() to a local file takes milliseconds at most; the transport's
+  // transfer bound (60 s) says when one is stuck.
+  const double tmo = t_.transfer_timeout_s();
+  for (;;) {
+    done.clear();
+    const bool w = wait > 0 && pipe_->in_flight() > 0;
+    if (!pipe_->collect(&done, w, softndk::tools::deadline_in(tmo)))
+      throw smbd::TransportError(smbd::Error::kNone, "a WRITE's pwrite() did not finish within " +
+                                                         std::to_string(int(tmo)) + " s");
+    for (const auto& x : done) {
+      answer_.assign(x.answer.header.begin(), x.answer.header.end());
+      const auto rh = std::span<uint8_t>(answer_).first(smb2::kHeaderSize);
+      smbd::le::store32(rh.data() + 8, x.status);
+      std::vector<uint8_t> body;
+      if (x.status == nt::kSuccess) {
+        stats_.bytes_written += x.written;
+        WriteResponse rs;
+        rs.count = x.written;
+        append_write_response(rs, &body);
+      } else {
+        append_error_response(&body);
+      }
+      answer_.insert(answer_.end(), body.begin(), body.end());
+      if (x.answer.key) {
+        smbd::le::store32(answer_.data() + 16,
+                          smbd::le::load32(answer_.data() + 16) | smb2::kFlagSigned);
+        sign(*x.answer.key, answer_);
+        ++stats_.signed_responses;
+      }
+      if (cfg_.trace)
+        std::fprintf(stderr, "ndk-smbd: cmd %u mid %llu (pipelined) -> 0x%08x (%zu bytes)\n",
+                     kWrite, (unsigned long long)smbd::le::load64(answer_.data() + 24), x.status,
+                     body.size());
+      if (x.answer.invalidate) ++stats_.send_invalidates;
+      t_.send(answer_, x.answer.invalidate ? &x.answer.invalidate : nullptr);
+    }
+    if (wait == 0 || (wait == 1 && !done.empty()) || pipe_->in_flight() == 0) return;
+  }
+}
+
+void Connection::end_writes() {
+  if (!pipe_) return;
+  try {
+    // Written and answered while the connection lasts (a stop, a request
+    // that ends it); after the transport ended, written only.
+    if (!t_.ended() && pipe_->in_flight()) answer_writes(2);
+  } catch (const std::exception&) {
+  }
+  pipe_->finish(t_.ended() ? t_.transfer_timeout_s() : 0.0);
+}
 
 WriteWindows& Connection::windows() {
   if (!windows_) windows_ = std::make_unique<WriteWindows>(t_, cfg_.max_io);
@@ -131,6 +249,11 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
   Open* o = find_open(rq.file_id);
   if (!o) return nt::kFileClosed;
   if (o->dir) return nt::kInvalidDeviceRequest;
+  // Served here, not pipelined: after the WRITEs in flight (this one may
+  // overlap them), as any other request.
+  auto after_pipelined = [&] {
+    if (pipe_ && pipe_->in_flight()) answer_writes(2);
+  };
   // Writes data to the file at rq.offset + at; 0 or the errno status.
   uint32_t failed = nt::kSuccess;
   auto put_at = [&](const uint8_t* p, size_t n, uint64_t at) {
@@ -151,6 +274,9 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     const uint32_t len = rq.remaining_bytes;  // 3.3.5.13: the bytes to read by RDMA
     if (!rq.data.empty() || len > cfg_.max_io || total < len) return nt::kInvalidParameter;
     if (rq.offset > uint64_t(INT64_MAX) - len) return nt::kInvalidParameter;
+    if (len > 0 && may_pipeline() && pipeline())
+      return write_pipelined(o->fd, d, rq.offset, len, inv);
+    after_pipelined();
     const uint64_t reads_before = mover().reads_posted();
     uint32_t st = nt::kSuccess;
     const bool may_map = cfg_.map_writes || cfg_.map_rewrites > 0;
@@ -187,6 +313,7 @@ uint32_t Connection::write(std::span<const uint8_t> m, std::vector<uint8_t>* out
     while (seen < most && !stats_.rdma_reads_in_flight_max.compare_exchange_weak(seen, most)) {
     }
   } else {
+    after_pipelined();
     ++stats_.inline_writes;
     if (rq.offset > uint64_t(INT64_MAX) - rq.data.size()) return nt::kInvalidParameter;
     if (put_at(rq.data.data(), rq.data.size(), 0)) put = rq.data.size();

@@ -38,6 +38,7 @@ struct Options {
   uint32_t max_io = 1u << 20, write_chunk = 0;
   unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
   unsigned map_rewrites = smb::server::ServerConfig{}.map_rewrites;
+  unsigned write_pipeline = smb::server::ServerConfig{}.write_pipeline;
   double duration = 0;
   double hot_spin_us = smbd::TransportConfig{}.hot_spin_us;
 };
@@ -77,6 +78,11 @@ int main(int argc, char** argv) {
                  "without --map-writes: map a WRITE once every page it covers has had this many "
                  "WRITEs (counted per file window, across opens and connections); 0 never")
       ->check(CLI::Range(0u, 255u));
+  app.add_option("--write-pipeline", o.write_pipeline,
+                 "WRITEs of a connection in flight at once: each RDMA-Read into one of this many "
+                 "bounce buffers and written to the file by a worker thread while the next is "
+                 "read (default 2; 0: one at a time on the connection's thread)")
+      ->check(CLI::Range(0u, 16u));
   app.add_option("--max-connections", o.max_connections,
                  "established connections served at once (default 16)")
       ->check(CLI::Range(1u, 1024u));
@@ -122,6 +128,7 @@ int main(int argc, char** argv) {
     cfg.write_chunk = o.write_chunk;
     cfg.map_writes = o.map_writes;
     cfg.map_rewrites = o.map_rewrites;
+    cfg.write_pipeline = o.write_pipeline;
     cfg.trace = o.trace;
     if (!o.users.empty()) cfg.users = load_users(o.users);
     for (size_t i = 0; i < cfg.server_guid.size(); ++i)
@@ -236,6 +243,8 @@ int main(int argc, char** argv) {
                           {"rdma_read_requests", stats.rdma_read_requests.load()},
                           {"mapped_writes", stats.mapped_writes.load()},
                           {"mapped_write_faults", stats.mapped_write_faults.load()},
+                          {"pipelined_writes", stats.pipelined_writes.load()},
+                          {"pipeline_waits", stats.pipeline_waits.load()},
                           {"not_supported", stats.not_supported.load()},
                           {"locks_granted", stats.locks_granted.load()},
                           {"locks_refused", stats.locks_refused.load()}};
