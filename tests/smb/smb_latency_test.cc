@@ -11,6 +11,7 @@
 // SMB layers'; docs/smb-direct.md, "Latency").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -138,29 +139,38 @@ TEST(SmbLatency, Qd1InlineReadsAllocateNothingPerIo) {
   Served s;
   const auto f = s.file("qd1.bin", 256 * 1024);
   const uint64_t before = s.share.stats.inline_reads;
+  uint64_t rounds = 0;
   for (bool view : {true, false}) {
     uint32_t got = 0;
     uint64_t bad = 0;
     for (int i = 0; i < 50; ++i) bad += s.read(f, uint64_t(i % 64) * 4096, 4096, &got, view);
     constexpr int kIos = 2000;
-    g_allocs = 0;
-    g_counting = true;
-    uint64_t short_reads = 0;
-    for (int i = 0; i < kIos; ++i) {
-      bad += s.read(f, uint64_t((i * 7) % 64) * 4096, 4096, &got, view);
-      short_reads += got != 4096;
+    // None per I/O (that would be >= 2000 in every round; before, ~4 per
+    // I/O and side). Not exactly 0: softndk's CQ progress
+    // (Cq::run_progress, called from our polls) occasionally arms a reactor
+    // timer on these threads, more often on a loaded host (0 on a calm one,
+    // 18-22 at load 25, 263 once at load 20). So the round is repeated, at
+    // most 3 times, until one stays under the bound: a per-I/O allocation
+    // fails all three.
+    uint64_t least = UINT64_MAX;
+    for (int round = 0; round < 3 && least >= uint64_t(kIos / 10); ++round) {
+      g_allocs = 0;
+      g_counting = true;
+      uint64_t short_reads = 0;
+      for (int i = 0; i < kIos; ++i) {
+        bad += s.read(f, uint64_t((i * 7) % 64) * 4096, 4096, &got, view);
+        short_reads += got != 4096;
+      }
+      g_counting = false;
+      rounds += 1;
+      least = std::min<uint64_t>(least, g_allocs.load());
+      EXPECT_EQ(short_reads, 0u);
     }
-    g_counting = false;
     EXPECT_EQ(bad, 0u) << "view " << view;
-    EXPECT_EQ(short_reads, 0u);
-    // None per I/O (that would be >= 2000; before, ~4 per I/O and side).
-    // Not exactly 0: softndk's CQ progress (Cq::run_progress, called from
-    // our polls) occasionally arms a reactor timer on these threads, more
-    // often on a loaded host (0 on a calm one, 18-22 at load 25).
-    EXPECT_LT(g_allocs.load(), uint64_t(kIos / 10)) << "view " << view;
+    EXPECT_LT(least, uint64_t(kIos / 10)) << "view " << view;
   }
-  EXPECT_EQ(s.client->stats().inline_reads, 2u * 2050u);
-  EXPECT_EQ(s.share.stats.inline_reads - before, 2u * 2050u);
+  EXPECT_EQ(s.client->stats().inline_reads, 2u * 50u + rounds * 2000u);
+  EXPECT_EQ(s.share.stats.inline_reads - before, 2u * 50u + rounds * 2000u);
   EXPECT_EQ(s.client->stats().rdma_reads, 0u);
 }
 
