@@ -141,6 +141,22 @@ def plan(kind, binary, client, port):
     return None
 
 
+def cut_off_count(peers):
+    """How many stalled peers the server has already cut off (EOF or reset),
+    looked at without waiting and without consuming anything."""
+    n = 0
+    for s in peers:
+        s.settimeout(0)
+        try:
+            if s.recv(1, socket.MSG_PEEK) == b"":
+                n += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            n += 1
+    return n
+
+
 def wait_cut_off(peers):
     """Every stalled peer's connection is ended by the server (EOF or
     reset) within END_BOUND_S: the handshakes time out on their own."""
@@ -192,9 +208,16 @@ def main():
                  (r.returncode, PEERS, r.stderr.strip()))
         limit = SMBD_NEGOTIATE_S if kind == "smbd" else HANDSHAKE_S
         if t_end - t_stall >= limit:
-            fail("real client done %.1f s after the stalling began: not before the stalled "
-                 "handshakes' %d s timeout, so perhaps only once they ended" %
-                 (t_end - t_stall, limit))
+            # Past the first stalled handshake's earliest possible timeout
+            # (a starved host: ASan at load 20 took 41 s): the client was
+            # still served beside them if none of them had ended yet.
+            cut = cut_off_count(peers)
+            if cut:
+                fail("real client done %.1f s after the stalling began, when %d of %d stalled "
+                     "handshakes had already been ended (timeout %d s): perhaps served only "
+                     "once they ended" % (t_end - t_stall, cut, PEERS, limit))
+            print("%s: real client done %.1f s after the stalling began (a slow host), with "
+                  "every stalled handshake still pending" % (kind, t_end - t_stall))
         print("%s: served a real client in %.2f s beside %d stalled handshakes" %
               (kind, took, PEERS))
         wait_cut_off(peers)
