@@ -73,6 +73,26 @@ void Cq::interrupt() {
   notify_->cv.notify_all();
 }
 
+uint64_t Cq::arm(ULONG type) {
+  uint64_t seen;
+  {
+    std::lock_guard lk(notify_->m);
+    seen = notify_->count;
+  }
+  cq_->Dispatch->NdkArmCq(cq_, type);
+  return seen;
+}
+
+bool Cq::wait_notified(uint64_t ticket, Deadline deadline) {
+  std::unique_lock lk(notify_->m);
+  if (!notify_->cv.wait_until(lk, deadline,
+                              [&] { return notify_->count != ticket || notify_->interrupted; }))
+    return false;
+  if (notify_->status == STATUS_BUFFER_OVERFLOW) throw ToolError("completion queue overrun");
+  if (notify_->status != STATUS_SUCCESS) throw_status("completion queue failed", notify_->status);
+  return true;
+}
+
 ULONG Cq::wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline, ULONG arm) {
   if (!events) {
     for (uint32_t spins = 0;; ++spins) {

@@ -4,10 +4,10 @@
 // tested on their own (tests/smb/smbd_backoff_test.cc).
 //
 // After 64 empty polls of the CQ a loop spins for up to kSpin after the
-// last completion (or its start), then sleeps 20 us, then 200 us once idle
-// for long. An answer usually comes within the spin: a sleep there costs a
-// timer wake-up (~60-100 us with timer slack) per message, which was most
-// of a 4 KiB QD1 I/O's latency on one host.
+// last completion (or its start), then sleeps 20 us, then, once idle for
+// long, sleeps on the CQ's notification (long_idle()). An answer usually comes within the spin: a
+// sleep there costs a timer wake-up (~60-100 us with timer slack) per message, which was most of a
+// 4 KiB QD1 I/O's latency on one host.
 //
 // Whether the spin yields its core on each empty poll depends on how
 // promptly the peer answered the previous wait (Pace, kept per transport):
@@ -47,9 +47,10 @@ struct Pace {
   Clock::duration answer = Clock::duration::max();  // the last wait's, max: unknown or idle
   Clock::duration hot_max{};                        // the bound of a hot spin; 0: never
   uint64_t yields = 0;                              // empty polls that yielded the core
-  uint64_t switches = 0;   // those yields that ran another task (took kSwitched or more)
-  uint64_t sleeps = 0;     // empty polls that slept
-  uint64_t hot_polls = 0;  // empty polls past the first 64 that kept the core
+  uint64_t switches = 0;     // those yields that ran another task (took kSwitched or more)
+  uint64_t sleeps = 0;       // empty polls that slept
+  uint64_t hot_polls = 0;    // empty polls past the first 64 that kept the core
+  uint64_t event_waits = 0;  // long idle: slept on the CQ's notification
 };
 
 // The clock and the two ways of giving the core up. A parameter so that the
@@ -139,6 +140,17 @@ class BasicBackoff {
   // (a sleep costs far more than the clock; timers such as the keepalive
   // keep their precision).
   bool periodic() const { return !spinning_ || idle_ % 64 == 0; }
+
+  // Idle past the short sleeps (kLongIdle of them, ~20-80 ms): the caller
+  // sleeps on the CQ's notification instead of polling (event_wait()).
+  // Polling every 200 us from here on cost each idle connection ~5000
+  // wake-ups a second: 200 peers stalled before their negotiate request
+  // kept both cores of a 2-core host busy and a real client waited 6 s
+  // (30 s under ASan) for its turn.
+  bool long_idle() const { return !spinning_ && sleeps_ >= kLongIdle; }
+  // The caller slept on the notification; the wait stays idle (periodic()
+  // holds) until a poll finds a completion (hit()).
+  void event_wait() { ++pace_.event_waits; }
 
   Clock::duration hot_for() const { return hot_for_; }
   bool spinning() const { return spinning_; }

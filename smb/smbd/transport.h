@@ -94,6 +94,7 @@ struct TransportStats {
   uint64_t poll_yields = 0;    // yielded it (sched_yield)
   uint64_t poll_switches = 0;  // of those, yields that ran another task (backoff.h)
   uint64_t poll_sleeps = 0;    // slept (the peer went quiet)
+  uint64_t poll_events = 0;    // slept on the CQ's notification (idle for long)
 };
 
 class TransportError : public std::runtime_error {
@@ -219,6 +220,12 @@ class Transport {
   void wait_for_credit(bool will_grant);
   // One pass over the CQ; returns the number of completions handled.
   unsigned poll_once(OtherCompletion other = nullptr, void* other_arg = nullptr);
+  // One step of a poll loop: poll_once(); if it found nothing, the
+  // backoff's wait, or once idle for long a sleep on the CQ's notification
+  // (until `deadline`, and kIdleSlice at most, so that the loop's periodic
+  // work still runs). Returns what poll_once() found.
+  unsigned poll_or_wait(Backoff& b, tools::Deadline deadline, OtherCompletion other = nullptr,
+                        void* other_arg = nullptr);
   void handle_receive(const NDK_RESULT_EX& r, uint32_t slot);
   void push_ready(uint32_t invalidated);  // the reassembled message, to the ring
   void service();                         // prompt grants, keepalive answers and the idle timer

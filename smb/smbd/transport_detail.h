@@ -17,6 +17,10 @@ using Clock = std::chrono::steady_clock;
 inline constexpr uintptr_t kRecvTag = uintptr_t(1) << 62;
 inline constexpr uintptr_t kSendTag = uintptr_t(2) << 62;
 inline constexpr uintptr_t kTagMask = uintptr_t(3) << 62;
+// The longest sleep on the CQ's notification of an idle poll loop
+// (Transport::poll_or_wait), seconds: its periodic work (the disconnect
+// event, keepalive timers, deadlines) runs at least this often.
+inline constexpr double kIdleSlice = 0.1;
 
 inline void* tag(uintptr_t t, uint32_t i) { return reinterpret_cast<void*>(t | i); }
 

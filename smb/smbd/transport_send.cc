@@ -19,11 +19,7 @@ uint32_t Transport::take_send_slot() {
   const auto deadline = tools::deadline_in(cfg_.timeout_s);
   Backoff b(pace_);
   while (free_send_.empty()) {
-    const uint64_t seen = answers_;
-    if (poll_once())
-      b.hit(answers_ != seen);
-    else
-      b.wait();
+    poll_or_wait(b, deadline);
     if (free_send_.empty() && conn_ && conn_->peer_disconnected())
       fail(Error::kNone, tools::with_end_cause("the peer disconnected", conn_.get()) + " (while " +
                              std::to_string(send_slots_) + " Sends waited for their completion)");
@@ -68,11 +64,7 @@ void Transport::wait_for_credit(bool may_grant) {
     const bool grants = may_grant && credits_to_grant() > 0;
     if (send_credits_ > 1 || (send_credits_ == 1 && (grants || granted_ > 0))) break;
     if (!waited) ++stats_.credit_waits, waited = true;
-    const uint64_t seen = answers_;
-    if (poll_once())
-      b.hit(answers_ != seen);
-    else
-      b.wait();
+    poll_or_wait(b, deadline);
     if (conn_->peer_disconnected())
       fail(Error::kNone, tools::with_end_cause("the peer disconnected", conn_.get()) +
                              " (while we waited for a send credit)");

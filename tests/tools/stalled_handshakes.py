@@ -51,6 +51,14 @@ HANDSHAKE_S = 12
 SMBD_NEGOTIATE_S = 30
 END_BOUND_S = SMBD_NEGOTIATE_S + 20  # stalled peers must all be cut off within this after the client
 CLIENT_LIMIT_S = 60  # a hang guard
+# A stalled handshake waits on an event, not by polling: 200 of them that
+# polled every 200 us kept both cores of a 2-core host busy (ndk-smbd took
+# 1.9 cores; a real client waited 6 s, 30 s under ASan). Measured IDLE_MEASURE_S
+# long, IDLE_SETTLE_S after the stalling; a waiting server takes at most
+# IDLE_CPU_MAX of one core (ndk-smbd: 0.0x here; ASan 0.0x).
+IDLE_SETTLE_S = 3
+IDLE_MEASURE_S = 2
+IDLE_CPU_MAX = 0.5
 REQ_KEY = b"MPA ID Req Frame"
 REP_KEY = b"MPA ID Rep Frame"
 
@@ -157,6 +165,23 @@ def cut_off_count(peers):
     return n
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process and all its threads."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cpu_share(pid, t_stall):
+    """The share of one core the server takes while the stalled peers wait:
+    from IDLE_SETTLE_S after the stalling began (the waits' short sleeps
+    are over), over IDLE_MEASURE_S."""
+    time.sleep(max(0.0, t_stall + IDLE_SETTLE_S - time.monotonic()))
+    c0, t0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(IDLE_MEASURE_S)
+    return (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+
+
 def wait_cut_off(peers):
     """Every stalled peer's connection is ended by the server (EOF or
     reset) within END_BOUND_S: the handshakes time out on their own."""
@@ -220,6 +245,23 @@ def main():
                   "every stalled handshake still pending" % (kind, t_end - t_stall))
         print("%s: served a real client in %.2f s beside %d stalled handshakes" %
               (kind, took, PEERS))
+        # Measured only while every stalled handshake still waits (it ends
+        # at the earliest `limit` after the stalling began).
+        measured_until = max(time.monotonic(), t_stall + IDLE_SETTLE_S) + IDLE_MEASURE_S
+        if cut_off_count(peers):
+            print("%s: idle CPU not measured: the stalled handshakes were already ended" % kind)
+        elif measured_until + 1 < t_stall + limit:
+            share = idle_cpu_share(server.pid, t_stall)
+            if cut_off_count(peers):
+                print("%s: idle CPU not measured: stalled handshakes ended meanwhile" % kind)
+            elif share > IDLE_CPU_MAX:
+                fail("the server took %.2f of a core while %d handshakes stalled (at most %.2f): "
+                     "its waits poll" % (share, PEERS, IDLE_CPU_MAX))
+            else:
+                print("%s: %.3f of a core while %d handshakes stalled" % (kind, share, PEERS))
+        else:
+            print("%s: idle CPU not measured: the stalled handshakes end too soon (a slow host)" %
+                  kind)
         wait_cut_off(peers)
         print("%s: every stalled handshake was ended by the server" % kind)
         if ends_itself:

@@ -156,6 +156,14 @@ class Cq {
   // completions).
   ULONG wait(NDK_RESULT* results, ULONG n, bool events, Deadline deadline,
              ULONG arm = NDK_CQ_NOTIFY_ANY);
+  // Sleeping on the CQ's notification without taking its results, for a
+  // caller that polls the CQ itself (smbd's transport once long idle):
+  // arm() arms the CQ and returns a ticket; the caller polls once more (a
+  // completion may have come before the arm), then wait_notified() sleeps
+  // until a notification after that arm, interrupt(), or the deadline.
+  // True when notified or interrupted.
+  uint64_t arm(ULONG type = NDK_CQ_NOTIFY_ANY);
+  bool wait_notified(uint64_t ticket, Deadline deadline);
   // Makes every wait, current and later, return once the CQ is empty:
   // for an event that ends the CQ's use (the peer disconnected), so the
   // waiter reacts at once instead of at its deadline. Thread-safe, and
