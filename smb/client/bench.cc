@@ -163,7 +163,7 @@ std::string bench_report(const BenchOptions& o, const BenchResult& r) {
   std::snprintf(b, sizeof b,
                 "%s: (rw=%s, bs=%u, iodepth=%u)\n"
                 "  %s: IOPS=%.0f, BW=%.1fMiB/s (%.1fMB/s)(%.1fMiB/%.0fmsec)\n"
-                "    clat (usec): min=%.0f, max=%.0f, avg=%.1f, p50=%.0f, p99=%.0f\n"
+                "    clat (usec): min=%.2f, max=%.2f, avg=%.2f, p50=%.2f, p99=%.2f\n"
                 "  ios=%llu, bytes=%llu, verify_errors=%llu\n",
                 o.path.c_str(), o.rw.c_str(), o.bs, o.iodepth, reads ? "read" : "write",
                 double(r.ios) / s, mib / s, double(r.bytes) / s / 1e6, mib, s * 1000, r.lat_min_us,
