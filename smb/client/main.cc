@@ -152,13 +152,13 @@ void print_stats(const Client& c) {
       " signatures_verified=%" PRIu64 " ksmbd_read_signatures=%" PRIu64
       " unverified_errors=%" PRIu64 " smbd_messages_sent=%" PRIu64
       " smbd_messages_received=%" PRIu64 " poll_hot=%" PRIu64 " poll_yields=%" PRIu64
-      " poll_switches=%" PRIu64 " poll_sleeps=%" PRIu64 "\n",
+      " poll_switches=%" PRIu64 " poll_sleeps=%" PRIu64 " poll_events=%" PRIu64 "\n",
       path_text(c).c_str(), dialect_name(c.dialect()).c_str(), c.signing() ? "yes" : "no",
       c.guest() ? "yes" : "no", channel_name(c.channel()), c.io_size(), s.rdma_reads,
       s.rdma_read_bytes, s.rdma_writes, s.rdma_write_bytes, s.inline_reads, s.inline_writes,
       c.remote_invalidations(), c.local_invalidations(), s.signed_sent, s.signatures_verified,
       s.ksmbd_read_signatures, s.unverified_errors, ts.messages_sent, ts.messages_received,
-      ts.poll_hot, ts.poll_yields, ts.poll_switches, ts.poll_sleeps);
+      ts.poll_hot, ts.poll_yields, ts.poll_switches, ts.poll_sleeps, ts.poll_events);
 }
 
 void cmd_ls(Client& c, const std::string& path) {

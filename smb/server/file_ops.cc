@@ -127,6 +127,7 @@ uint32_t Connection::create(const smb2::Header&, std::span<const uint8_t> m,
           ::close(fd);
           return s;
         }
+        ReadWindow::size_changed();  // after: a READ then sees the new size
         action = rq.create_disposition == kSupersede ? kActionSuperseded : kActionOverwritten;
       }
     }
@@ -325,7 +326,16 @@ bool Connection::read_in_place(std::span<const uint8_t> msg) {
   const std::span<uint8_t> slot = t_.begin_send();
   uint8_t* data = slot.data() + kHead;
   size_t got = 0;
-  while (got < rq.length) {
+  int64_t mapped = -1;
+  if (cfg_.map_reads) {
+    if (!o->read_window) o->read_window = std::make_unique<ReadWindow>();
+    mapped = o->read_window->copy(o->fd, rq.offset, rq.length, data);
+  }
+  if (mapped >= 0) {
+    got = size_t(mapped);
+    ++stats_.mapped_reads;
+  }
+  while (mapped < 0 && got < rq.length) {
     const ssize_t k = pread(o->fd, data + got, rq.length - got, off_t(rq.offset + got));
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) break;

@@ -138,6 +138,7 @@ uint32_t Connection::set_info(std::span<const uint8_t> m, std::vector<uint8_t>* 
       // extends the file before it maps).
       if (windows_) windows_->drop(cur_file_.persistent);
       if (ftruncate(o->fd, off_t(eof)) != 0) return errno_status();
+      ReadWindow::size_changed();  // after: a READ then sees the new size
       break;
     }
     default:

@@ -47,7 +47,10 @@ constexpr size_t kMaxDescriptors = 16;
 void restore_size(int fd, uint64_t before, uint64_t made) {
   if (made <= before) return;
   struct stat sb {};
-  if (fstat(fd, &sb) == 0 && uint64_t(sb.st_size) == made) (void)!ftruncate(fd, off_t(before));
+  if (fstat(fd, &sb) == 0 && uint64_t(sb.st_size) == made) {
+    (void)!ftruncate(fd, off_t(before));
+    ReadWindow::size_changed();
+  }
 }
 
 }  // namespace

@@ -255,7 +255,8 @@ TEST(SmbdTransport, OneAtATimeCompletesOnALoadedHost) {
 
 // After a burst of quick exchanges (the poll loops spin hot) the connection
 // goes idle: the idle timer still runs, the keepalives go out and are
-// answered, and the hot spin has given way to sleeping.
+// answered, and the hot spin has given way to sleeping, then to sleeping on
+// the CQ's notification.
 TEST(SmbdTransport, KeepaliveAfterABurstOfQuickExchanges) {
   Harness h;
   TransportConfig scfg, ccfg;
@@ -291,6 +292,9 @@ TEST(SmbdTransport, KeepaliveAfterABurstOfQuickExchanges) {
   EXPECT_GE(keepalives.load(), 3u);
   EXPECT_GT(sleeps.load(), 0u);
   EXPECT_GT(c->stats().poll_sleeps, 0u);
+  // Idle for long between the keepalives: slept on the CQ's notification
+  // (and still answered them).
+  EXPECT_GT(c->stats().poll_events, 0u);
 }
 
 // One message each way per exchange, nothing more: the peer asks for more

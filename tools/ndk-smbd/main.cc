@@ -38,6 +38,7 @@ struct Options {
   uint32_t max_io = 1u << 20, write_chunk = 0;
   unsigned max_connections = 16, max_handshakes = 256, staging_buffers = 4;
   unsigned map_rewrites = smb::server::ServerConfig{}.map_rewrites;
+  bool no_map_reads = false;
   unsigned write_pipeline = smb::server::ServerConfig{}.write_pipeline;
   double duration = 0;
   double hot_spin_us = smbd::TransportConfig{}.hot_spin_us;
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
                  "without --map-writes: map a WRITE once every page it covers has had this many "
                  "WRITEs (counted per file window, across opens and connections); 0 never")
       ->check(CLI::Range(0u, 255u));
+  app.add_flag("--no-map-reads", o.no_map_reads,
+               "answer every small READ with pread() (default: once an open has had 64 READs "
+               "answered inline, copy them out of a read-only mapping of its file)");
   app.add_option("--write-pipeline", o.write_pipeline,
                  "WRITEs of a connection in flight at once: each RDMA-Read into one of this many "
                  "bounce buffers and written to the file by a worker thread while the next is "
@@ -128,6 +132,7 @@ int main(int argc, char** argv) {
     cfg.write_chunk = o.write_chunk;
     cfg.map_writes = o.map_writes;
     cfg.map_rewrites = o.map_rewrites;
+    cfg.map_reads = !o.no_map_reads;
     cfg.write_pipeline = o.write_pipeline;
     cfg.trace = o.trace;
     if (!o.users.empty()) cfg.users = load_users(o.users);
@@ -242,6 +247,7 @@ int main(int argc, char** argv) {
                           {"rdma_descriptors", stats.rdma_descriptors.load()},
                           {"rdma_read_requests", stats.rdma_read_requests.load()},
                           {"mapped_writes", stats.mapped_writes.load()},
+                          {"mapped_reads", stats.mapped_reads.load()},
                           {"mapped_write_faults", stats.mapped_write_faults.load()},
                           {"pipelined_writes", stats.pipelined_writes.load()},
                           {"pipeline_waits", stats.pipeline_waits.load()},
