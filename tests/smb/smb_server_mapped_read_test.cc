@@ -134,27 +134,6 @@ TEST(ReadWindow, AFileCutElsewhereFaultsAndIsLeftToPread) {
 
 // --- through the server --------------------------------------------------
 
-smb2::FileId file_id(const std::array<uint8_t, 16>& id) {
-  return {le::load64(id.data()), le::load64(id.data() + 8)};
-}
-
-// An inline READ: its status and bytes.
-uint32_t read_inline(Client& c, const std::array<uint8_t, 16>& id, uint64_t at, uint32_t len,
-                     std::vector<uint8_t>* data) {
-  smb2::ReadRequest rq;
-  rq.length = len;
-  rq.offset = at;
-  rq.file_id = file_id(id);
-  const uint32_t st =
-      c.call(smb2::kRead, Client::body([&](auto* m) { smb2::append_read_request(rq, m); }));
-  data->clear();
-  if (st != nt::kSuccess) return st;
-  smb2::ReadResponse rs;
-  EXPECT_EQ(smb2::parse_read_response(c.last, &rs), smb2::ParseError::kNone);
-  data->assign(rs.data.begin(), rs.data.end());
-  return st;
-}
-
 // 300 READs of 1 byte to 4 KiB at random offsets of a 1 MiB file (written
 // by another descriptor), each byte for byte the file; the later ones
 // answered from the mapping. Then SET_INFO EndOfFile of 5000 bytes: a READ
@@ -186,15 +165,7 @@ void reads_through_server(bool map_reads) {
   else
     EXPECT_EQ(s.stats.mapped_reads.load(), 0u);
 
-  std::vector<uint8_t> eof(8);
-  le::store64(eof.data(), 5000);
-  smb2::SetInfoRequest sq;
-  sq.info_class = 20;  // FileEndOfFileInformation
-  sq.file_id = file_id(id);
-  sq.buffer = eof;
-  ASSERT_EQ(
-      c.call(smb2::kSetInfo, Client::body([&](auto* m) { smb2::append_set_info_request(sq, m); })),
-      nt::kSuccess);
+  ASSERT_EQ(set_end_of_file(c, id, 5000), nt::kSuccess);
   ASSERT_EQ(read_inline(c, id, 4096, 4096, &got), nt::kSuccess);
   EXPECT_EQ(got.size(), 904u);
   EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin() + 4096));

@@ -29,10 +29,6 @@ server::ServerConfig mapped() {
   return cfg;
 }
 
-smb2::FileId file_id(const std::array<uint8_t, 16>& id) {
-  return {le::load64(id.data()), le::load64(id.data() + 8)};
-}
-
 // One WRITE of `len` bytes at `at` from slot 0 of `pool`, filled from
 // `want[at, at + len)` (grown as needed); its status.
 uint32_t write_at(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 16>& id, uint64_t at,
@@ -52,18 +48,12 @@ uint32_t write_at(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 1
   return st;
 }
 
-// An inline READ through the server (its pread()): the bytes it answers.
+// An inline READ through the server: the bytes it answers.
 std::vector<uint8_t> read_inline(Client& c, const std::array<uint8_t, 16>& id, uint64_t at,
                                  uint32_t len) {
-  smb2::ReadRequest rq;
-  rq.length = len;
-  rq.offset = at;
-  rq.file_id = file_id(id);
-  EXPECT_EQ(c.call(smb2::kRead, Client::body([&](auto* m) { smb2::append_read_request(rq, m); })),
-            nt::kSuccess);
-  smb2::ReadResponse rs;
-  EXPECT_EQ(smb2::parse_read_response(c.last, &rs), smb2::ParseError::kNone);
-  return {rs.data.begin(), rs.data.end()};
+  std::vector<uint8_t> data;
+  EXPECT_EQ(smb_server_write_test::read_inline(c, id, at, len, &data), nt::kSuccess);
+  return data;
 }
 
 // Odd offsets and sizes, in a new file and over what is there: one byte,
@@ -127,15 +117,7 @@ TEST(SmbServerMappedWrite, SizeSetOrCutBetweenWritesIsHonoured) {
   ASSERT_EQ(write_at(c, pool, id, 100, 2 * kMiB, &want, 7), nt::kSuccess);
 
   // SET_INFO FileEndOfFileInformation: 5000 bytes.
-  std::vector<uint8_t> eof(8);
-  le::store64(eof.data(), 5000);
-  smb2::SetInfoRequest sq;
-  sq.info_class = 20;
-  sq.file_id = file_id(id);
-  sq.buffer = eof;
-  ASSERT_EQ(
-      c.call(smb2::kSetInfo, Client::body([&](auto* m) { smb2::append_set_info_request(sq, m); })),
-      nt::kSuccess);
+  ASSERT_EQ(set_end_of_file(c, id, 5000), nt::kSuccess);
   want.resize(5000);
   EXPECT_EQ(fs::file_size(path), 5000u);
   ASSERT_EQ(write_at(c, pool, id, kMiB + 3, kMiB, &want, 9), nt::kSuccess);

@@ -73,10 +73,6 @@ std::vector<uint8_t> write_body(const std::array<uint8_t, 16>& id, uint64_t at, 
   return b;
 }
 
-smb2::FileId file_id(const std::array<uint8_t, 16>& id) {
-  return {le::load64(id.data()), le::load64(id.data() + 8)};
-}
-
 class Depth : public testing::TestWithParam<unsigned> {};
 
 // 24 WRITEs of 1 MiB over an 8 MiB file, four outstanding, each from its

@@ -4,6 +4,8 @@
 // message sent without waiting for its answer.
 #pragma once
 
+#include "smb2/read.h"
+#include "smb2/set_info.h"
 #include "smb_server_harness.h"
 
 namespace smb_server_write_test {
@@ -47,6 +49,41 @@ inline server::ServerConfig config(uint32_t write_chunk) {
 inline std::vector<uint8_t> file_bytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// The FileId of a CREATE response's 16 bytes.
+inline smb2::FileId file_id(const std::array<uint8_t, 16>& id) {
+  return {le::load64(id.data()), le::load64(id.data() + 8)};
+}
+
+// An inline READ of `len` bytes at `at`: its status, and in `data` the
+// bytes it answered (empty on a failure).
+inline uint32_t read_inline(Client& c, const std::array<uint8_t, 16>& id, uint64_t at, uint32_t len,
+                            std::vector<uint8_t>* data) {
+  smb2::ReadRequest rq;
+  rq.length = len;
+  rq.offset = at;
+  rq.file_id = file_id(id);
+  const uint32_t st =
+      c.call(smb2::kRead, Client::body([&](auto* m) { smb2::append_read_request(rq, m); }));
+  data->clear();
+  if (st != nt::kSuccess) return st;
+  smb2::ReadResponse rs;
+  EXPECT_EQ(smb2::parse_read_response(c.last, &rs), smb2::ParseError::kNone);
+  data->assign(rs.data.begin(), rs.data.end());
+  return st;
+}
+
+// SET_INFO FileEndOfFileInformation of `size` bytes: its status.
+inline uint32_t set_end_of_file(Client& c, const std::array<uint8_t, 16>& id, uint64_t size) {
+  std::vector<uint8_t> eof(8);
+  le::store64(eof.data(), size);
+  smb2::SetInfoRequest sq;
+  sq.info_class = 20;
+  sq.file_id = file_id(id);
+  sq.buffer = eof;
+  return c.call(smb2::kSetInfo,
+                Client::body([&](auto* m) { smb2::append_set_info_request(sq, m); }));
 }
 
 // A WRITE request message (header + body) with message id `mid`.
