@@ -76,9 +76,11 @@ struct ServerConfig {
   // (write_chunk 0, map_writes off, map_rewrites 0).
   unsigned write_pipeline = 2;
   // A small READ answered in place is copied out of a read-only mapping of
-  // its file once its open has had ReadWindow::kMapAfter of them (true),
-  // instead of pread() (false): read_window.h. On the measured host a
-  // system call was a quarter of a 4 KiB QD1 READ.
+  // its file once its open has had ReadWindow::kMapAfter of them, instead
+  // of pread(): read_window.h. On the measured host a system call was a
+  // quarter of a 4 KiB QD1 READ. A READ over the RDMA channel is written
+  // straight out of the file's mapped window (file_window.h), instead of
+  // pread() into a staging buffer first. false: pread() for both.
   bool map_reads = true;
   std::array<uint8_t, 16> server_guid{};
   bool trace = false;  // one stderr line per request: command, message id, status
@@ -108,13 +110,17 @@ struct ServerStats {
   // Mapped WRITEs failed because another process cut the file under their
   // window while the data was placed (file_window.h, fault_guard).
   std::atomic<uint64_t> mapped_write_faults{0};
+  // READs over the RDMA channel whose Writes left from the file's mapped
+  // window (ServerConfig::map_reads), and those failed because another
+  // process cut the file under it meanwhile.
+  std::atomic<uint64_t> mapped_rdma_reads{0}, mapped_read_faults{0};
   // WRITEs handed to a connection's write pipeline (ServerConfig::
   // write_pipeline), and those that first waited for one in flight to
   // finish because every bounce buffer was taken.
   std::atomic<uint64_t> pipelined_writes{0}, pipeline_waits{0};
 };
 
-class WriteWindows;
+class FileWindows;
 class WritePipeline;
 
 // Loads "user:password" lines ('#' comments, blank lines). Throws
@@ -154,6 +160,8 @@ class Connection {
     std::string rel;
     bool dir = false, delete_on_close = false;
     bool mappable = true;  // false: a mapped WRITE failed to set up (write.cc)
+    // false: a mapped READ failed to set up (file_ops.cc): pread() for good.
+    bool read_mappable = true;
     // Its in-place READs, mapped once it has had many (read_window.h).
     std::unique_ptr<ReadWindow> read_window;
     uint32_t tree = 0;
@@ -182,6 +190,11 @@ class Connection {
   uint32_t close(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t flush(std::span<const uint8_t> m, std::vector<uint8_t>* out);
   uint32_t read(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
+  // A READ over the RDMA channel written out of the file's mapped window
+  // (file_ops.cc): false when it does not apply (the pread() path serves
+  // it); true with its status and the bytes moved.
+  bool read_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off, uint32_t len,
+                   uint32_t minimum, uint32_t* status, uint32_t* moved);
   // A lone inline READ answered in its send slot (file_ops.cc); false:
   // nothing sent, the general path answers it.
   bool read_in_place(std::span<const uint8_t> msg);
@@ -189,7 +202,7 @@ class Connection {
   uint32_t write(std::span<const uint8_t> m, std::vector<uint8_t>* out, uint32_t* inv);
   bool write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off, uint32_t len,
                     uint32_t* status);
-  WriteWindows& windows();
+  FileWindows& windows();
   // write_pipeline.h: whether this WRITE may go through the pipeline (a
   // request alone in its message, the copy path), the pipeline (null when
   // it cannot be had), a WRITE handed to it (the response is sent later),
@@ -221,9 +234,9 @@ class Connection {
   smbd::Transport& t_;
   ServerStats& stats_;
   std::unique_ptr<smbd::RdmaMover> mover_;
-  std::unique_ptr<WriteWindows> windows_;  // after mover_: released first
-  std::unique_ptr<WritePipeline> pipe_;    // after them: its buffers go first
-  bool pipe_failed_ = false;               // could not be set up: one WRITE at a time
+  std::unique_ptr<FileWindows> windows_;  // after mover_: released first
+  std::unique_ptr<WritePipeline> pipe_;   // after them: its buffers go first
+  bool pipe_failed_ = false;              // could not be set up: one WRITE at a time
   // The request being served is alone in its message (no compound): a
   // WRITE of it may be answered later; its answer's header and key.
   bool single_ = false;

@@ -240,6 +240,20 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
   if (o->dir) return nt::kInvalidDeviceRequest;
   if (rq.length > cfg_.max_io || rq.offset > uint64_t(INT64_MAX) - rq.length)
     return nt::kInvalidParameter;
+  if (rdma && cfg_.map_reads && o->read_mappable) {
+    uint32_t status = 0, moved = 0;
+    if (read_mapped(*o, d, rq.offset, rq.length, rq.minimum_count, &status, &moved)) {
+      if (status != nt::kSuccess) return status;
+      stats_.bytes_read += moved;
+      ++stats_.rdma_writes;
+      ++stats_.mapped_rdma_reads;
+      stats_.rdma_descriptors += d.size();
+      ReadResponse rs;
+      rs.data_remaining = moved;
+      append_read_response(rs, out);
+      return nt::kSuccess;
+    }
+  }
   std::vector<uint8_t> inline_buf;
   // A free staging buffer: the previous READs' Writes may still be in flight.
   uint8_t* buf = rdma ? mover().acquire() : (inline_buf.resize(rq.length), inline_buf.data());
@@ -283,6 +297,53 @@ uint32_t Connection::read(std::span<const uint8_t> m, std::vector<uint8_t>* out,
     append_read_response(rs, out);
   }
   return nt::kSuccess;
+}
+
+// The mapped path of a READ over the RDMA channel: the Writes leave from
+// the file's pages through a window the process keeps mapped and this
+// connection registered (file_window.h): one copy of the data (into the
+// client) where the copy path has two (pread() into a staging buffer, then
+// the Write). The Writes are waited for before the answer, so that a file
+// cut under the window by another process meanwhile (a fault caught by
+// fault_guard: the bytes sent were an anonymous page's zeros) fails the
+// READ instead of answering it. False: nothing sent, the pread() path
+// serves it (a READ is repeatable).
+bool Connection::read_mapped(Open& o, std::span<const smbd::BufferDescriptor> d, uint64_t off,
+                             uint32_t len, uint32_t minimum, uint32_t* status, uint32_t* moved) {
+  struct stat sb {};
+  if (fstat(o.fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+  // Only bytes inside the file: a page of the mapping past its end is a
+  // fault, not a short read.
+  const uint64_t size = uint64_t(sb.st_size);
+  const uint32_t got = off >= size ? 0 : uint32_t(std::min<uint64_t>(len, size - off));
+  if ((got == 0 && len) || got < minimum) {
+    *status = nt::kEndOfFile;
+    return true;
+  }
+  if (got == 0) return false;  // a READ of nothing: the plain path answers it
+  FileWindows::Sink s;
+  if (!windows().source(o.fd, sb, off, got, &s)) {
+    o.read_mappable = false;  // no mapping (a write-only open), or not registered
+    return false;
+  }
+  try {
+    mover().acquire();  // the staging buffer's bookkeeping carries the Writes
+    mover().write_from(d, got, s.at, s.token);
+  } catch (const smbd::TransportError&) {
+    throw;
+  } catch (const std::exception&) {
+    windows().faulted(s);
+    *status = nt::kIoDeviceError;
+    return true;
+  }
+  if (windows().faulted(s)) {
+    ++stats_.mapped_read_faults;
+    *status = nt::kUnexpectedIoError;
+    return true;
+  }
+  *moved = got;
+  *status = nt::kSuccess;
+  return true;
 }
 
 // A lone inline READ answered from its send slot: the file's bytes are

@@ -118,6 +118,7 @@ struct SharedWindow {
   // `fd` (a duplicate) tells later whether the file was removed.
   uint8_t* base = nullptr;
   size_t len = 0;
+  bool writable = false;  // mapped PROT_WRITE (a WRITE made it), else read-only
   int guard = -1, fd = -1;
   std::atomic<bool> gone{false};  // replaced, removed, or cut: not to be used again
   std::atomic<bool> cut{false};   // a store into it faulted (fault_guard)
@@ -140,7 +141,7 @@ std::vector<std::shared_ptr<SharedWindow>> g_windows;
 uint64_t g_clock = 0;
 
 size_t window_span(uint32_t max_io) {
-  return size_t(WriteWindows::kWindowBytes +
+  return size_t(FileWindows::kWindowBytes +
                 (uint64_t(max_io) + page_size() - 1) / page_size() * page_size());
 }
 
@@ -168,7 +169,7 @@ std::shared_ptr<SharedWindow> window_of(int fd, const struct stat& sb, uint64_t 
   w->off = start;
   w->writes.assign(span / page_size(), 0);
   w->used = ++g_clock;
-  if (g_windows.size() >= WriteWindows::kSharedWindows) {
+  if (g_windows.size() >= FileWindows::kSharedWindows) {
     auto lru = std::min_element(g_windows.begin(), g_windows.end(),
                                 [](const auto& x, const auto& y) { return x->used < y->used; });
     (*lru)->gone = true;  // connections holding it let it go at their next look
@@ -191,11 +192,11 @@ void sweep() {
 
 }  // namespace
 
-WriteWindows::~WriteWindows() {
+FileWindows::~FileWindows() {
   for (auto& r : regs_) release(r);
 }
 
-void WriteWindows::release(Reg& r) {
+void FileWindows::release(Reg& r) {
   const double tmo = t_.adapter().close_timeout();
   bool freed = true;
   if (r.mr) {
@@ -216,8 +217,8 @@ void WriteWindows::release(Reg& r) {
   r = Reg{};
 }
 
-bool WriteWindows::rewritten(int fd, const struct stat& sb, uint64_t off, uint32_t len,
-                             unsigned before) {
+bool FileWindows::rewritten(int fd, const struct stat& sb, uint64_t off, uint32_t len,
+                            unsigned before) {
   const uint64_t start = off / kWindowBytes * kWindowBytes;
   const size_t span = window_span(max_io_);
   if (len == 0 || off + len > start + span) return before == 0;
@@ -233,7 +234,7 @@ bool WriteWindows::rewritten(int fd, const struct stat& sb, uint64_t off, uint32
   return all;
 }
 
-bool WriteWindows::faulted(const Sink& sink) {
+bool FileWindows::faulted(const Sink& sink) {
   for (auto it = regs_.begin(); it != regs_.end(); ++it) {
     SharedWindow& w = *it->w;
     if (sink.at < w.base || sink.at >= w.base + w.len) continue;
@@ -252,7 +253,7 @@ bool WriteWindows::faulted(const Sink& sink) {
   return false;
 }
 
-void WriteWindows::drop(uint64_t) {
+void FileWindows::drop(uint64_t) {
   {
     std::lock_guard<std::mutex> g(g_mu);
     sweep();
@@ -267,14 +268,25 @@ void WriteWindows::drop(uint64_t) {
   }
 }
 
-bool WriteWindows::sink(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out) {
+bool FileWindows::sink(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out) {
+  return window(fd, sb, off, len, true, out);
+}
+
+bool FileWindows::source(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out) {
+  return window(fd, sb, off, len, false, out);
+}
+
+bool FileWindows::window(int fd, const struct stat& sb, uint64_t off, uint32_t len, bool write,
+                         Sink* out) {
   const uint64_t start = off / kWindowBytes * kWindowBytes;
   const size_t span = window_span(max_io_);
-  if (off + len > start + span) return false;  // a WRITE larger than max_io: not ours
+  if (off + len > start + span) return false;  // a transfer larger than max_io: not ours
   for (auto it = regs_.begin(); it != regs_.end(); ++it) {
     SharedWindow& w = *it->w;
     if (w.dev != sb.st_dev || w.ino != sb.st_ino || w.off != start) continue;
-    if (w.gone) {  // replaced or cut: map it anew
+    // Replaced or cut: map it anew. A read-only window a WRITE needs:
+    // replaced by a writable one below.
+    if (w.gone || (write && !w.writable)) {
       release(*it);
       regs_.erase(it);
       break;
@@ -288,10 +300,21 @@ bool WriteWindows::sink(int fd, const struct stat& sb, uint64_t off, uint32_t le
     std::lock_guard<std::mutex> g(g_mu);
     w = window_of(fd, sb, start, span);
     if (!w) return false;
+    if (w->base && write && !w->writable) {
+      // Made by READs: a writable mapping replaces it (the connections
+      // holding the old one let it go at their next look), with its counts.
+      w->gone = true;
+      auto counts = w->writes;
+      w = window_of(fd, sb, start, span);
+      if (!w) return false;
+      w->writes = std::move(counts);
+    }
     if (!w->base) {
-      // Mapped through this open's descriptor: it was opened for writing
-      // (the caller's fallocate succeeded on it).
-      void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(start));
+      // Mapped through this open's descriptor: a WRITE's was opened for
+      // writing (the caller's fallocate succeeded on it); a READ's for
+      // reading, or mmap says no and pread() serves.
+      const int prot = write ? PROT_READ | PROT_WRITE : PROT_READ;
+      void* m = mmap(nullptr, span, prot, MAP_SHARED, fd, off_t(start));
       if (m == MAP_FAILED) return false;
       const int guard = fault_guard::add(m, span);
       if (guard < 0) {  // unguarded, a cut file could end the server
@@ -300,6 +323,7 @@ bool WriteWindows::sink(int fd, const struct stat& sb, uint64_t off, uint32_t le
       }
       w->base = static_cast<uint8_t*>(m);
       w->len = span;
+      w->writable = write;
       w->guard = guard;
     }
   }
@@ -319,9 +343,10 @@ bool WriteWindows::sink(int fd, const struct stat& sb, uint64_t off, uint32_t le
   }
   MDL mdl{nullptr, w->base, w->len};
   p = new tools::Pending;
-  st = r.mr->Dispatch->NdkRegisterMr(r.mr, &mdl, w->len,
-                                     NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
-                                     &tools::Pending::on_request, p);
+  // A read-only mapping is registered for local reads only (the source of
+  // RDMA Writes): a device backend refuses write access to it.
+  const ULONG flags = w->writable ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK : 0;
+  st = r.mr->Dispatch->NdkRegisterMr(r.mr, &mdl, w->len, flags, &tools::Pending::on_request, p);
   st = tools::Pending::finish(p, st, a.timeout());
   if (st != STATUS_SUCCESS) {
     // Not registered: closing the MR is all it needs (a device backend may

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// file_window.h - ndk-smbd's mapped WRITE sinks: windows of an open file
-// mapped MAP_SHARED (its page-cache pages) and registered as memory
+// file_window.h - ndk-smbd's mapped RDMA transfers: windows of an open
+// file mapped MAP_SHARED (its page-cache pages) and registered as memory
 // regions, so that a WRITE's RDMA Read lands in the file with one copy
 // (out of the client) instead of two (out of the client into a staging
-// buffer, then pwrite() into the page cache). Windows are kept by the
-// process across WRITEs, opens and connections: mmap, the first store to
+// buffer, then pwrite() into the page cache), and a READ's RDMA Write
+// leaves from the file's pages (one copy, into the client, instead of
+// pread() into a staging buffer first). Windows are kept by the process
+// across READs, WRITEs, opens and connections: mmap, the first touch of
 // each page (a page fault), NdkRegisterMr and above all munmap (a TLB
 // shootdown on every CPU running one of the server's threads) are paid
-// once per window, not per WRITE. docs/smb-direct.md,
-// "WRITE straight into the page cache".
+// once per window, not per I/O. docs/smb-direct.md, "WRITE straight into
+// the page cache" and "READ straight from the page cache".
 #pragma once
 
 #include <sys/stat.h>
@@ -22,8 +24,9 @@
 namespace smb::server {
 
 // Faults in a mapped window, caught. Another process may truncate a file
-// while a WRITE's data is being placed in its window; a store to a page
-// past the new end is then SIGBUS, which would end the server wherever
+// while a WRITE's data is being placed in its window (or a READ's taken
+// from it); a store to (or load from) a page past the new end is then
+// SIGBUS, which would end the server wherever
 // the engine copies with memcpy (a TCP peer's data, a same-host peer's
 // shared memory; process_vm_readv gets EFAULT instead, and the engine ends
 // that connection). A process-wide SIGBUS handler (installed at the first
@@ -39,8 +42,10 @@ void remove(int slot);
 }  // namespace fault_guard
 
 // One window of a file (by device and inode, not by open), kept by the
-// process for every connection's WRITEs: its mapping (made when a WRITE is
-// first mapped into it) and how many WRITEs each of its pages has had. A
+// process for every connection's READs and WRITEs: its mapping (made when
+// a transfer is first mapped into or out of it; read-only when a READ
+// made it, replaced by a writable one when a WRITE needs it) and how many
+// WRITEs each of its pages has had. A
 // page's first store through a new mapping is a page fault (on the
 // measured host ~20 us, against ~1 us to pwrite() the page), so the
 // mapping pays only for pages written again and again: it outlives the
@@ -48,7 +53,7 @@ void remove(int slot);
 // straight into the page cache").
 struct SharedWindow;
 
-class WriteWindows {
+class FileWindows {
  public:
   // Bytes of file each window starts in (aligned windows of this size,
   // each mapped max_io bytes longer so that any WRITE starting in it ends
@@ -59,10 +64,10 @@ class WriteWindows {
   static constexpr unsigned kSharedWindows = 8;
   static constexpr unsigned kMaxWindows = 4;
 
-  WriteWindows(smbd::Transport& t, uint32_t max_io) : t_(t), max_io_(max_io) {}
-  ~WriteWindows();
-  WriteWindows(const WriteWindows&) = delete;
-  WriteWindows& operator=(const WriteWindows&) = delete;
+  FileWindows(smbd::Transport& t, uint32_t max_io) : t_(t), max_io_(max_io) {}
+  ~FileWindows();
+  FileWindows(const FileWindows&) = delete;
+  FileWindows& operator=(const FileWindows&) = delete;
 
   // Counts a WRITE of file bytes [off, off + len) of the file open as
   // `fd` (described by `sb`), and says whether every page it covers had at least
@@ -84,10 +89,16 @@ class WriteWindows {
   // (extended first): a mapping's page past the end of the file is not
   // there to write.
   bool sink(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out);
+  // The source of file bytes [off, off + len) for a READ's RDMA Write: the
+  // same, mapped read-only (any readable open; a writable window of the
+  // file serves too), registered for local reads. False: the caller takes
+  // the pread() path. The bytes must lie inside the file (fstat first): a
+  // mapping's page past the end of the file is not there to read.
+  bool source(int fd, const struct stat& sb, uint64_t off, uint32_t len, Sink* out);
   // Whether a fault was caught in the window of `sink` (the file was cut
-  // under it while the data was placed, by this connection's WRITE or
-  // another's): the window is dropped for every connection (pages of it
-  // are no longer the file's), the WRITE failed.
+  // under it while the data was placed or taken, by this connection's
+  // transfer or another's): the window is dropped for every connection
+  // (pages of it are no longer the file's), the transfer failed.
   bool faulted(const Sink& sink);
   // An open of this connection is closed or its size set (`key`, unused:
   // windows are the file's, not the open's). Windows of files removed
@@ -104,6 +115,7 @@ class WriteWindows {
     uint64_t used = 0;
   };
   void release(Reg& r);
+  bool window(int fd, const struct stat& sb, uint64_t off, uint32_t len, bool write, Sink* out);
   smbd::Transport& t_;
   uint32_t max_io_;
   std::vector<Reg> regs_;

@@ -166,8 +166,8 @@ void Connection::end_writes() {
   pipe_->finish(t_.ended() ? t_.transfer_timeout_s() : 0.0);
 }
 
-WriteWindows& Connection::windows() {
-  if (!windows_) windows_ = std::make_unique<WriteWindows>(t_, cfg_.max_io);
+FileWindows& Connection::windows() {
+  if (!windows_) windows_ = std::make_unique<FileWindows>(t_, cfg_.max_io);
   return *windows_;
 }
 
@@ -200,7 +200,7 @@ bool Connection::write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d
       o.mappable = false;
     return false;
   }
-  WriteWindows::Sink s;
+  FileWindows::Sink s;
   if (!windows().sink(o.fd, sb, off, len, &s)) {
     restore_size(o.fd, before, made);
     o.mappable = false;  // no shared writable mapping, or it cannot be registered

@@ -289,6 +289,16 @@ void RdmaMover::post_write_to(std::span<const BufferDescriptor> d, uint32_t len)
   post(d, len, false, tools::deadline_in(t_.transfer_timeout_s()));
 }
 
+void RdmaMover::write_from(std::span<const BufferDescriptor> d, uint32_t len, const uint8_t* source,
+                           uint32_t source_token) {
+  if (!source) channel_fail("write_from: no source");
+  const auto dl = tools::deadline_in(t_.transfer_timeout_s());
+  // post() names the local side `sink` for both directions; a Write only
+  // reads it.
+  post(d, len, false, dl, const_cast<uint8_t*>(source), source_token);
+  wait_op(cur_->op, dl, "RDMA Write");
+}
+
 void RdmaMover::read_from(std::span<const BufferDescriptor> d, uint32_t len) {
   const auto dl = tools::deadline_in(t_.transfer_timeout_s());
   post(d, len, true, dl);

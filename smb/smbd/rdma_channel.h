@@ -114,6 +114,14 @@ class RdmaMover {
   // Write is thrown by a later acquire() or wait_idle() (the connection is
   // broken then: the response Send behind it is flushed, never delivered).
   void post_write_to(std::span<const BufferDescriptor> d, uint32_t len);
+  // The same Writes out of memory the caller registered instead of a
+  // staging buffer: `source` (at least `len` bytes, local token
+  // `source_token`). The current staging buffer's bookkeeping carries them
+  // (acquire() first); waits, so that the caller may look at what the
+  // transfer met (ndk-smbd's mapped READs: a file cut under the mapping)
+  // before it answers.
+  void write_from(std::span<const BufferDescriptor> d, uint32_t len, const uint8_t* source,
+                  uint32_t source_token);
   // Reads `len` bytes from the descriptors, in order, into data()[0, len).
   void read_from(std::span<const BufferDescriptor> d, uint32_t len);
   // The same Reads into memory the caller registered instead of a staging

@@ -7,7 +7,10 @@
 // server seen at once. Then through the server (softndk <-> softndk on
 // 127.0.0.1): many inline READs answered from the mapping, a SET_INFO
 // EndOfFile honoured by the next READ, and with --no-map-reads nothing
-// mapped.
+// mapped. READs over the RDMA channel written out of the file's mapped
+// window (file_window.h): byte for byte at odd offsets and lengths, short
+// at the end, another writer's bytes and size seen at once, a window made
+// by READs replaced by a writable one for a mapped WRITE.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -177,5 +180,90 @@ TEST(SmbServerMappedRead, InlineReadsAreMappedByDefaultAndMatchTheFile) {
 }
 
 TEST(SmbServerMappedRead, NoMapReadsAnswersEveryReadWithPread) { reads_through_server(false); }
+
+// READs over the RDMA channel of a 3 MiB + 777 file written by another
+// descriptor: odd offsets and lengths, across the end (short), at it
+// (STATUS_END_OF_FILE); another descriptor's bytes and a cut seen by the
+// next READ; a WRITE (copied, or with --map-writes mapped into the window
+// the READs made read-only) read back at once. `map_reads`: through the
+// window (counted), else pread() (none counted).
+void rdma_reads_through_server(bool map_reads, bool map_writes) {
+  server::ServerConfig cfg = config(0);
+  cfg.map_reads = map_reads;
+  cfg.map_writes = map_writes;
+  ServedShare s(cfg);
+  auto t = s.connect();
+  Client c(*t);
+  const auto id = open_new_file(c, "r.bin");
+  auto want = pattern(3 * kMiB + 777, 9);
+  const auto path = s.dir.root / "export" / "r.bin";
+  const int other = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(pwrite(other, want.data(), want.size(), 0), ssize_t(want.size()));
+  smbd::BufferPool pool(*t, 1, 4 * kMiB, 4 * kMiB);
+  std::vector<uint8_t> got;
+  struct Io {
+    uint64_t at;
+    uint32_t len;
+  };
+  const Io ios[] = {{0, 1},
+                    {4095, 4097},
+                    {777, 3 * kMiB},
+                    {12345, 65536 + 3},
+                    {3 * kMiB + 700, 200},  // across the end: 77 bytes
+                    {0, 4 * kMiB}};         // the whole file, short
+  uint64_t reads = 0;
+  for (const Io& io : ios) {
+    SCOPED_TRACE(testing::Message() << io.len << " at " << io.at);
+    ASSERT_EQ(read_rdma(c, pool, id, io.at, io.len, &got), nt::kSuccess);
+    const size_t n = size_t(std::min<uint64_t>(io.len, want.size() - io.at));
+    ASSERT_EQ(got.size(), n);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin() + int64_t(io.at)));
+    ++reads;
+  }
+  EXPECT_EQ(read_rdma(c, pool, id, want.size(), 100, &got), nt::kEndOfFile);
+  EXPECT_EQ(read_rdma(c, pool, id, 5 * kMiB, 100, &got), nt::kEndOfFile);
+
+  // Another descriptor's bytes, at once.
+  const std::vector<uint8_t> fresh(5000, 0xa5);
+  ASSERT_EQ(pwrite(other, fresh.data(), fresh.size(), 2 * kMiB), ssize_t(fresh.size()));
+  std::copy(fresh.begin(), fresh.end(), want.begin() + 2 * kMiB);
+  ASSERT_EQ(read_rdma(c, pool, id, 2 * kMiB - 10, 6000, &got), nt::kSuccess);
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin() + 2 * kMiB - 10));
+  ++reads;
+
+  // A WRITE over the RDMA channel (with --map-writes: into a writable
+  // window replacing the read-only one the READs made), read back.
+  ASSERT_EQ(write_at(c, pool, id, kMiB + 3, 300000, &want, 4), nt::kSuccess);
+  ASSERT_EQ(read_rdma(c, pool, id, kMiB, 400000, &got), nt::kSuccess);
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin() + kMiB));
+  ++reads;
+  EXPECT_EQ(s.stats.mapped_writes.load(), map_writes ? 1u : 0u);
+
+  // Cut by another process: the next READ sees the new end.
+  ASSERT_EQ(ftruncate(other, 5000), 0);
+  ASSERT_EQ(read_rdma(c, pool, id, 4096, 8192, &got), nt::kSuccess);
+  EXPECT_EQ(got.size(), 904u);
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin() + 4096));
+  ++reads;
+  EXPECT_EQ(read_rdma(c, pool, id, kMiB, 4096, &got), nt::kEndOfFile);
+  ::close(other);
+
+  EXPECT_EQ(s.stats.rdma_writes.load(), reads);
+  EXPECT_EQ(s.stats.mapped_rdma_reads.load(), map_reads ? reads : 0u);
+  EXPECT_EQ(s.stats.mapped_read_faults.load(), 0u);
+}
+
+TEST(SmbServerMappedRead, RdmaReadsLeaveFromTheMappedFileByDefault) {
+  rdma_reads_through_server(true, false);
+}
+
+TEST(SmbServerMappedRead, RdmaReadsMappedReadOnlyGiveWayToAMappedWrite) {
+  rdma_reads_through_server(true, true);
+}
+
+TEST(SmbServerMappedRead, NoMapReadsAnswersRdmaReadsWithPread) {
+  rdma_reads_through_server(false, false);
+}
 
 }  // namespace

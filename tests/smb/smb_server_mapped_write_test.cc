@@ -20,32 +20,13 @@
 namespace {
 
 using namespace smb_server_write_test;
-using WW = server::WriteWindows;
+using WW = server::FileWindows;
 
 // The defaults, with --map-writes.
 server::ServerConfig mapped() {
   server::ServerConfig cfg = config(0);
   cfg.map_writes = true;
   return cfg;
-}
-
-// One WRITE of `len` bytes at `at` from slot 0 of `pool`, filled from
-// `want[at, at + len)` (grown as needed); its status.
-uint32_t write_at(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 16>& id, uint64_t at,
-                  uint32_t len, std::vector<uint8_t>* want, uint8_t seed) {
-  if (want->size() < at + len) want->resize(at + len, 0);
-  for (uint32_t i = 0; i < len; ++i) (*want)[at + i] = uint8_t(i * 13 + (i >> 10) + seed);
-  std::memcpy(pool.data(0), want->data() + at, len);
-  auto d = pool.expose(0, len, false);
-  std::vector<uint8_t> body = io_body_list(true, id, len, d);
-  le::store64(body.data() + 8, at);
-  const uint32_t st = c.call(smb2::kWrite, body);
-  EXPECT_EQ(c.invalidated, d[0].token);
-  pool.release(0, c.invalidated);
-  if (st == nt::kSuccess) {
-    EXPECT_EQ(le::load32(c.last.data() + 64 + 4), len) << "at " << at;
-  }
-  return st;
 }
 
 // An inline READ through the server: the bytes it answers.

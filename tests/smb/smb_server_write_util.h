@@ -74,6 +74,48 @@ inline uint32_t read_inline(Client& c, const std::array<uint8_t, 16>& id, uint64
   return st;
 }
 
+// One WRITE over the RDMA channel (V1_INVALIDATE) of `len` bytes at `at`
+// from slot 0 of `pool`, filled from `want[at, at + len)` (grown as
+// needed, the bytes made from `seed`); its status.
+inline uint32_t write_at(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 16>& id,
+                         uint64_t at, uint32_t len, std::vector<uint8_t>* want, uint8_t seed) {
+  if (want->size() < at + len) want->resize(at + len, 0);
+  for (uint32_t i = 0; i < len; ++i) (*want)[at + i] = uint8_t(i * 13 + (i >> 10) + seed);
+  std::memcpy(pool.data(0), want->data() + at, len);
+  auto d = pool.expose(0, len, false);
+  std::vector<uint8_t> body = io_body_list(true, id, len, d);
+  le::store64(body.data() + 8, at);
+  const uint32_t st = c.call(smb2::kWrite, body);
+  EXPECT_EQ(c.invalidated, d[0].token);
+  pool.release(0, c.invalidated);
+  if (st == nt::kSuccess) {
+    EXPECT_EQ(le::load32(c.last.data() + 64 + 4), len) << "at " << at;
+  }
+  return st;
+}
+
+// One READ over the RDMA channel (V1_INVALIDATE) of `len` bytes at `at`
+// into slot 0 of `pool`: its status, and in `data` the bytes the answer
+// says were written (DataRemaining; empty on a failure). The slot is
+// zeroed first, so bytes the server did not write show.
+inline uint32_t read_rdma(Client& c, smbd::BufferPool& pool, const std::array<uint8_t, 16>& id,
+                          uint64_t at, uint32_t len, std::vector<uint8_t>* data) {
+  std::memset(pool.data(0), 0, len);
+  auto d = pool.expose(0, len, true);
+  std::vector<uint8_t> body = io_body_list(false, id, len, d);
+  le::store64(body.data() + 8, at);
+  const uint32_t st = c.call(smb2::kRead, body);
+  EXPECT_EQ(c.invalidated, d[0].token);  // whatever the status
+  pool.release(0, c.invalidated);
+  data->clear();
+  if (st != nt::kSuccess) return st;
+  smb2::ReadResponse rs;
+  EXPECT_EQ(smb2::parse_read_response(c.last, &rs), smb2::ParseError::kNone);
+  EXPECT_LE(rs.data_remaining, len);
+  data->assign(pool.data(0), pool.data(0) + std::min(rs.data_remaining, len));
+  return st;
+}
+
 // SET_INFO FileEndOfFileInformation of `size` bytes: its status.
 inline uint32_t set_end_of_file(Client& c, const std::array<uint8_t, 16>& id, uint64_t size) {
   std::vector<uint8_t> eof(8);

@@ -80,8 +80,9 @@ int main(int argc, char** argv) {
                  "WRITEs (counted per file window, across opens and connections); 0 never")
       ->check(CLI::Range(0u, 255u));
   app.add_flag("--no-map-reads", o.no_map_reads,
-               "answer every small READ with pread() (default: once an open has had 64 READs "
-               "answered inline, copy them out of a read-only mapping of its file)");
+               "answer every READ with pread() (default: a READ over the RDMA channel is written "
+               "straight out of a read-only mapping of the file; once an open has had 64 READs "
+               "answered inline, they are copied out of a mapping of its file)");
   app.add_option("--write-pipeline", o.write_pipeline,
                  "WRITEs of a connection in flight at once: each RDMA-Read into one of this many "
                  "bounce buffers and written to the file by a worker thread while the next is "
@@ -249,6 +250,8 @@ int main(int argc, char** argv) {
                           {"mapped_writes", stats.mapped_writes.load()},
                           {"mapped_reads", stats.mapped_reads.load()},
                           {"mapped_write_faults", stats.mapped_write_faults.load()},
+                          {"mapped_rdma_reads", stats.mapped_rdma_reads.load()},
+                          {"mapped_read_faults", stats.mapped_read_faults.load()},
                           {"pipelined_writes", stats.pipelined_writes.load()},
                           {"pipeline_waits", stats.pipeline_waits.load()},
                           {"not_supported", stats.not_supported.load()},
