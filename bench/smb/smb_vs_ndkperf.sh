@@ -15,8 +15,9 @@
 # 127.0.0.1, the library's defaults, so the same-host path):
 #   ndk-smb bench --rw read  --bs 1M --iodepth 4  (server RDMA-Writes)  beside  ndkperf write_bw -s 1M -t 4
 #     and the same READs from a second ndk-smbd with --staging-buffers 1
-#     (each READ waits for its Writes before its response: the earlier
-#     server), the A/B of the server's posted Writes
+#     --no-map-reads (each READ pread() into one staging buffer and waits
+#     for its Writes before its response: the earlier copy path), the A/B
+#     of the default's Writes straight out of the file's mapped window
 #   ndk-smb bench --rw write --bs 1M --iodepth 4  (server RDMA-Reads)   beside  ndkperf read_bw  -s 1M -t 4
 #     and the same WRITEs to a third ndk-smbd started with --map-writes
 #     (each WRITE RDMA-Read straight into the file's page cache through a
@@ -34,7 +35,7 @@
 #     the pieced Reads
 #   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
 # With -B, BASE_BUILD_DIR's ndk-smbd and ndk-smb (an earlier build, e.g. of
-# main) run the same WRITE and 4 KiB jobs in each repetition too, and the
+# main) run the same READ, WRITE and 4 KiB jobs in each repetition too, and the
 # ratios are printed for both builds.
 # and prints every pair, then the medians and the ratios: SMB bandwidth /
 # RDMA bandwidth (goal >= 0.8) and SMB 4 KiB QD1 latency / send_lat (goal
@@ -123,7 +124,7 @@ serve() {  # BINARY PORT ARGS...
 }
 serve "$SMBD" "$SMB_PORT"
 URL=//127.0.0.1:$SMB_PORT/share
-serve "$SMBD" "$SMB_PORT1" --staging-buffers 1 --write-chunk 131072
+serve "$SMBD" "$SMB_PORT1" --staging-buffers 1 --write-chunk 131072 --no-map-reads
 URL1=//127.0.0.1:$SMB_PORT1/share
 serve "$SMBD" "$SMB_PORT3" --map-writes
 URL3=//127.0.0.1:$SMB_PORT3/share
@@ -176,11 +177,11 @@ echo "1 MiB bandwidth jobs: bs=1048576, 4 outstanding on both sides (ndk-smb --i
 hdr=(rep smb_read smb_read_1buf rdma_write smb_write smb_write_mapped smb_write_rewr smb_write_128k
   rdma_read
   smb_4k_p50us send_lat_us)
-[[ -n $BASE ]] && hdr+=(base_write base_4k_p50us)
+[[ -n $BASE ]] && hdr+=(base_read base_write base_4k_p50us)
 printf '%-4s' "${hdr[0]}"
 printf ' %15s' "${hdr[@]:1}"
 echo " (MB/s, us)"
-declare -a R R1 W W1 W3 W4 RW RR L SL BW BL
+declare -a R R1 W W1 W3 W4 RW RR L SL BR BW BL
 for ((i = 1; i <= REPS; i++)); do
   read -r r _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw read --size 64M --runtime "$DUR")
   rw=$(perf write_bw 1M -t 4)
@@ -192,8 +193,10 @@ for ((i = 1; i <= REPS; i++)); do
   read -r w3 _ < <(smb_bench --bs 1M --iodepth 4 "$URL3" bench bench3.bin --rw write --size 64M --runtime "$DUR")
   read -r w4 _ < <(smb_bench --bs 1M --iodepth 4 "$URL4" bench bench4.bin --rw write --size 64M --runtime "$DUR")
   read -r w1 _ < <(smb_bench --bs 1M --iodepth 4 "$URL1" bench bench.bin --rw write --size 64M --runtime "$DUR")
-  bw=0 bl=0
+  br=0 bw=0 bl=0
   if [[ -n $BASE ]]; then
+    read -r br _ < <(smb_bench --base --bs 1M --iodepth 4 "$URL2" bench bench.bin --rw read --size 64M \
+      --runtime "$DUR")
     read -r bw _ < <(smb_bench --base --bs 1M --iodepth 4 "$URL2" bench bench.bin --rw write --size 64M \
       --runtime "$DUR")
   fi
@@ -204,31 +207,32 @@ for ((i = 1; i <= REPS; i++)); do
       --size 64M --runtime "$DUR")
   fi
   row=("$r" "$r1" "$rw" "$w" "$w3" "$w4" "$w1" "$rr" "$l" "$sl")
-  [[ -n $BASE ]] && row+=("$bw" "$bl")
+  [[ -n $BASE ]] && row+=("$br" "$bw" "$bl")
   printf '%-4s' "$i"
   printf ' %15.1f' "${row[@]}"
   echo
   R+=("$r"); R1+=("$r1"); RW+=("$rw"); W+=("$w"); W1+=("$w1"); W3+=("$w3"); W4+=("$w4"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
-  BW+=("$bw"); BL+=("$bl")
+  BR+=("$br"); BW+=("$bw"); BL+=("$bl")
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" "${R1[*]}" "${W1[*]}" \
-  "${BW[*]}" "${BL[*]}" "${W3[*]}" "${W4[*]}" "$BASE" <<'PY'
+  "${BW[*]}" "${BL[*]}" "${W3[*]}" "${W4[*]}" "${BR[*]}" "$BASE" <<'PY'
 import statistics as st, sys
-r, rw, w, rr, l, sl, r1, w1, bw, bl, w3, w4 = ([float(x) for x in a.split()] for a in sys.argv[1:13])
-base = sys.argv[13]
+r, rw, w, rr, l, sl, r1, w1, bw, bl, w3, w4, br = ([float(x) for x in a.split()]
+                                                   for a in sys.argv[1:14])
+base = sys.argv[14]
 m = st.median
 def pairs(a, b, f=lambda x, y: x / y):
     return ", ".join(f"{f(x, y):.2f}" for x, y in zip(a, b))
-print(f"medians: SMB read {m(r):.1f} MB/s (1 staging buffer: {m(r1):.1f}), RDMA Write {m(rw):.1f} "
+print(f"medians: SMB read {m(r):.1f} MB/s (copied, 1 staging buffer: {m(r1):.1f}), RDMA Write {m(rw):.1f} "
       f"MB/s; SMB write {m(w):.1f} MB/s (in 128 KiB pieces: {m(w1):.1f}), RDMA Read "
       f"{m(rr):.1f} MB/s; SMB 4 KiB QD1 p50 {m(l):.1f} us, send_lat {m(sl):.2f} us")
 print(f"ratio SMB read / RDMA Write  (1 MiB, QD4): {m(r) / m(rw):.2f}x  (goal >= 0.8; per pair: "
       f"{pairs(r, rw)})")
-print(f"ratio SMB read, 1 staging buffer / RDMA Write: {m(r1) / m(rw):.2f}x  (per pair: "
-      f"{pairs(r1, rw)})")
-print(f"ratio SMB read, posted Writes / 1 staging buffer: {m(r) / m(r1):.2f}x  (per pair: "
-      f"{pairs(r, r1)})")
+print(f"ratio SMB read, copied through 1 staging buffer / RDMA Write: {m(r1) / m(rw):.2f}x  "
+      f"(per pair: {pairs(r1, rw)})")
+print(f"ratio SMB read, mapped (default) / copied through 1 staging buffer: {m(r) / m(r1):.2f}x  "
+      f"(per pair: {pairs(r, r1)})")
 print(f"ratio SMB write / RDMA Read  (1 MiB, QD4): {m(w) / m(rr):.2f}x  (goal >= 0.8; per pair: "
       f"{pairs(w, rr)})")
 print(f"ratio SMB write, --map-writes / RDMA Read: {m(w3) / m(rr):.2f}x  (per pair: "
@@ -249,11 +253,15 @@ print(f"ratio SMB 4 KiB QD1 p50 / send_lat median:  {m(l) / m(sl):.2f}x  (goal <
 print(f"ratio SMB 4 KiB QD1 p50 / send_lat round trip (2 x median): {m(l) / (2 * m(sl)):.2f}x  "
       f"(per pair: {pairs(l, sl, lambda x, y: x / (2 * y))})")
 if base:
-    print(f"base build {base}: SMB write {m(bw):.1f} MB/s, 4 KiB QD1 p50 {m(bl):.1f} us")
+    print(f"base build {base}: SMB read {m(br):.1f} MB/s, SMB write {m(bw):.1f} MB/s, "
+          f"4 KiB QD1 p50 {m(bl):.1f} us")
+    print(f"ratio base SMB read / RDMA Write (1 MiB, QD4): {m(br) / m(rw):.2f}x  (per pair: "
+          f"{pairs(br, rw)})")
     print(f"ratio base SMB write / RDMA Read (1 MiB, QD4): {m(bw) / m(rr):.2f}x  (per pair: "
           f"{pairs(bw, rr)})")
     print(f"ratio base SMB 4 KiB QD1 p50 / send_lat median: {m(bl) / m(sl):.2f}x  (per pair: "
           f"{pairs(bl, sl)})")
+    print(f"ratio SMB read, this build / base: {m(r) / m(br):.2f}x  (per pair: {pairs(r, br)})")
     print(f"ratio SMB write, this build / base: {m(w) / m(bw):.2f}x  (per pair: {pairs(w, bw)})")
     print(f"ratio SMB 4 KiB QD1 p50, this build / base: {m(l) / m(bl):.2f}x  (per pair: "
           f"{pairs(l, bl)})")
