@@ -18,7 +18,6 @@
 #include "smb2/write.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,20 +51,6 @@ void restore_size(int fd, uint64_t before, uint64_t made) {
     (void)!ftruncate(fd, off_t(before));
     ReadWindow::size_changed();
   }
-}
-
-// Makes the window's pages of [at, at + len) present and writable in one
-// system call before the engine stores into them: otherwise each page's
-// first store (a page new to the page cache, or one cleaned by writeback
-// since) is a write fault of its own, which on the measured host cost
-// ~20 us a page against ~1 us to pwrite() it (docs/smb-direct.md, "WRITE
-// straight into the page cache"). A kernel without MADV_POPULATE_WRITE
-// (before 5.14) says EINVAL: the faults then happen as before.
-void populate_for_write(uint8_t* at, uint32_t len) {
-  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  const uintptr_t b = reinterpret_cast<uintptr_t>(at) & ~(page - 1);
-  const uintptr_t e = reinterpret_cast<uintptr_t>(at) + len;
-  (void)madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);
 }
 
 }  // namespace
@@ -221,7 +206,6 @@ bool Connection::write_mapped(Open& o, std::span<const smbd::BufferDescriptor> d
     o.mappable = false;  // no shared writable mapping, or it cannot be registered
     return false;
   }
-  populate_for_write(s.at, len);
   try {
     mover().acquire();  // the staging buffer's bookkeeping carries the Reads
     mover().read_into(d, len, s.at, s.token);
