@@ -33,6 +33,9 @@
 #     --write-chunk 131072 (each WRITE RDMA-Read in 128 KiB pieces, each
 #     pwrite()n while the next ones arrive; off by default), the A/B of
 #     the pieced Reads
+#   dd bs=1M of 64 MiB rewritten in place (conv=notrunc) in the share's file
+#     system: the page cache's own write rate, the most any WRITE path
+#     that ends in pwrite() can reach (docs/smb-direct.md, ninth round)
 #   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
 # With -B, BASE_BUILD_DIR's ndk-smbd and ndk-smb (an earlier build, e.g. of
 # main) run the same READ, WRITE and 4 KiB jobs in each repetition too, and the
@@ -167,27 +170,40 @@ r = json.load(sys.stdin)["results"][0]
 print(r["latency_us"]["median"] if sys.argv[1].endswith("_lat") else r["mbps"])' "$test" <<<"$out"
 }
 
+# dd's rate (MB/s) rewriting a 64 MiB file of the share in place, 1 MiB
+# at a time: what the page cache takes from one writer.
+dd_rate() {
+  timeout 60 dd if=/dev/zero of="$TMP/share/dd.bin" bs=1M count=64 conv=notrunc 2>&1 |
+    python3 -c '
+import re, sys
+t = sys.stdin.read()
+m = re.search(r"copied, ([0-9.e-]+) s", t)
+print(f"{64 * 1048576 / float(m.group(1)) / 1e6:.1f}")'
+}
+
 # Lay the bench file out once (64 MiB, read back in every read run).
 timeout 120 "$SMB" -U bench -P Bench-pw-1 --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write \
   --size 64M --runtime 0 >/dev/null
+dd_rate >/dev/null  # dd's file laid out too: each repetition rewrites it
 
 echo "1 MiB bandwidth jobs: bs=1048576, 4 outstanding on both sides (ndk-smb --iodepth 4;" \
   "ndkperf -s 1M -t 4); latency: 4 KiB, one outstanding (ndk-smb --iodepth 1 randread p50;" \
   "ndkperf send_lat -s 4096 median); ${DUR} s per job, $REPS repetitions"
 hdr=(rep smb_read smb_read_1buf rdma_write smb_write smb_write_mapped smb_write_rewr smb_write_128k
-  rdma_read
+  rdma_read dd_write
   smb_4k_p50us send_lat_us)
 [[ -n $BASE ]] && hdr+=(base_read base_write base_4k_p50us)
 printf '%-4s' "${hdr[0]}"
 printf ' %15s' "${hdr[@]:1}"
 echo " (MB/s, us)"
-declare -a R R1 W W1 W3 W4 RW RR L SL BR BW BL
+declare -a R R1 W W1 W3 W4 RW RR DD L SL BR BW BL
 for ((i = 1; i <= REPS; i++)); do
   read -r r _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw read --size 64M --runtime "$DUR")
   rw=$(perf write_bw 1M -t 4)
   read -r r1 _ < <(smb_bench --bs 1M --iodepth 4 "$URL1" bench bench.bin --rw read --size 64M --runtime "$DUR")
   read -r w _ < <(smb_bench --bs 1M --iodepth 4 "$URL" bench bench.bin --rw write --size 64M --runtime "$DUR")
   rr=$(perf read_bw 1M -t 4)
+  dd=$(dd_rate)
   # Files of their own: two processes mapping the same file's pages made
   # the second one's stores ~50x slower on this host (sixth round).
   read -r w3 _ < <(smb_bench --bs 1M --iodepth 4 "$URL3" bench bench3.bin --rw write --size 64M --runtime "$DUR")
@@ -206,21 +222,21 @@ for ((i = 1; i <= REPS; i++)); do
     read -r _ bl < <(smb_bench --base --bs 4k --iodepth 1 "$URL2" bench bench.bin --rw randread \
       --size 64M --runtime "$DUR")
   fi
-  row=("$r" "$r1" "$rw" "$w" "$w3" "$w4" "$w1" "$rr" "$l" "$sl")
+  row=("$r" "$r1" "$rw" "$w" "$w3" "$w4" "$w1" "$rr" "$dd" "$l" "$sl")
   [[ -n $BASE ]] && row+=("$br" "$bw" "$bl")
   printf '%-4s' "$i"
   printf ' %15.1f' "${row[@]}"
   echo
-  R+=("$r"); R1+=("$r1"); RW+=("$rw"); W+=("$w"); W1+=("$w1"); W3+=("$w3"); W4+=("$w4"); RR+=("$rr"); L+=("$l"); SL+=("$sl")
+  R+=("$r"); R1+=("$r1"); RW+=("$rw"); W+=("$w"); W1+=("$w1"); W3+=("$w3"); W4+=("$w4"); RR+=("$rr"); DD+=("$dd"); L+=("$l"); SL+=("$sl")
   BR+=("$br"); BW+=("$bw"); BL+=("$bl")
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "${R[*]}" "${RW[*]}" "${W[*]}" "${RR[*]}" "${L[*]}" "${SL[*]}" "${R1[*]}" "${W1[*]}" \
-  "${BW[*]}" "${BL[*]}" "${W3[*]}" "${W4[*]}" "${BR[*]}" "$BASE" <<'PY'
+  "${BW[*]}" "${BL[*]}" "${W3[*]}" "${W4[*]}" "${BR[*]}" "${DD[*]}" "$BASE" <<'PY'
 import statistics as st, sys
-r, rw, w, rr, l, sl, r1, w1, bw, bl, w3, w4, br = ([float(x) for x in a.split()]
-                                                   for a in sys.argv[1:14])
-base = sys.argv[14]
+r, rw, w, rr, l, sl, r1, w1, bw, bl, w3, w4, br, dd = ([float(x) for x in a.split()]
+                                                       for a in sys.argv[1:15])
+base = sys.argv[15]
 m = st.median
 def pairs(a, b, f=lambda x, y: x / y):
     return ", ".join(f"{f(x, y):.2f}" for x, y in zip(a, b))
@@ -235,6 +251,10 @@ print(f"ratio SMB read, mapped (default) / copied through 1 staging buffer: {m(r
       f"(per pair: {pairs(r, r1)})")
 print(f"ratio SMB write / RDMA Read  (1 MiB, QD4): {m(w) / m(rr):.2f}x  (goal >= 0.8; per pair: "
       f"{pairs(w, rr)})")
+print(f"ratio dd write (the page cache's own rate) / RDMA Read: {m(dd) / m(rr):.2f}x  (per pair: "
+      f"{pairs(dd, rr)})")
+print(f"ratio SMB write / min(RDMA Read, dd write): {m(w) / min(m(rr), m(dd)):.2f}x  (per pair: "
+      f"{pairs(w, [min(x, y) for x, y in zip(rr, dd)])})")
 print(f"ratio SMB write, --map-writes / RDMA Read: {m(w3) / m(rr):.2f}x  (per pair: "
       f"{pairs(w3, rr)})")
 print(f"ratio SMB write, --map-writes / default: {m(w3) / m(w):.2f}x  (per pair: "
