@@ -3,7 +3,7 @@
 # smb_ab_qd1.sh - A/B of two builds' ndk-smbd + ndk-smb on the 4 KiB QD1
 # random-read latency (p50 and p99), interleaved pair by pair on 127.0.0.1,
 # then the medians and the B/A ratios
-# (docs/smb-direct.md, "Performance on one host").
+# (docs/smb-direct-performance.md, "Performance on one host").
 #
 #   bench/smb/smb_ab_qd1.sh A_DIR B_DIR [-r PAIRS] [-D SECS]
 #

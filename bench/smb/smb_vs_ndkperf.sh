@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # smb_vs_ndkperf.sh - the SMB layer's overhead on this host (issue 29 item 7):
 # `ndk-smb bench` against ndk-smbd beside ndkperf's RDMA bandwidth and
-# latency, interleaved in one run, as ratios (docs/smb-direct.md,
-# "Performance").
+# latency, interleaved in one run, as ratios (docs/smb-direct-performance.md,
+# "Performance on one host").
 #
 #   bench/smb/smb_vs_ndkperf.sh [BUILD_DIR] [-r REPS] [-D SECS] [-B BASE_BUILD_DIR]
 #
@@ -35,7 +35,7 @@
 #     the pieced Reads
 #   dd bs=1M of 64 MiB rewritten in place (conv=notrunc) in the share's file
 #     system: the page cache's own write rate, the most any WRITE path
-#     that ends in pwrite() can reach (docs/smb-direct.md, ninth round)
+#     that ends in pwrite() can reach (docs/smb-direct-performance.md, ninth round)
 #   ndk-smb bench --rw randread --bs 4k --iodepth 1 (inline, p50 clat)  beside  ndkperf send_lat -s 4096 (median)
 # With -B, BASE_BUILD_DIR's ndk-smbd and ndk-smb (an earlier build, e.g. of
 # main) run the same READ, WRITE and 4 KiB jobs in each repetition too, and the

@@ -48,7 +48,7 @@ struct ServerConfig {
   // A WRITE over the RDMA channel is read whole, then written (0), or in
   // pieces of this many bytes, each written to the file while the next
   // ones are on the wire. Off by default: on softndk's same-host path the
-  // pieces measured no faster (docs/smb-direct.md, "Performance").
+  // pieces measured no faster (docs/smb-direct-performance.md).
   uint32_t write_chunk = 0;
   // A WRITE over the RDMA channel is read into a staging buffer, then
   // pwrite() (false), or straight into the file's page-cache pages through
@@ -57,7 +57,7 @@ struct ServerConfig {
   // anyway). Off by default: a window's first store to each page costs a
   // page fault, which on the measured host made WRITEs of fresh data
   // several times slower; rewrites through a warm window were 2-3x faster
-  // (docs/smb-direct.md, "Performance", fifth round). write_chunk > 0 takes
+  // (docs/smb-direct-performance.md, fifth round). write_chunk > 0 takes
   // the pieced path instead.
   bool map_writes = false;
   // Without map_writes: a WRITE over the RDMA channel is mapped as above

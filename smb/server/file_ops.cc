@@ -352,7 +352,8 @@ bool Connection::read_mapped(Open& o, std::span<const smbd::BufferDescriptor> d,
 // one SMB Direct segment: one copy of the data, no heap allocation. The
 // general path (serve() -> dispatch() -> read()) built the same response
 // in three vectors (pread buffer, body, response: two more 4 KiB copies
-// and about four allocations per READ; docs/smb-direct.md, "Latency").
+// and about four allocations per READ; docs/smb-direct-performance.md,
+// "Latency").
 // Anything else (a compound, an RDMA channel, a failure status, a
 // response larger than one segment, a signature that does not verify)
 // returns false with nothing sent, and serve() takes the general path,

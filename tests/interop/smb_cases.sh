@@ -444,7 +444,7 @@ case_smb_bench() {
 # Both clients connect to 10.0.2.15:5445 from 10.0.2.15: the guest's lo,
 # kernel siw on both ends of the wire. (Until 29 Nov ndk-smb ran on the host
 # through QEMU's user-mode network forward, a path cifs does not cross;
-# docs/smb-direct.md keeps those figures.)
+# docs/smb-direct-performance.md keeps those figures.)
 # MiB/s of each run from its own clock: dd timed in the guest (date around
 # it, after the mount), ndk-smb's bench BW (after connect and open). Pair i:
 # ndk-smb run i / mean(the cifs runs before and after it); every pair and

@@ -8,7 +8,7 @@
 // SMB threads: the client's (the test's) and the server's connection
 // thread. softndk's own engine threads are not counted: their reactor
 // takes a timer node about every other message (a softndk matter, not the
-// SMB layers'; docs/smb-direct.md, "Latency").
+// SMB layers'; docs/smb-direct-performance.md, "Latency").
 #include <gtest/gtest.h>
 
 #include <algorithm>
