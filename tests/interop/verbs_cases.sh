@@ -346,13 +346,13 @@ vperf_measure() {
   # its TCP exchange: the server waits in a blocking read() of that socket;
   # the same RC QPs and the same busy-polling client loop, on the IPv4
   # RoCE v2 GID of rxe0) puts both servers asleep: the fair pair
-  # (docs/verbs.md "Bandwidth: like with like").
+  # (docs/verbs-performance.md "Bandwidth: like with like").
   # Its QPs get the ACK timeout rdma_cm gives ndkperf's (and perftest -R's)
   # QPs on rxe0 in the guest: -u 19, 4.096 us x 2^19 = 2.1 s (what
   # SOFTNDK_VERBS_TRACE prints at ESTABLISHED), not perftest's own 14
   # (67 ms). A late ACK (a starved TCG vCPU) then costs both tools the same
   # retransmission: one is 2.1 s of a 1-3 s run. rxe's completer_retry_err
-  # is printed per run (docs/verbs.md "Fair brackets").
+  # is printed per run (docs/verbs-performance.md "Fair brackets").
   local sfl=""
   [ "$unit" != us ] && [ -z "$fl" ] && sfl=tcp
   [ -n "$fl" ] && k=$t$(printf %s "$fl" | tr -c 'a-zA-Z0-9' _)
