@@ -344,8 +344,10 @@ bool FileWindows::window(int fd, const struct stat& sb, uint64_t off, uint32_t l
   MDL mdl{nullptr, w->base, w->len};
   p = new tools::Pending;
   // A read-only mapping is registered for local reads only (the source of
-  // RDMA Writes): a device backend refuses write access to it.
-  const ULONG flags = w->writable ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK : 0;
+  // RDMA Writes; NDK_MR_FLAG_ALLOW_LOCAL_READ is 0 in Microsoft's
+  // ndkpi.h): a device backend refuses write access to it.
+  const ULONG flags = w->writable ? NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK
+                                  : NDK_MR_FLAG_ALLOW_LOCAL_READ;
   st = r.mr->Dispatch->NdkRegisterMr(r.mr, &mdl, w->len, flags, &tools::Pending::on_request, p);
   st = tools::Pending::finish(p, st, a.timeout());
   if (st != STATUS_SUCCESS) {
