@@ -110,6 +110,10 @@ struct QpState {
   unsigned read_limit = 0;  // outstanding reads allowed (ORD)
   // Server phase state.
   enum class St { WaitBegin, Data, WaitReport, Finished } st = St::WaitBegin;
+  // The peer's Done arrived (server): its disconnect may follow at once and
+  // flush this side's receives and unacknowledged Sends before the Done is
+  // acted on (Side::handle).
+  bool peer_done = false;
   size_t size = 0;
   uint64_t cpu0 = 0, cpu_phase = 0;
   uint8_t expect_tag = 1;  // write_lat
@@ -328,7 +332,8 @@ class Side {
   void check_peers() {
     const tools::Connection* gone = nullptr;
     for (auto& q : qps_)
-      if (!gone && q->conn && q->conn->peer_disconnected() && q->st != QpState::St::Finished)
+      if (!gone && q->conn && q->conn->peer_disconnected() && q->st != QpState::St::Finished &&
+          !q->peer_done)
         gone = q->conn.get();
     if (!gone) return;
     NDK_RESULT r[64];
@@ -344,8 +349,12 @@ class Side {
     QpState& q = *qps_[qi];
     Kind k = ctx_kind(r.RequestContext);
     if (r.Status != STATUS_SUCCESS) {
-      if (q.st == QpState::St::Finished) {
-        // Teardown flush after the run: only the accounting matters.
+      if (q.st == QpState::St::Finished || q.peer_done) {
+        // Teardown flush after the run: only the accounting matters. (Also
+        // once the peer's Done is in: on a device whose Send completes only
+        // at the peer's acknowledgement, rxe or mlx5, the peer's disconnect
+        // can flush this side's last Send, or the receives after the Done,
+        // in the same poll that brought the Done, before step() saw it.)
         if (k != kRecv) --q.sq_out;
         if (k == kData) --q.data_out;
         return;
@@ -373,6 +382,7 @@ class Side {
         } else if (auto m = decode_ctrl(q.rx->data(), std::min<size_t>(len, q.rx->size()))) {
           if (m->seq > q.peer_seq) {
             q.peer_seq = m->seq;
+            if (m->type == CtrlType::Done) q.peer_done = true;
             if (m->type == CtrlType::Credit)
               q.credits = std::max(q.credits, m->credits);
             else
