@@ -202,18 +202,14 @@ void rdma_reads_through_server(bool map_reads, bool map_writes) {
   ASSERT_EQ(pwrite(other, want.data(), want.size(), 0), ssize_t(want.size()));
   smbd::BufferPool pool(*t, 1, 4 * kMiB, 4 * kMiB);
   std::vector<uint8_t> got;
-  struct Io {
-    uint64_t at;
-    uint32_t len;
-  };
-  const Io ios[] = {{0, 1},
-                    {4095, 4097},
-                    {777, 3 * kMiB},
-                    {12345, 65536 + 3},
-                    {3 * kMiB + 700, 200},  // across the end: 77 bytes
-                    {0, 4 * kMiB}};         // the whole file, short
+  const FileRange ios[] = {{0, 1},
+                           {4095, 4097},
+                           {777, 3 * kMiB},
+                           {12345, 65536 + 3},
+                           {3 * kMiB + 700, 200},  // across the end: 77 bytes
+                           {0, 4 * kMiB}};         // the whole file, short
   uint64_t reads = 0;
-  for (const Io& io : ios) {
+  for (const FileRange& io : ios) {
     SCOPED_TRACE(testing::Message() << io.len << " at " << io.at);
     ASSERT_EQ(read_rdma(c, pool, id, io.at, io.len, &got), nt::kSuccess);
     const size_t n = size_t(std::min<uint64_t>(io.len, want.size() - io.at));

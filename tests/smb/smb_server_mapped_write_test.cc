@@ -52,17 +52,13 @@ TEST(SmbServerMappedWrite, BytesLandAtOddOffsetsAndSizesAndAreSeenAtOnce) {
   const int other = ::open(path.c_str(), O_RDONLY);  // a concurrent reader's descriptor
   ASSERT_GE(other, 0);
   std::vector<uint8_t> want;
-  struct Io {
-    uint64_t at;
-    uint32_t len;
-  };
-  const Io ios[] = {{0, 1},
-                    {4095, 4095},
-                    {777, 3 * kMiB + 123},
-                    {WW::kWindowBytes - 1000001, 3 * kMiB + 5},
-                    {778, 2 * kMiB}};
+  const FileRange ios[] = {{0, 1},
+                           {4095, 4095},
+                           {777, 3 * kMiB + 123},
+                           {WW::kWindowBytes - 1000001, 3 * kMiB + 5},
+                           {778, 2 * kMiB}};
   uint8_t seed = 1;
-  for (const Io& io : ios) {
+  for (const FileRange& io : ios) {
     ASSERT_EQ(write_at(c, pool, id, io.at, io.len, &want, seed++), nt::kSuccess) << io.at;
     std::vector<uint8_t> got(io.len + 2);
     const ssize_t n = pread(other, got.data(), got.size(), off_t(io.at) - (io.at ? 1 : 0));

@@ -74,6 +74,13 @@ inline uint32_t read_inline(Client& c, const std::array<uint8_t, 16>& id, uint64
   return st;
 }
 
+// One I/O of a table of offsets and lengths (the mapped READ and WRITE
+// tests walk such tables).
+struct FileRange {
+  uint64_t at;
+  uint32_t len;
+};
+
 // One WRITE over the RDMA channel (V1_INVALIDATE) of `len` bytes at `at`
 // from slot 0 of `pool`, filled from `want[at, at + len)` (grown as
 // needed, the bytes made from `seed`); its status.
