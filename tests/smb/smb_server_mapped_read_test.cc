@@ -262,4 +262,45 @@ TEST(SmbServerMappedRead, NoMapReadsAnswersRdmaReadsWithPread) {
   rdma_reads_through_server(false, false);
 }
 
+// The client goes with four 1 MiB READs sent (their RDMA Writes leave
+// from the mapped file) and one answered: the server's connection ends
+// within a bounded time (a READ waiting for its Writes is released by the
+// flush, not left waiting), with the transport's reason, not "stopped".
+TEST(SmbServerMappedRead, ClientGoneWithReadsInFlightEndsTheConnection) {
+  server::ServerConfig cfg = config(0);
+  ServedShare s(cfg);
+  {
+    auto t = s.connect();
+    Client c(*t);
+    const auto id = open_new_file(c, "gone.bin");
+    const auto want = pattern(8 * kMiB, 3);
+    {
+      std::ofstream o(s.dir.root / "export" / "gone.bin", std::ios::binary);
+      o.write(reinterpret_cast<const char*>(want.data()), std::streamsize(want.size()));
+    }
+    smbd::BufferPool pool(*t, 4, kMiB);
+    const uint64_t first = c.mid;
+    for (unsigned k = 0; k < 4; ++k) {
+      auto d = pool.expose(k, kMiB, true);
+      std::vector<uint8_t> body = io_body_list(false, id, kMiB, d);
+      le::store64(body.data() + 8, uint64_t(2 * k) * kMiB);
+      send_request(c, smb2::kRead, c.mid++, body);
+    }
+    Answer a = next_answer(c);
+    EXPECT_EQ(a.h.status, nt::kSuccess);
+    const uint64_t k = a.h.message_id - first;
+    ASSERT_LT(k, 4u);
+    EXPECT_TRUE(std::equal(pool.data(unsigned(k)), pool.data(unsigned(k)) + kMiB,
+                           want.begin() + int64_t(2 * k * kMiB)))
+        << "READ " << k;
+    t->disconnect();
+  }  // the client's buffers deregistered, its adapter's connection closed
+  ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the server did not end the connection";
+  const std::string why = s.srv.get();
+  EXPECT_NE(why, "stopped") << why;
+  EXPECT_GE(s.stats.mapped_rdma_reads.load(), 1u);
+  EXPECT_EQ(s.stats.mapped_read_faults.load(), 0u);
+}
+
 }  // namespace

@@ -31,38 +31,6 @@ server::ServerConfig defaults(unsigned depth = server::ServerConfig{}.write_pipe
   return cfg;
 }
 
-// A request message of command `cmd` with message id `mid` (signed with
-// the client's key, if it has one), sent without waiting for its answer.
-void send_request(Client& c, uint16_t cmd, uint64_t mid, const std::vector<uint8_t>& body) {
-  smb2::Header h;
-  h.command = cmd;
-  h.credits = 8;
-  h.message_id = mid;
-  h.session_id = c.session;
-  h.tree_id = c.tree;
-  std::vector<uint8_t> m;
-  smb2::append_header(h, &m);
-  m.insert(m.end(), body.begin(), body.end());
-  if (c.sign_key) {
-    le::store32(m.data() + 16, le::load32(m.data() + 16) | smb2::kFlagSigned);
-    smb2::sign(*c.sign_key, m);
-  }
-  c.t.send(m);
-}
-
-struct Answer {
-  smb2::Header h;
-  std::vector<uint8_t> bytes;
-  uint32_t invalidated = 0;
-};
-
-Answer next_answer(Client& c) {
-  Answer a;
-  EXPECT_TRUE(c.t.receive(&a.bytes, tools::deadline_in(30), &a.invalidated)) << "no answer";
-  EXPECT_EQ(smb2::parse_header(a.bytes, &a.h), smb2::ParseError::kNone);
-  return a;
-}
-
 uint8_t pattern(uint32_t i, unsigned k) { return uint8_t(i * (2 * k + 1) + (i >> 12) + k * 7); }
 
 // The body of a WRITE of `len` bytes at `at` from descriptors `d`.

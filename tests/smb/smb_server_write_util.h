@@ -168,4 +168,36 @@ inline uint64_t largest_file_size(const fs::path& scratch) {
   return lo;
 }
 
+// A request message of command `cmd` with message id `mid` (signed with
+// the client's key, if it has one), sent without waiting for its answer.
+inline void send_request(Client& c, uint16_t cmd, uint64_t mid, const std::vector<uint8_t>& body) {
+  smb2::Header h;
+  h.command = cmd;
+  h.credits = 8;
+  h.message_id = mid;
+  h.session_id = c.session;
+  h.tree_id = c.tree;
+  std::vector<uint8_t> m;
+  smb2::append_header(h, &m);
+  m.insert(m.end(), body.begin(), body.end());
+  if (c.sign_key) {
+    le::store32(m.data() + 16, le::load32(m.data() + 16) | smb2::kFlagSigned);
+    smb2::sign(*c.sign_key, m);
+  }
+  c.t.send(m);
+}
+
+struct Answer {
+  smb2::Header h;
+  std::vector<uint8_t> bytes;
+  uint32_t invalidated = 0;
+};
+
+inline Answer next_answer(Client& c) {
+  Answer a;
+  EXPECT_TRUE(c.t.receive(&a.bytes, tools::deadline_in(30), &a.invalidated)) << "no answer";
+  EXPECT_EQ(smb2::parse_header(a.bytes, &a.h), smb2::ParseError::kNone);
+  return a;
+}
+
 }  // namespace smb_server_write_test
