@@ -135,11 +135,12 @@ inline uint32_t set_end_of_file(Client& c, const std::array<uint8_t, 16>& id, ui
                 Client::body([&](auto* m) { smb2::append_set_info_request(sq, m); }));
 }
 
-// A WRITE request message (header + body) with message id `mid`.
-inline std::vector<uint8_t> write_message(const Client& c, uint64_t mid,
-                                          std::vector<uint8_t> body) {
+// A request message (header + body) of command `cmd` with message id
+// `mid`, unsigned.
+inline std::vector<uint8_t> request_message(const Client& c, uint16_t cmd, uint64_t mid,
+                                            const std::vector<uint8_t>& body) {
   smb2::Header h;
-  h.command = smb2::kWrite;
+  h.command = cmd;
   h.credits = 8;
   h.message_id = mid;
   h.session_id = c.session;
@@ -148,6 +149,12 @@ inline std::vector<uint8_t> write_message(const Client& c, uint64_t mid,
   smb2::append_header(h, &m);
   m.insert(m.end(), body.begin(), body.end());
   return m;
+}
+
+// A WRITE request message (header + body) with message id `mid`.
+inline std::vector<uint8_t> write_message(const Client& c, uint64_t mid,
+                                          std::vector<uint8_t> body) {
+  return request_message(c, smb2::kWrite, mid, body);
 }
 
 // The largest offset + 1 a file of this file system takes: ftruncate(2)
@@ -171,15 +178,7 @@ inline uint64_t largest_file_size(const fs::path& scratch) {
 // A request message of command `cmd` with message id `mid` (signed with
 // the client's key, if it has one), sent without waiting for its answer.
 inline void send_request(Client& c, uint16_t cmd, uint64_t mid, const std::vector<uint8_t>& body) {
-  smb2::Header h;
-  h.command = cmd;
-  h.credits = 8;
-  h.message_id = mid;
-  h.session_id = c.session;
-  h.tree_id = c.tree;
-  std::vector<uint8_t> m;
-  smb2::append_header(h, &m);
-  m.insert(m.end(), body.begin(), body.end());
+  std::vector<uint8_t> m = request_message(c, cmd, mid, body);
   if (c.sign_key) {
     le::store32(m.data() + 16, le::load32(m.data() + 16) | smb2::kFlagSigned);
     smb2::sign(*c.sign_key, m);
@@ -198,6 +197,16 @@ inline Answer next_answer(Client& c) {
   EXPECT_TRUE(c.t.receive(&a.bytes, tools::deadline_in(30), &a.invalidated)) << "no answer";
   EXPECT_EQ(smb2::parse_header(a.bytes, &a.h), smb2::ParseError::kNone);
   return a;
+}
+
+// After a client went with requests in flight: the server's connection
+// ends within a bound, by the transport's reason (the peer's going), not
+// by a stop.
+inline void expect_ended_by_the_peer(ServedShare& s) {
+  ASSERT_EQ(s.srv.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the server did not end the connection";
+  const std::string why = s.srv.get();
+  EXPECT_NE(why, "stopped") << why;
 }
 
 }  // namespace smb_server_write_test
