@@ -241,9 +241,17 @@ class VerbsConnection final : public provider::Connection,
   std::atomic<uint64_t> polls_{0};
   std::atomic<uint64_t> arm_mark_{0};  // polls_ at the last NdkArmCq
   std::atomic<bool> polled_{false};
-  bool watchdog_on_ = false;    // loop thread
-  uint64_t watchdog_seen_ = 0;  // loop thread: polls_ when the watchdog was set
-  int watchdog_ms_ = 0;         // loop thread: the watchdog's period now (verbs_datapath.cc)
+  bool watchdog_on_ = false;        // loop thread
+  uint64_t watchdog_seen_ = 0;      // loop thread: activity() when the watchdog was set
+  std::atomic<uint64_t> posts_{0};  // sq_posted() calls (on_cq_event, the watchdog)
+  // What says the consumer is at work (polled mode): its polls and posts.
+  uint64_t activity() const {
+    return polls_.load(std::memory_order_relaxed) + posts_.load(std::memory_order_relaxed);
+  }
+  std::atomic<uint64_t> arms_{0};  // cq_armed() calls (on_cq_event)
+  uint64_t event_seen_ = 0;        // loop thread: activity() at the last CQ event (on_cq_event)
+  uint64_t event_arms_ = 0;        // loop thread: arms_ at the last CQ event
+  int watchdog_ms_ = 0;            // loop thread: the watchdog's period now (verbs_datapath.cc)
 
  public:
   // Receive wr_ids carry this bit; SQ wr_ids are ring sequence numbers.
