@@ -173,8 +173,9 @@ class VerbsConnection final : public provider::Connection,
   // consumer busy-polls, the device CQ stays unarmed.
   void arm_device_locked();
   void enter_polled();
-  void watch_polling();  // loop thread
-  void poll_watchdog();  // loop thread
+  void start_watchdog();  // loop thread: a polled period begins
+  void watch_polling();   // loop thread
+  void poll_watchdog();   // loop thread
   // NdkFastRegister / NdkBind as a window bind (provider.h v3); false: the
   // request completed at once with the failure.
   bool build_window_bind(const provider::WorkRequest& wr, uint64_t seq, SendWqes* w);

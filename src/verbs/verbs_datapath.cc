@@ -484,18 +484,17 @@ void VerbsConnection::on_cq_event() {
   if (cq_ == nullptr) return;
   // A consumer that polled or posted since the last event, and did not
   // arm, is at work polling: the device stays quiet and its polls take
-  // what completes next (polled mode, the watchdog on). (One that armed
-  // waits for notifications: the device is re-armed here, off its path,
-  // as before - its NdkArmCq then finds it armed.) Without this, a consumer whose polls keep
-  // finding what this thread delivered (bandwidth: each completion
-  // answered by a post) rarely runs progress() - the NDK CQ runs it on an
-  // empty poll and on every 16th that found results - and never reaches
-  // kPolledAfter: every completion then costs an event, a wake-up of this
-  // thread, a re-arm and a hand-over of mu_ with the posting consumer
-  // (ndkperf write_bw on rxe: 2.4 futex calls, 0.5 epoll_wait and 0.6
-  // re-arm per Write). A consumer that waits arms first (NdkArmCq:
-  // cq_armed() arms the device), so it misses nothing; one that neither
-  // polls nor arms has its completions taken when the watchdog re-arms.
+  // what completes next (polled mode). Without this, a consumer whose
+  // polls keep finding what this thread delivered (bandwidth: each
+  // completion answered by a post) rarely runs progress() - the NDK CQ
+  // runs it on an empty poll and on every 16th that found results - and
+  // never reaches kPolledAfter: every completion then costs an event, a
+  // wake-up of this thread, a re-arm and a hand-over of mu_ with the
+  // posting consumer (ndkperf write_bw on rxe: 2.4 futex calls, 0.5
+  // epoll_wait and 0.6 re-arm per Write). One that armed waits for
+  // notifications: the device is re-armed here, off its path, and its
+  // next NdkArmCq finds it armed. One that neither polls nor arms has its
+  // completions taken when the watchdog re-arms.
   const uint64_t seen = activity();
   const uint64_t arms = arms_.load(std::memory_order_relaxed);
   const bool polled_since = seen != event_seen_ && arms == event_arms_;
@@ -504,8 +503,7 @@ void VerbsConnection::on_cq_event() {
   if (!polled_.load(std::memory_order_seq_cst)) {
     if (srq_ == nullptr && polled_since) {
       polled_.store(true, std::memory_order_seq_cst);
-      if (!watchdog_on_) watchdog_ms_ = kPollWatchdogMs;
-      watch_polling();
+      start_watchdog();
     } else {
       arm_device_locked();
     }
@@ -544,12 +542,14 @@ void VerbsConnection::enter_polled() {
   if (polled_.exchange(true, std::memory_order_seq_cst)) return;
   std::weak_ptr<VerbsConnection> weak = weak_from_this();
   prov_->loop().post([weak] {
-    if (auto c = weak.lock()) {
-      // A new polled period watches closely first.
-      if (!c->watchdog_on_) c->watchdog_ms_ = kPollWatchdogMs;
-      c->watch_polling();
-    }
+    if (auto c = weak.lock()) c->start_watchdog();
   });
+}
+
+void VerbsConnection::start_watchdog() {
+  // A new polled period watches closely first.
+  if (!watchdog_on_) watchdog_ms_ = kPollWatchdogMs;
+  watch_polling();
 }
 
 void VerbsConnection::watch_polling() {
